@@ -1,0 +1,139 @@
+"""Base class of the anti-cheat (reward-hack) rules that ``kernlint eval`` runs on candidates.
+
+An :class:`EvalRule` is a catalogue rule (``rules/kl5*.py``) with ``phase = Phase.EVAL``; its
+``check`` takes the candidate's libcst module and yields findings with 1-based spans taken from
+libcst's ``PositionProvider``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import ClassVar, Iterable, Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from kernlint.eval.static_facts import ModuleFacts, dotted, module_facts
+from kernlint.model import Finding, Level, Phase, Span
+from kernlint.rule import Confirmation, Rule
+
+#: id(module) -> (module, positions); the module is kept so its id stays unique
+_POS: dict[int, tuple[cst.Module, dict]] = {}
+
+
+def positions(module: cst.Module) -> dict:
+    hit = _POS.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    pos = wrapper.resolve(PositionProvider)
+    if len(_POS) > 16:
+        _POS.clear()
+    _POS[id(module)] = (module, pos)
+    return pos
+
+
+class _Gather(cst.CSTVisitor):
+    def __init__(self, types: tuple[type, ...]) -> None:
+        self.types = types
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.types):
+            self.found.append(node)
+        return True
+
+
+def nodes_of(root: cst.CSTNode, *types: type) -> list[cst.CSTNode]:
+    g = _Gather(types)
+    root.visit(g)
+    return g.found
+
+
+class EvalRule(Rule):
+    phase: ClassVar[Phase] = Phase.EVAL
+    category: ClassVar[str] = "reward-hack"
+    level: ClassVar[Level] = Level.ERROR
+    confirm: ClassVar[Confirmation] = Confirmation(
+        "eval", description="kernlint eval's runtime checks on the candidate"
+    )
+
+    def check(self, module: cst.Module, path: str) -> Iterable[Finding]:  # pragma: no cover
+        raise NotImplementedError
+
+    # helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def facts(module: cst.Module) -> ModuleFacts:
+        return module_facts(module)
+
+    @staticmethod
+    def name_of(module: cst.Module, node: cst.BaseExpression) -> str:
+        return dotted(node, module_facts(module).aliases) or ""
+
+    def reachable_nodes(self, module: cst.Module, *types: type) -> Iterator[tuple[str, cst.CSTNode]]:
+        for qual, fn in self.facts(module).reachable_functions():
+            for node in nodes_of(fn, *types):
+                yield qual, node
+
+    def finding(self, module: cst.Module, node: cst.CSTNode, path: str, message: str,
+                **evidence) -> Finding:
+        r = positions(module)[node]
+        return Finding(
+            rule=self.code,
+            path=path,
+            span=Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1),
+            message=message,
+            level=self.level,
+            phase=Phase.EVAL,
+            evidence=dict(evidence),
+        )
+
+
+def ensure_rules_package() -> None:
+    """Make ``kernlint.rules`` importable from a source checkout that was not pip-installed.
+
+    The wheel maps the top-level ``rules/`` folder to ``kernlint.rules``; a plain checkout on
+    ``sys.path`` lacks that mapping, so register the folder next to the package by hand.
+    """
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "kernlint.rules" in sys.modules:
+        return
+    try:
+        importlib.import_module("kernlint.rules")
+        return
+    except ImportError:
+        pass
+    import kernlint
+
+    folder = Path(kernlint.__file__).resolve().parent.parent / "rules"
+    init = folder / "__init__.py"
+    if not init.is_file():
+        return
+    spec = importlib.util.spec_from_file_location(
+        "kernlint.rules", init, submodule_search_locations=[str(folder)]
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["kernlint.rules"] = mod
+    spec.loader.exec_module(mod)
+    kernlint.rules = mod
+
+
+def eval_rules() -> list[type[EvalRule]]:
+    ensure_rules_package()
+    from kernlint.catalogue import all_rules
+
+    return [r for r in all_rules().values() if issubclass(r, EvalRule)]
+
+
+def check_source(source: str, path: str = "<candidate>", select: set[str] | None = None) -> list[Finding]:
+    """Run every eval rule on ``source``; raises ``libcst.ParserSyntaxError`` on bad syntax."""
+    module = cst.parse_module(source)
+    out: list[Finding] = []
+    for rule in eval_rules():
+        if select is not None and rule.code not in select:
+            continue
+        out.extend(rule().check(module, path))
+    return sorted(out, key=lambda f: f.sort_key)
