@@ -1,0 +1,607 @@
+"""Exact-bounds and write-overlap instrumentation of Triton's interpreter (``TRITON_INTERPRET=1``).
+
+This module runs *inside* the process that executes the user's kernels. It replaces the
+``_interpreter`` extension object that ``triton/runtime/interpreter.py`` calls for every memory
+access (``load``, ``store``, ``atomic_rmw``, ``atomic_cas``: the same four entry points in Triton
+3.6 and 3.9, whatever builder method leads there: ``create_load``, ``create_masked_store``,
+block-pointer and tensor-descriptor accesses, atomics) with a proxy that
+
+- checks every active lane's byte range ``[addr, addr + itemsize)`` against the exact byte ranges
+  of the tensors passed to the launch (``data_ptr .. data_ptr + extent``, no allocator
+  granularity) and masks off the lanes that fall outside (so the run goes on instead of reading
+  or corrupting host memory);
+- records, per launch, which program (pid x, y, z) wrote which byte non-atomically and which
+  program read it, to find writes of one address by two programs and reads of an address that
+  another program of the same launch writes.
+
+Results are appended as JSON lines to ``$KERNLINT_INTERP_OUT_DIR/interp-<pid>.jsonl`` after each
+launch, so a crash later in the run loses nothing already checked.
+
+Limits: only accesses through pointers derived from tensor arguments are judged (a pointer built
+from an integer is checked like any other and reported as out of bounds when it hits no tensor);
+the interpreter runs programs one after another, so a spin lock never spins, and accesses made
+while a program holds a lock taken with ``atomic_cas`` (until it releases it with ``atomic_xchg``)
+are treated as synchronised; race tracking stops for a launch past ``MAX_TRACKED_BYTES``.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+OUT_DIR_ENV = "KERNLINT_INTERP_OUT_DIR"
+TARGET_MODULE = "triton.runtime.interpreter"
+#: per launch, bytes of writes and reads kept for race detection
+MAX_TRACKED_BYTES = 64 * 1024 * 1024
+#: programs listed per record (the count is always exact)
+MAX_PROGRAMS_LISTED = 16
+
+_THIS_FILE = os.path.abspath(__file__)
+
+
+@dataclass
+class Allocation:
+    name: str
+    start: int
+    nbytes: int
+    dtype: str
+    shape: list[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "start": self.start, "nbytes": self.nbytes, "dtype": self.dtype,
+                "shape": self.shape}
+
+
+@dataclass
+class SiteStats:
+    path: str
+    line: int
+    op: str
+    stack: list[str]
+    count: int = 0
+
+
+@dataclass
+class OOBStats:
+    kind: str
+    site: int
+    lanes: int = 0
+    programs: set = field(default_factory=set)
+    first_address: int | None = None
+    by_tensor: dict = field(default_factory=dict)  # name -> [lanes, max_past_end, max_before_start]
+
+
+@dataclass
+class Launch:
+    index: int
+    kernel: str
+    kernel_path: str
+    kernel_line: int
+    grid: tuple[int, int, int]
+    launch_site: str
+    allocations: list[Allocation] = field(default_factory=list)
+    sites: dict = field(default_factory=dict)  # site id -> executions in this launch
+    oob: dict = field(default_factory=dict)  # (kind, site) -> OOBStats
+    writes: list = field(default_factory=list)  # (element addresses, itemsize, program, site)
+    reads: list = field(default_factory=list)
+    tracked_bytes: int = 0
+    race_tracking_truncated: bool = False
+    held_locks: dict = field(default_factory=dict)  # program -> set of lock addresses
+    started: float = field(default_factory=time.perf_counter)
+
+
+def _is_grid_loop(code) -> bool:
+    """The interpreter's ``GridExecutor.__call__`` (not ``InterpretedFunction.__call__``)."""
+    return code.co_name == "__call__" and "args_dev" in code.co_varnames and \
+        code.co_filename.endswith("interpreter.py")
+
+
+def _user_frames(start_frame, skip_prefixes: tuple[str, ...]) -> tuple[list[str], Any]:
+    """User frames (``path:line``, innermost first) below the interpreter's grid loop, and that
+    loop's frame (None when not found)."""
+    frames = []
+    f = start_frame
+    while f is not None:
+        code = f.f_code
+        if _is_grid_loop(code):
+            return frames, f
+        fn = code.co_filename
+        if not (fn.startswith(skip_prefixes) or fn == _THIS_FILE or fn.startswith("<")):
+            frames.append(f"{os.path.abspath(fn)}:{f.f_lineno}")
+        f = f.f_back
+    return frames, None
+
+
+class Recorder:
+    """Collects sites, out-of-bounds lanes and per-program accesses of each launch."""
+
+    def __init__(self, interp_module, out_path: str | None):
+        self.interp = interp_module
+        self.out_path = out_path
+        import triton
+        import numpy
+
+        self.skip_prefixes = (
+            os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,
+            os.path.dirname(os.path.abspath(numpy.__file__)) + os.sep,
+            os.path.dirname(os.path.abspath(importlib.__file__)) + os.sep,
+        )
+        self.sites: list[SiteStats] = []
+        self._site_ids: dict[tuple[str, int, str], int] = {}
+        self.launch: Launch | None = None
+        self.launch_count = 0
+        self.records: list[dict] = []
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+
+    def _site(self, op: str) -> int:
+        stack, _ = _user_frames(sys._getframe(2), self.skip_prefixes)
+        if stack:
+            path, _, line = stack[0].rpartition(":")
+            key = (os.path.abspath(path), int(line), op)
+        else:
+            key = ("<unknown>", 0, op)
+        sid = self._site_ids.get(key)
+        if sid is None:
+            sid = len(self.sites)
+            self._site_ids[key] = sid
+            self.sites.append(SiteStats(key[0], key[1], op, stack[:8]))
+        self.sites[sid].count += 1
+        if self.launch is not None:
+            self.launch.sites[sid] = self.launch.sites.get(sid, 0) + 1
+        return sid
+
+    def _program(self) -> tuple[int, tuple[int, int, int]]:
+        b = self.interp.interpreter_builder
+        x, y, z = b.grid_idx
+        gx, gy, _ = b.grid_dim
+        return x + gx * (y + gy * z), (int(x), int(y), int(z))
+
+    def begin_launch(self, executor, args_hst, kwargs_hst) -> None:
+        fn = executor.fn
+        code = getattr(fn, "__code__", None)
+        _, caller = _user_frames(sys._getframe(1), self.skip_prefixes)
+        site = ""
+        f = caller.f_back if caller is not None else None
+        while f is not None:
+            fname = f.f_code.co_filename
+            if not (fname.startswith(self.skip_prefixes) or fname == _THIS_FILE or fname.startswith("<")):
+                site = f"{fname}:{f.f_lineno}"
+                break
+            f = f.f_back
+        self.launch = Launch(
+            index=self.launch_count,
+            kernel=getattr(fn, "__name__", "?"),
+            kernel_path=code.co_filename if code else "",
+            kernel_line=code.co_firstlineno if code else 0,
+            grid=(1, 1, 1),
+            launch_site=site,
+        )
+        self.launch_count += 1
+        names = list(getattr(executor, "arg_names", []))
+        pairs = list(zip(names, args_hst)) + list(kwargs_hst.items())
+        for name, arg in pairs:
+            self._add_allocations(name, arg)
+
+    def _add_allocations(self, name: str, arg) -> None:
+        if isinstance(arg, (tuple, list)):
+            for i, a in enumerate(arg):
+                self._add_allocations(f"{name}[{i}]", a)
+            return
+        base = getattr(arg, "base", None)
+        if base is not None and hasattr(base, "data_ptr") and not hasattr(arg, "data_ptr"):
+            self._add_allocations(f"{name}.base", base)  # TensorDescriptor
+            return
+        if not hasattr(arg, "data_ptr"):
+            return
+        t = getattr(arg, "base", arg) if type(arg).__name__ == "TensorWrapper" else arg
+        try:
+            esize = t.element_size()
+            if t.numel() == 0:
+                extent = 0
+            else:
+                extent = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride()) if s > 0)
+            dtype = str(getattr(arg, "dtype", t.dtype))
+            self.launch.allocations.append(
+                Allocation(name, int(t.data_ptr()), int(extent * esize), dtype, list(t.shape)))
+        except Exception:  # an odd tensor-like: not an allocation we can bound
+            pass
+
+    def end_launch(self, completed: bool, error: str | None) -> None:
+        launch = self.launch
+        self.launch = None
+        if launch is None:
+            return
+        b = self.interp.interpreter_builder
+        launch.grid = tuple(int(g) for g in getattr(b, "grid_dim", (1, 1, 1)))
+        records = [self._oob_record(launch, st) for st in launch.oob.values()]
+        records += self._race_records(launch)
+        line = {
+            "type": "launch",
+            "index": launch.index,
+            "kernel": launch.kernel,
+            "kernel_path": launch.kernel_path,
+            "kernel_line": launch.kernel_line,
+            "grid": list(launch.grid),
+            "launch_site": launch.launch_site,
+            "completed": completed,
+            "error": error,
+            "seconds": round(time.perf_counter() - launch.started, 6),
+            "allocations": [a.to_dict() for a in launch.allocations],
+            "sites": [
+                {"path": self.sites[s].path, "line": self.sites[s].line, "op": self.sites[s].op,
+                 "count": n, "stack": self.sites[s].stack}
+                for s, n in sorted(launch.sites.items())
+            ],
+            "race_tracking_truncated": launch.race_tracking_truncated,
+            "records": records,
+        }
+        self._emit(line)
+
+    def _emit(self, obj: dict) -> None:
+        if not self.out_path:
+            return
+        with open(self.out_path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(obj) + "\n")
+
+    # -- the checks ------------------------------------------------------------------------------
+
+    def check(self, op: str, ptrs, mask, itemsize: int, *, write: bool, atomic: bool, value=None):
+        """Judge one access; returns the mask with out-of-bounds lanes switched off."""
+        launch = self.launch
+        if launch is None:
+            return mask
+        sid = self._site(op)
+        ptrs = np.asarray(ptrs)
+        if mask is None:
+            mask_b = np.ones(ptrs.shape, dtype=bool)
+        else:
+            mask_b = np.broadcast_to(np.asarray(mask, dtype=bool), ptrs.shape)
+        flat_ptr = ptrs.astype(np.uint64, copy=False).reshape(-1)
+        active = np.nonzero(mask_b.reshape(-1))[0]
+        if active.size == 0:
+            return mask
+        addrs = flat_ptr[active]
+        inside = np.zeros(addrs.shape, dtype=bool)
+        home, home_lanes = None, 0
+        for i, a in enumerate(launch.allocations):
+            if a.nbytes < itemsize:
+                continue
+            start = np.uint64(a.start)
+            last = np.uint64(a.start + a.nbytes - itemsize)
+            hit = (addrs >= start) & (addrs <= last)
+            n_hit = int(np.count_nonzero(hit))
+            if n_hit > home_lanes:
+                home, home_lanes = i, n_hit
+            inside |= hit
+        pid, pid3 = self._program()
+        if not inside.all():
+            bad = ~inside
+            self._note_oob(launch, "oob-write" if write else "oob-read", sid, addrs[bad], itemsize, pid3, home)
+            new_mask = np.array(mask_b, dtype=bool, copy=True)
+            new_mask.reshape(-1)[active[bad]] = False
+            addrs = addrs[inside]
+            mask = new_mask
+        if atomic or addrs.size == 0 or launch.race_tracking_truncated:
+            return mask
+        if launch.held_locks.get(pid):
+            return mask  # inside a critical section taken with atomic_cas
+        nbytes = addrs.size * itemsize
+        if launch.tracked_bytes + nbytes > MAX_TRACKED_BYTES:
+            launch.race_tracking_truncated = True
+            launch.writes.clear()
+            launch.reads.clear()
+            return mask
+        launch.tracked_bytes += nbytes
+        (launch.writes if write else launch.reads).append((addrs.copy(), itemsize, pid, sid))
+        return mask
+
+    def note_lock(self, ptrs, cmp, old) -> None:
+        """After ``atomic_cas``: lanes that swapped took a lock."""
+        launch = self.launch
+        if launch is None:
+            return
+        pid, _ = self._program()
+        ptrs = np.asarray(ptrs).astype(np.uint64).reshape(-1)
+        ok = (np.asarray(old) == np.asarray(cmp)).reshape(-1)
+        if ok.shape != ptrs.shape:
+            ok = np.broadcast_to(ok, ptrs.shape)
+        held = launch.held_locks.setdefault(pid, set())
+        held.update(int(p) for p in ptrs[ok])
+
+    def note_release(self, ptrs, mask) -> None:
+        """After ``atomic_xchg``: a lock this program held is released."""
+        launch = self.launch
+        if launch is None:
+            return
+        pid, _ = self._program()
+        held = launch.held_locks.get(pid)
+        if not held:
+            return
+        ptrs = np.asarray(ptrs).astype(np.uint64).reshape(-1)
+        for p in ptrs:
+            held.discard(int(p))
+
+    def _note_oob(self, launch: Launch, kind: str, sid: int, addrs, itemsize: int, pid3, home=None) -> None:
+        """Attribute out-of-bounds lanes to the tensor the same access's in-bounds lanes hit (the
+        tensor being indexed), else to the nearest tensor by byte distance."""
+        st = launch.oob.get((kind, sid))
+        if st is None:
+            st = launch.oob[(kind, sid)] = OOBStats(kind, sid)
+        st.lanes += int(addrs.size)
+        if len(st.programs) < 4096:
+            st.programs.add(pid3)
+        if st.first_address is None:
+            st.first_address = int(addrs[0])
+        if not launch.allocations:
+            st.by_tensor.setdefault(None, [0, 0, 0])[0] += int(addrs.size)
+            return
+        # nearest allocation per lane, by signed byte distance (wrap-around safe)
+        best_dist = None
+        best_idx = None
+        past_all = []
+        before_all = []
+        for i, a in enumerate(launch.allocations):
+            if home is not None and i != home:
+                past_all.append(None)
+                before_all.append(None)
+                continue
+            off = (addrs - np.uint64(a.start)).view(np.int64)
+            past = off + itemsize - a.nbytes  # > 0: bytes past the end
+            before = -off  # > 0: bytes before the start
+            dist = np.where(off < 0, before, past)
+            past_all.append(past)
+            before_all.append(before)
+            if best_dist is None:
+                best_dist = dist.copy()
+                best_idx = np.full(addrs.shape, i, dtype=np.int64)
+            else:
+                closer = dist < best_dist
+                best_dist[closer] = dist[closer]
+                best_idx[closer] = i
+        for i in np.unique(best_idx):
+            sel = best_idx == i
+            name = launch.allocations[int(i)].name
+            entry = st.by_tensor.setdefault(name, [0, 0, 0])
+            entry[0] += int(sel.sum())
+            p = past_all[int(i)][sel]
+            b = before_all[int(i)][sel]
+            if (p > 0).any():
+                entry[1] = max(entry[1], int(p[p > 0].max()))
+            if (b > 0).any():
+                entry[2] = max(entry[2], int(b[b > 0].max()))
+
+    def _site_fields(self, sid: int) -> dict:
+        s = self.sites[sid]
+        return {"path": s.path, "line": s.line, "op": s.op, "stack": s.stack}
+
+    def _oob_record(self, launch: Launch, st: OOBStats) -> dict:
+        tensor, (lanes, past, before) = max(st.by_tensor.items(), key=lambda kv: kv[1][0])
+        alloc = next((a for a in launch.allocations if a.name == tensor), None)
+        progs = sorted(st.programs)
+        return {
+            "kind": st.kind,
+            "kernel": launch.kernel,
+            **self._site_fields(st.site),
+            "launch": launch.index,
+            "grid": list(launch.grid) if launch.grid else None,
+            "lanes": st.lanes,
+            "programs": [list(p) for p in progs[:MAX_PROGRAMS_LISTED]],
+            "program_count": len(progs),
+            "address": st.first_address,
+            "tensor": tensor,
+            "tensor_start": alloc.start if alloc else None,
+            "tensor_bytes": alloc.nbytes if alloc else None,
+            "bytes_past_end": past,
+            "bytes_before_start": before,
+        }
+
+    def _race_records(self, launch: Launch) -> list[dict]:
+        if launch.race_tracking_truncated or not launch.writes:
+            return []
+        w_addr, w_prog, w_site = _expand(launch.writes)
+        # distinct (address, program) pairs; an address with two programs is a write-write race
+        pairs = np.unique(np.stack([w_addr, w_prog.astype(np.uint64)], axis=1), axis=0)
+        uaddr, first, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
+        minp = pairs[first, 1].astype(np.int64)
+        maxp = pairs[first + counts - 1, 1].astype(np.int64)
+        racing_addr = uaddr[counts > 1]
+        out = []
+        if racing_addr.size:
+            hit = np.isin(w_addr, racing_addr)
+            out += self._group_races(launch, "race-write", w_addr[hit], w_prog[hit], w_site[hit])
+        if launch.reads:
+            r_addr, r_prog, r_site = _expand(launch.reads)
+            idx = np.searchsorted(uaddr, r_addr)
+            idx_c = np.minimum(idx, uaddr.size - 1)
+            found = (idx < uaddr.size) & (uaddr[idx_c] == r_addr)
+            other = found & ((minp[idx_c] != r_prog) | (maxp[idx_c] != r_prog))
+            if other.any():
+                out += self._group_races(launch, "race-read", r_addr[other], r_prog[other], r_site[other],
+                                         writers=(uaddr, minp, maxp))
+        return out
+
+    def _group_races(self, launch, kind, addr, prog, site, writers=None) -> list[dict]:
+        out = []
+        gx, gy, _ = launch.grid
+        for sid in np.unique(site):
+            sel = site == sid
+            a = addr[sel]
+            progs = np.unique(prog[sel])
+            if writers is not None:
+                uaddr, minp, maxp = writers
+                i = np.searchsorted(uaddr, a)
+                progs = np.unique(np.concatenate([progs, minp[i], maxp[i]]))
+            ua = np.unique(a)
+            first = int(ua[0])
+            alloc = next((al for al in launch.allocations if al.start <= first < al.start + al.nbytes), None)
+            out.append({
+                "kind": kind,
+                "kernel": launch.kernel,
+                **self._site_fields(int(sid)),
+                "launch": launch.index,
+                "grid": list(launch.grid),
+                "bytes": int(ua.size),
+                "programs": [_unlinear(int(p), gx, gy) for p in progs[:MAX_PROGRAMS_LISTED]],
+                "program_count": int(progs.size),
+                "address": first,
+                "tensor": alloc.name if alloc else None,
+                "tensor_start": alloc.start if alloc else None,
+                "tensor_bytes": alloc.nbytes if alloc else None,
+                "offset_bytes": first - alloc.start if alloc else None,
+            })
+        return out
+
+
+def _expand(accesses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(byte address, program, site) for every byte each access touched."""
+    addrs, progs, sites = [], [], []
+    for a, itemsize, pid, sid in accesses:
+        b = (a[:, None] + np.arange(itemsize, dtype=np.uint64)[None, :]).reshape(-1)
+        addrs.append(b)
+        progs.append(np.full(b.shape, pid, dtype=np.int64))
+        sites.append(np.full(b.shape, sid, dtype=np.int64))
+    return np.concatenate(addrs), np.concatenate(progs), np.concatenate(sites)
+
+
+def _unlinear(p: int, gx: int, gy: int) -> list[int]:
+    return [p % gx, (p // gx) % gy, p // (gx * gy)]
+
+
+class _InterpreterProxy:
+    """Stands in for triton's ``_interpreter`` extension: checks each access, then delegates."""
+
+    def __init__(self, real, recorder: Recorder):
+        self._real = real
+        self._rec = recorder
+        self._xchg = getattr(getattr(real, "RMW_OP", None), "XCHG", None)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def load(self, ptrs, mask, other, dtype, *rest):
+        mask = self._rec.check("load", ptrs, mask, np.dtype(dtype).itemsize, write=False, atomic=False)
+        return self._real.load(ptrs, mask, other, dtype, *rest)
+
+    def store(self, ptrs, value, mask, *rest):
+        itemsize = np.asarray(value).dtype.itemsize
+        mask = self._rec.check("store", ptrs, mask, itemsize, write=True, atomic=False)
+        return self._real.store(ptrs, value, mask, *rest)
+
+    def atomic_rmw(self, op, ptrs, value, mask, *rest):
+        itemsize = np.asarray(value).dtype.itemsize
+        mask = self._rec.check("atomic_rmw", ptrs, mask, itemsize, write=True, atomic=True)
+        out = self._real.atomic_rmw(op, ptrs, value, mask, *rest)
+        if self._xchg is not None and op == self._xchg:
+            self._rec.note_release(ptrs, mask)
+        return out
+
+    def atomic_cas(self, ptrs, cmp, value, *rest):
+        itemsize = np.asarray(value).dtype.itemsize
+        mask = self._rec.check("atomic_cas", ptrs, None, itemsize, write=True, atomic=True)
+        if mask is not None and not np.asarray(mask).all():
+            # the C entry point has no mask: out-of-bounds lanes are pointed at an in-bounds lane
+            ptrs = np.array(ptrs, copy=True)
+            m = np.broadcast_to(np.asarray(mask, dtype=bool), ptrs.shape)
+            if m.any():
+                ptrs[~m] = ptrs[m].reshape(-1)[0]
+            else:
+                return np.asarray(cmp).copy()
+        old = self._real.atomic_cas(ptrs, cmp, value, *rest)
+        try:
+            self._rec.note_lock(ptrs, cmp, old)
+        except Exception:
+            pass
+        return old
+
+
+_RECORDER: Recorder | None = None
+
+
+def install(interp_module=None) -> Recorder:
+    """Patch ``triton.runtime.interpreter`` (imported with ``TRITON_INTERPRET=1``) in place."""
+    global _RECORDER
+    if interp_module is None:
+        import triton.runtime.interpreter as interp_module
+    if getattr(interp_module, "_kernlint_recorder", None) is not None:
+        return interp_module._kernlint_recorder
+    out_dir = os.environ.get(OUT_DIR_ENV)
+    out_path = os.path.join(out_dir, f"interp-{os.getpid()}.jsonl") if out_dir else None
+    rec = Recorder(interp_module, out_path)
+    interp_module._interpreter = _InterpreterProxy(interp_module._interpreter, rec)
+    executor = interp_module.GridExecutor
+    orig_call = executor.__call__
+    orig_init = getattr(executor, "_init_args_hst", None)
+
+    def __call__(self, *args_dev, **kwargs):
+        completed, error = False, None
+        try:
+            out = orig_call(self, *args_dev, **kwargs)
+            completed = True
+            return out
+        except BaseException as e:  # noqa: BLE001 - recorded, then re-raised
+            error = repr(e)[:500]
+            raise
+        finally:
+            if rec.launch is None:  # _init_args_hst never ran (another Triton version)
+                rec.begin_launch(self, args_dev, kwargs)
+            rec.end_launch(completed, error)
+
+    def _init_args_hst(self, args_dev, kwargs):
+        args_hst, kwargs_hst = orig_init(self, args_dev, kwargs)
+        try:
+            rec.begin_launch(self, args_hst, kwargs_hst)
+        except Exception as e:  # never break the user's run
+            print(f"kernlint: could not register the launch's tensors: {e!r}", file=sys.stderr)
+        return args_hst, kwargs_hst
+
+    executor.__call__ = __call__
+    if orig_init is not None:
+        executor._init_args_hst = _init_args_hst
+    interp_module._kernlint_recorder = rec
+    _RECORDER = rec
+    return rec
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Installs the instrumentation right after Triton imports its interpreter module."""
+
+    def find_spec(self, name, path, target=None):
+        if name != TARGET_MODULE:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            pass
+        if spec is None or spec.loader is None:
+            return None
+        real_loader = spec.loader
+
+        class _Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return real_loader.create_module(spec)
+
+            def exec_module(self, module):
+                real_loader.exec_module(module)
+                install(module)
+
+        spec.loader = _Loader()
+        return spec
+
+
+def install_on_import() -> None:
+    """Instrument Triton's interpreter now if imported, else as soon as it is imported."""
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    if TARGET_MODULE in sys.modules:
+        install(sys.modules[TARGET_MODULE])
+    elif not any(isinstance(f, _PatchOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _PatchOnImport())
