@@ -1,0 +1,3 @@
+"""kernlint: static-plus-dynamic linter and evaluation harness for Triton and TileLang kernels."""
+
+__version__ = "0.1.0"

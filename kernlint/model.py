@@ -1,0 +1,201 @@
+"""The one data model every phase shares: kernels, findings, verdicts and run results.
+
+Spans are 1-based for lines and columns with an exclusive end column, which is what SARIF's
+``region`` and editors expect.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, asdict
+from typing import Any
+
+
+class Frontend(str, enum.Enum):
+    TRITON = "triton"
+    TILELANG = "tilelang"
+
+
+class Phase(str, enum.Enum):
+    SOURCE = "source"
+    IR = "ir"
+    DYNAMIC = "dynamic"
+    EVAL = "eval"
+
+
+class Verdict(str, enum.Enum):
+    SUSPECTED = "suspected"
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    INCONCLUSIVE = "inconclusive"
+
+
+class Level(str, enum.Enum):
+    """SARIF levels, ordered by severity."""
+
+    NOTE = "note"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return {"note": 0, "warning": 1, "error": 2}[self.value]
+
+
+CATEGORIES = (
+    "out-of-bounds",
+    "int-overflow",
+    "race",
+    "sync",
+    "uninitialized-read",
+    "wrong-identity",
+    "bank-conflict",
+    "divergence",
+    "spill",
+    "occupancy",
+    "uncoalesced",
+    "reward-hack",
+    "api-misuse",
+)
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """1-based line and column; ``end_col`` is exclusive."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @classmethod
+    def point(cls, line: int, col: int = 1) -> "Span":
+        return cls(line, col, line, col + 1)
+
+    def contains_line(self, line: int) -> bool:
+        return self.line <= line <= self.end_line
+
+
+@dataclass
+class Param:
+    name: str
+    annotation: str | None = None
+    constexpr: bool = False
+    default: str | None = None
+
+
+@dataclass
+class Decorator:
+    """A decorator as written, e.g. ``triton.autotune`` with its keyword arguments' source."""
+
+    name: str
+    args: list[str] = field(default_factory=list)
+    kwargs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Kernel:
+    path: str
+    name: str
+    frontend: Frontend
+    span: Span
+    params: list[Param] = field(default_factory=list)
+    decorators: list[Decorator] = field(default_factory=list)
+    #: ``triton.autotune`` configs as source text of each ``triton.Config(...)``.
+    autotune_configs: list[str] = field(default_factory=list)
+    #: names bound by ``triton.heuristics({...})``.
+    heuristics: list[str] = field(default_factory=list)
+
+    @property
+    def constexprs(self) -> list[str]:
+        return [p.name for p in self.params if p.constexpr]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["frontend"] = self.frontend.value
+        return d
+
+
+@dataclass
+class Finding:
+    rule: str
+    path: str
+    span: Span
+    message: str
+    level: Level
+    phase: Phase = Phase.SOURCE
+    verdict: Verdict = Verdict.SUSPECTED
+    kernel: str | None = None
+    #: free-form evidence: IR excerpts, the specialization compiled, sanitizer records...
+    evidence: dict[str, Any] = field(default_factory=dict)
+    #: numbers measured on a GPU or computed by a model (name -> value).
+    measurements: dict[str, float | int | str] = field(default_factory=dict)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.line, self.span.col, self.rule)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "path": self.path,
+            "line": self.span.line,
+            "col": self.span.col,
+            "end_line": self.span.end_line,
+            "end_col": self.span.end_col,
+            "message": self.message,
+            "level": self.level.value,
+            "phase": self.phase.value,
+            "verdict": self.verdict.value,
+            "kernel": self.kernel,
+            "evidence": self.evidence,
+            "measurements": self.measurements,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+        return cls(
+            rule=d["rule"],
+            path=d["path"],
+            span=Span(d["line"], d["col"], d["end_line"], d["end_col"]),
+            message=d["message"],
+            level=Level(d["level"]),
+            phase=Phase(d["phase"]),
+            verdict=Verdict(d["verdict"]),
+            kernel=d.get("kernel"),
+            evidence=d.get("evidence", {}),
+            measurements=d.get("measurements", {}),
+        )
+
+
+@dataclass
+class FileError:
+    """A file that could not be read or parsed: reported with its location, never a traceback."""
+
+    path: str
+    message: str
+    line: int = 1
+    col: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    kernels: list[Kernel] = field(default_factory=list)
+    files: int = 0
+    #: phases that ran, and notices for those skipped (e.g. no GPU).
+    notices: list[str] = field(default_factory=list)
+
+    def extend(self, other: "RunResult") -> None:
+        self.findings.extend(other.findings)
+        self.errors.extend(other.errors)
+        self.kernels.extend(other.kernels)
+        self.files += other.files
+        self.notices.extend(other.notices)
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(self.findings, key=lambda f: f.sort_key)

@@ -1,0 +1,229 @@
+"""Find Triton and TileLang kernels (and their launch sites) in a parsed module, without importing it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from kernlint.model import Decorator, Frontend, Kernel, Param, Span
+from kernlint.source import names as N
+from kernlint.source.locate import KernelLocator
+
+
+@dataclass
+class Launch:
+    """``kernel[grid](args...)`` somewhere in the module."""
+
+    kernel: str
+    grid: cst.BaseExpression
+    call: cst.Call
+
+
+@dataclass
+class DiscoveredKernel:
+    kernel: Kernel
+    node: cst.FunctionDef
+    locator: KernelLocator
+
+
+@dataclass
+class ModuleInfo:
+    path: str
+    source: str
+    module: cst.Module
+    imports: N.ImportMap
+    kernels: list[DiscoveredKernel] = field(default_factory=list)
+    _launches: list[Launch] | None = None
+    #: module-level NAME = <int literal> constants
+    constants: dict[str, int] = field(default_factory=dict)
+    #: module-level NAME = [...] assignments (e.g. autotune config lists)
+    lists: dict[str, cst.BaseExpression] = field(default_factory=dict)
+
+    @property
+    def launches(self) -> list[Launch]:
+        """Every ``kernel[grid](...)`` call; found on first use (it needs a full tree walk)."""
+        if self._launches is None:
+            self._launches = []
+            if "](" in self.source:
+                self.module.visit(_LaunchFinder(self))
+        return self._launches
+
+    def launches_of(self, name: str) -> list[Launch]:
+        if f"{name}[" not in self.source:
+            return []
+        return [launch for launch in self.launches if launch.kernel == name]
+
+
+def _code(module: cst.Module, node: cst.CSTNode) -> str:
+    return module.code_for_node(node).strip()
+
+
+def _params(module: cst.Module, fn: cst.FunctionDef, imports: N.ImportMap) -> list[Param]:
+    out = []
+    for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]:
+        ann = _code(module, p.annotation.annotation) if p.annotation else None
+        constexpr = bool(p.annotation) and (imports.resolve(p.annotation.annotation) or "").endswith("constexpr")
+        default = _code(module, p.default) if p.default is not None else None
+        out.append(Param(p.name.value, ann, constexpr, default))
+    return out
+
+
+def _decorator(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> tuple[str, Decorator]:
+    expr = dec.decorator
+    call = expr if isinstance(expr, cst.Call) else None
+    target = call.func if call else expr
+    canonical = imports.resolve(target) or _code(module, target)
+    d = Decorator(name=canonical)
+    if call:
+        for arg in call.args:
+            if arg.keyword is not None:
+                d.kwargs[arg.keyword.value] = _code(module, arg.value)
+            else:
+                d.args.append(_code(module, arg.value))
+    return canonical, d
+
+
+class _LaunchFinder(cst.CSTVisitor):
+    def __init__(self, info: ModuleInfo) -> None:
+        self.info = info
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, (cst.Name, cst.Attribute)):
+            name = N.dotted(func.value)
+            if name and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):
+                self.info._launches.append(Launch(name.split(".")[-1], func.slice[0].slice.value, node))
+
+
+class _TileLangKernelBlock(cst.CSTVisitor):
+    def __init__(self, imports: N.ImportMap) -> None:
+        self.imports = imports
+        self.found = False
+
+    def visit_WithItem(self, item: cst.WithItem) -> None:
+        call = item.item
+        if isinstance(call, cst.Call) and self.imports.resolve(call.func) in N.TILELANG_KERNEL:
+            self.found = True
+
+
+class _Finder:
+    """Walks statements only (never expressions): a full libcst visit costs more than the parse."""
+
+    def __init__(self, info: ModuleInfo) -> None:
+        self.info = info
+        self.jit_wrapped: set[str] = set()
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.kernel_nodes: list[tuple[cst.FunctionDef, Frontend, list[Decorator]]] = []
+        self.tilelang_blocks = "Kernel" in info.source and ("tilelang" in info.source or "tvm" in info.source)
+
+    def walk(self, stmts, depth: int = 0) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        self.assign(small, depth)
+            elif isinstance(stmt, cst.FunctionDef):
+                self.function(stmt)
+                self.walk(stmt.body.body, depth + 1) if isinstance(stmt.body, cst.IndentedBlock) else None
+            elif isinstance(stmt, cst.ClassDef):
+                if isinstance(stmt.body, cst.IndentedBlock):
+                    self.walk(stmt.body.body, depth + 1)
+            elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+                if isinstance(stmt.body, cst.IndentedBlock):
+                    self.walk(stmt.body.body, depth)
+                orelse = getattr(stmt, "orelse", None)
+                while isinstance(orelse, cst.If):
+                    if isinstance(orelse.body, cst.IndentedBlock):
+                        self.walk(orelse.body.body, depth)
+                    orelse = orelse.orelse
+                if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+                    self.walk(orelse.body.body, depth)
+
+    def assign(self, node: cst.Assign, depth: int) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        name = node.targets[0].target.value
+        value = node.value
+        if depth == 0:
+            if isinstance(value, cst.Integer):
+                self.info.constants[name] = int(value.evaluated_value)
+            elif isinstance(value, (cst.List, cst.ListComp, cst.Tuple)):
+                self.info.lists[name] = value
+        # k = triton.jit(fn)
+        if isinstance(value, cst.Call) and self.info.imports.resolve(value.func) in N.TRITON_JIT:
+            for arg in value.args:
+                if isinstance(arg.value, cst.Name):
+                    self.jit_wrapped.add(arg.value.value)
+
+    def function(self, node: cst.FunctionDef) -> None:
+        self.functions.setdefault(node.name.value, node)
+        decorators = [_decorator(self.info.module, d, self.info.imports) for d in node.decorators]
+        canon = {c for c, _ in decorators}
+        decos = [d for _, d in decorators]
+        if canon & N.TRITON_JIT or any(c.endswith("triton.jit") for c in canon):
+            self.kernel_nodes.append((node, Frontend.TRITON, decos))
+        elif canon & (N.TILELANG_PRIM_FUNC | N.TILELANG_JIT) or (
+            self.tilelang_blocks and self._has_tilelang_kernel_block(node)
+        ):
+            self.kernel_nodes.append((node, Frontend.TILELANG, decos))
+
+    def _has_tilelang_kernel_block(self, node: cst.FunctionDef) -> bool:
+        finder = _TileLangKernelBlock(self.info.imports)
+        node.body.visit(finder)
+        return finder.found
+
+
+def _autotune_configs(info: ModuleInfo, decos: list[Decorator], fn: cst.FunctionDef) -> list[str]:
+    for cst_dec in fn.decorators:
+        call = cst_dec.decorator
+        if not isinstance(call, cst.Call) or info.imports.resolve(call.func) not in N.TRITON_AUTOTUNE:
+            continue
+        configs = next((a.value for a in call.args if a.keyword and a.keyword.value == "configs"), None)
+        if configs is None and call.args and call.args[0].keyword is None:
+            configs = call.args[0].value
+        if isinstance(configs, cst.Name) and configs.value in info.lists:
+            configs = info.lists[configs.value]
+        if isinstance(configs, (cst.List, cst.Tuple)):
+            return [_code(info.module, el.value) for el in configs.elements]
+        if configs is not None:
+            return [_code(info.module, configs)]
+    return []
+
+
+def _heuristics(decos: list[Decorator]) -> list[str]:
+    out = []
+    for d in decos:
+        if d.name in N.TRITON_HEURISTICS:
+            text = d.args[0] if d.args else d.kwargs.get("values", "")
+            out += re.findall(r"['\"](\w+)['\"]\s*:", text)
+    return out
+
+
+def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
+    info = ModuleInfo(path, source, module, N.ImportMap.from_module(module))
+    finder = _Finder(info)
+    finder.walk(module.body)
+    nodes = list(finder.kernel_nodes)
+    for name in sorted(finder.jit_wrapped):
+        fn = finder.functions.get(name)
+        if fn is not None and all(fn is not n for n, _, _ in nodes):
+            nodes.append((fn, Frontend.TRITON, []))
+    starts = KernelLocator.def_lines(source)
+    source_lines = source.splitlines()
+    for fn, frontend, decos in nodes:
+        locator = KernelLocator(module, fn, starts, source_lines)
+        kernel = Kernel(
+            path=path,
+            name=fn.name.value,
+            frontend=frontend,
+            span=locator.kernel_span(),
+            params=_params(module, fn, info.imports),
+            decorators=decos,
+            autotune_configs=_autotune_configs(info, decos, fn),
+            heuristics=_heuristics(decos),
+        )
+        info.kernels.append(DiscoveredKernel(kernel, fn, locator))
+    info.kernels.sort(key=lambda k: k.kernel.span.line)
+    return info

@@ -1,0 +1,547 @@
+"""Abstract interpretation of one Triton kernel body.
+
+The interpreter walks the kernel's statements once (loop bodies twice, so loop-carried values such
+as pointers advanced with ``+=`` reach a fixed point), computes a :class:`Val` for every
+expression and records the events rules read: memory accesses, reductions, branches and loops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from kernlint.source import values as V
+from kernlint.source.discover import DiscoveredKernel, ModuleInfo
+from kernlint.source.values import Bound, Lane, Val
+
+TL = "triton.language."
+ACCESS = {
+    TL + "load": "load",
+    TL + "store": "store",
+}
+ATOMICS = {
+    TL + n: "atomic"
+    for n in ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas")
+}
+REDUCTIONS = {TL + n: n for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum")}
+PASSTHROUGH = {TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")}
+
+
+@dataclass
+class Access:
+    kind: str  # load | store | atomic
+    node: cst.Call
+    ptr: Val
+    ptr_node: cst.BaseExpression
+    mask: Val | None
+    mask_node: cst.BaseExpression | None
+    other_node: cst.BaseExpression | None
+    guards: tuple[Val, ...]
+    static_guard: bool
+    loops: tuple[str, ...]
+    #: for ``tl.load``: ``boundary_check`` or ``padding_option`` given (block pointers)
+    boundary_check: bool = False
+    value: Val | None = None
+
+
+@dataclass
+class Reduction:
+    op: str
+    node: cst.Call
+    arg: Val
+    arg_node: cst.BaseExpression
+
+
+@dataclass
+class Branch:
+    kind: str  # if | while | for
+    node: cst.CSTNode
+    cond: Val
+    loops: tuple[str, ...]
+
+
+@dataclass
+class CallEvent:
+    name: str  # canonical dotted name
+    node: cst.Call
+    args: list[Val]
+    arg_nodes: list[cst.BaseExpression]
+    kwargs: dict[str, Val]
+    kwarg_nodes: dict[str, cst.BaseExpression]
+    guards: tuple[Val, ...]
+    loops: tuple[str, ...]
+
+
+@dataclass
+class KernelState:
+    kernel: DiscoveredKernel
+    info: ModuleInfo
+    accesses: list[Access] = field(default_factory=list)
+    reductions: list[Reduction] = field(default_factory=list)
+    branches: list[Branch] = field(default_factory=list)
+    calls: list[CallEvent] = field(default_factory=list)
+    #: every mask-like value computed in the kernel (passed or not), with its node
+    masks: list[tuple[Val, cst.CSTNode]] = field(default_factory=list)
+    pid_axes: set[int] = field(default_factory=set)
+    #: the first node that binds each variable (for messages)
+    env: dict[str, Val] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.kernel.kernel.name
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.info.module.code_for_node(node).strip()
+
+
+def _kw(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpression | None:
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg.value
+        elif pos is not None and i == pos and arg.star == "":
+            return arg.value
+    return None
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        return None
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text.replace("_", ""))
+    except ValueError:
+        return None
+
+
+def _is_minus_one(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Subtract)
+        and isinstance(node.right, cst.Integer)
+        and node.right.value == "1"
+    )
+
+
+class Interpreter:
+    def __init__(self, info: ModuleInfo, kernel: DiscoveredKernel):
+        self.info = info
+        self.state = KernelState(kernel, info)
+        self.env: dict[str, Val] = {}
+        self.guards: list[Val] = []
+        self.static_guard = 0
+        self.loops: list[str] = []
+        self.recording = True
+        self.imports = info.imports
+        for p in kernel.kernel.params:
+            if p.constexpr:
+                const = None
+                if p.default is not None:
+                    try:
+                        const = int(p.default)
+                    except ValueError:
+                        const = None
+                self.env[p.name] = Val(constexpr=True, const=const, params=frozenset([p.name]))
+            else:
+                self.env[p.name] = Val(runtime=True, params=frozenset([p.name]))
+        # values triton.heuristics computes are compile-time constants
+        for h in kernel.kernel.heuristics:
+            self.env.setdefault(h, Val(constexpr=True))
+            if not self.env[h].constexpr:
+                self.env[h] = Val(constexpr=True, params=frozenset([h]))
+
+    # -- entry ---------------------------------------------------------------------------------
+    def run(self) -> KernelState:
+        self.block(self.state.kernel.node.body)
+        self.state.env = self.env
+        return self.state
+
+    # -- statements ------------------------------------------------------------------------------
+    def block(self, body) -> None:
+        stmts = body.body if hasattr(body, "body") else body
+        if isinstance(stmts, cst.BaseSuite):
+            stmts = stmts.body
+        for stmt in stmts:
+            self.stmt(stmt)
+
+    def stmt(self, stmt: cst.CSTNode) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small(small)
+        elif isinstance(stmt, cst.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, cst.While):
+            cond = self.expr(stmt.test)
+            self.branch("while", stmt, cond)
+            self.loop_body(stmt.body, None, cond)
+        elif isinstance(stmt, cst.If):
+            self.if_stmt(stmt)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                self.expr(item.item)
+            self.block(stmt.body)
+        elif isinstance(stmt, cst.Try):
+            self.block(stmt.body)
+        elif isinstance(stmt, cst.IndentedBlock):
+            self.block(stmt)
+
+    def small(self, small: cst.CSTNode) -> None:
+        if isinstance(small, cst.Assign):
+            val = self.expr(small.value)
+            for target in small.targets:
+                self.bind(target.target, val, small.value)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self.bind(small.target, self.expr(small.value), small.value)
+        elif isinstance(small, cst.AugAssign):
+            target = small.target
+            old = self.expr(target)
+            rhs = self.expr(small.value)
+            new = self.binop(small.operator, old, rhs, small)
+            if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and new.lanes and self.loops:
+                # a block pointer/offset advanced inside a loop moves with the loop counter
+                running = frozenset(f"loop:{l}" for l in self.loops if self.env.get(l, V.TOP).index)
+                if running:
+                    new = new.with_(
+                        lanes=tuple((d, Lane(l.families, l.arange, l.shift | running, l.data, l.constexpr_extent)) for d, l in new.lanes)
+                    )
+            self.bind(target, new, small.value)
+        elif isinstance(small, cst.Expr):
+            self.expr(small.value)
+        elif isinstance(small, cst.Return) and small.value is not None:
+            self.expr(small.value)
+
+    def bind(self, target: cst.BaseExpression, val: Val, value_node: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.env[target.value] = val
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elems = value_node.elements if isinstance(value_node, (cst.Tuple, cst.List)) else None
+            for i, el in enumerate(target.elements):
+                if elems is not None and i < len(elems):
+                    self.bind(el.value, self.expr(elems[i].value), elems[i].value)
+                else:
+                    self.bind(el.value, val, value_node)
+
+    def for_loop(self, stmt: cst.For) -> None:
+        iter_node = stmt.iter
+        var = stmt.target.value if isinstance(stmt.target, cst.Name) else None
+        loop_val = V.TOP
+        static = False
+        if isinstance(iter_node, cst.Call):
+            fname = self.imports.resolve(iter_node.func) or ""
+            args = [self.expr(a.value) for a in iter_node.args if a.keyword is None]
+            bound_args = V.join(*args) if args else V.TOP
+            static = fname.endswith("static_range") or all(a.constexpr for a in args)
+            exact = any(
+                isinstance(a.value, cst.BinaryOperation) and isinstance(a.value.operator, cst.FloorDivide)
+                for a in iter_node.args
+            )
+            if fname in ("range", TL + "range", TL + "static_range"):
+                index = frozenset() if (static or exact) else frozenset([f"loop:{var}"])
+                loop_val = Val(
+                    pid=bound_args.pid,
+                    loops=bound_args.loops | ({var} if var else set()),
+                    index=index | bound_args.index,
+                    runtime=not static,
+                    constexpr=static,
+                    data=bound_args.data,
+                )
+            else:
+                loop_val = bound_args
+        else:
+            loop_val = self.expr(iter_node)
+        if var is None:
+            self.bind(stmt.target, loop_val, iter_node)
+        self.branch("for", stmt, loop_val)
+        self.loop_body(stmt.body, var, loop_val, static=static)
+        if stmt.orelse is not None:
+            self.block(stmt.orelse.body)
+
+    def loop_body(self, body, var: str | None, loop_val: Val, static: bool = False) -> None:
+        if var:
+            self.loops.append(var)
+        recording = self.recording
+        before = dict(self.env)
+        self.recording = False
+        if var:
+            self.env[var] = loop_val
+        self.block(body)
+        # join loop-carried values, then run again recording events
+        for name, val in list(self.env.items()):
+            if name in before and before[name] is not val:
+                self.env[name] = V.join(before[name], val, keep_bounds=False).with_(
+                    tags=before[name].tags | val.tags, const=None,
+                    bounds=val.bounds if val.bounds == before[name].bounds else (),
+                    dtype=val.dtype, loaded_from=val.loaded_from,
+                )
+        self.recording = recording
+        if var:
+            self.env[var] = loop_val
+        self.block(body)
+        if var:
+            self.loops.pop()
+
+    def if_stmt(self, stmt: cst.If) -> None:
+        cond = self.expr(stmt.test)
+        self.branch("if", stmt, cond)
+        static = cond.constexpr
+        before = dict(self.env)
+        self.guards.append(cond)
+        self.static_guard += static
+        self.block(stmt.body)
+        then_env = self.env
+        self.env = dict(before)
+        orelse = stmt.orelse
+        if orelse is not None:
+            if isinstance(orelse, cst.If):
+                self.if_stmt(orelse)
+            else:
+                self.block(orelse.body)
+        self.static_guard -= static
+        self.guards.pop()
+        for name, val in then_env.items():
+            other = self.env.get(name)
+            if other is None:
+                self.env[name] = val
+            elif other is not val:
+                merged = V.join(val, other).with_(tags=val.tags | other.tags)
+                if val.bounds == other.bounds:
+                    merged = merged.with_(bounds=val.bounds)
+                self.env[name] = merged
+
+    def branch(self, kind: str, node: cst.CSTNode, cond: Val) -> None:
+        if self.recording:
+            self.state.branches.append(Branch(kind, node, cond, tuple(self.loops)))
+
+    # -- expressions -----------------------------------------------------------------------------
+    def expr(self, node: cst.BaseExpression | None) -> Val:
+        if node is None:
+            return V.TOP
+        if isinstance(node, cst.Name):
+            if node.value in self.env:
+                return self.env[node.value]
+            if node.value in self.info.constants:
+                return Val(constexpr=True, const=self.info.constants[node.value])
+            if node.value in ("True", "False", "None"):
+                return Val(constexpr=True)
+            return Val(constexpr=node.value.isupper())
+        if isinstance(node, cst.Integer):
+            return Val(constexpr=True, const=_int(node.value))
+        if isinstance(node, cst.Float):
+            return Val(constexpr=True, const=_float(node.value))
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return Val(constexpr=True)
+        if isinstance(node, cst.UnaryOperation):
+            val = self.expr(node.expression)
+            if isinstance(node.operator, (cst.Not, cst.BitInvert)):
+                return val.with_(bounds=())
+            if isinstance(node.operator, cst.Minus) and val.const is not None:
+                return val.with_(const=-val.const)
+            return val
+        if isinstance(node, cst.BinaryOperation):
+            return self.binop(node.operator, self.expr(node.left), self.expr(node.right), node)
+        if isinstance(node, cst.BooleanOperation):
+            return V.combine_masks(self.expr(node.left), self.expr(node.right), isinstance(node.operator, cst.And))
+        if isinstance(node, cst.Comparison):
+            return self.compare(node)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.Subscript):
+            return self.subscript(node)
+        if isinstance(node, cst.Attribute):
+            base = self.expr(node.value)
+            if node.attr.value == "T" and base.rank == 2:
+                return base.with_(lanes=tuple((1 - d, l) for d, l in base.lanes), bounds=())
+            if node.attr.value in ("dtype", "shape", "element_ty", "numel"):
+                return Val(constexpr=True)
+            return base
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return V.join(*(self.expr(e.value) for e in node.elements))
+        if isinstance(node, cst.IfExp):
+            return V.join(self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
+        if isinstance(node, cst.Lambda):
+            return V.TOP
+        return V.TOP
+
+    def binop(self, op, a: Val, b: Val, node) -> Val:
+        name = type(op).__name__.replace("Assign", "")
+        if name in ("Add", "Subtract"):
+            out = V.add(a, b)
+            if name == "Subtract" and a.const is not None and b.const is not None:
+                out = out.with_(const=a.const - b.const)
+            return out
+        if name in ("Multiply", "LeftShift"):
+            return V.mul(a, b)
+        if name == "Modulo":
+            return V.wrap(a, b)
+        if name in ("BitAnd", "BitOr"):
+            if a.bounds or b.bounds:
+                return V.combine_masks(a, b, name == "BitAnd")
+            return V.join(a, b)
+        out = V.join(a, b)
+        if name in ("Divide", "FloorDivide", "RightShift") and a.index and not b.runtime:
+            out = out.with_(index=a.index)
+        if name == "Divide":
+            out = out.with_(tags=out.tags | {"divide"})
+        return out
+
+    def compare(self, node: cst.Comparison) -> Val:
+        left_node = node.left
+        left = self.expr(left_node)
+        result = left
+        for target in node.comparisons:
+            right = self.expr(target.comparator)
+            op = type(target.operator).__name__
+            result = V.join(left, right)
+            lanes_l, lanes_r = left.lanes, right.lanes
+            bound_dims: dict[int, Bound] = {}
+            # lanes < bound   or   bound > lanes
+            if lanes_l and not lanes_r and op in ("LessThan", "LessThanEqual"):
+                lane_side, bound_node, strict = left, target.comparator, op == "LessThan"
+            elif lanes_r and not lanes_l and op in ("GreaterThan", "GreaterThanEqual"):
+                lane_side, bound_node, strict = right, left_node, op == "GreaterThan"
+            else:
+                lane_side = None
+            if lane_side is not None:
+                text = self.info.module.code_for_node(bound_node).strip()
+                for d, lane in lane_side.lanes:
+                    bound_dims[d] = Bound(
+                        lane.families, "<" if strict else "<=", text, _is_minus_one(bound_node), node
+                    )
+                result = result.with_(bounds=tuple(sorted(bound_dims.items())))
+                if self.recording:
+                    self.state.masks.append((result, node))
+            left, left_node = right, target.comparator
+        return result
+
+    def subscript(self, node: cst.Subscript) -> Val:
+        base = self.expr(node.value)
+        pattern = []
+        for el in node.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                pattern.append(":")
+            elif isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and s.value.value == "None":
+                pattern.append("None")
+            else:
+                if isinstance(s, cst.Index):
+                    self.expr(s.value)
+                return base.with_(rank=0, lanes=(), bounds=())
+        if base.rank == 0:
+            return base
+        return V.subscript(base, pattern)
+
+    def call(self, node: cst.Call) -> Val:
+        fname = self.imports.resolve(node.func) or ""
+        # method calls: x.to(tl.int64), x.to(tl.float32)
+        if isinstance(node.func, cst.Attribute) and fname.split(".")[-1] == "to" and not fname.startswith(TL):
+            base = self.expr(node.func.value)
+            target = self.imports.resolve(node.args[0].value) if node.args else None
+            target = target or ""
+            for a in node.args[1:]:
+                self.expr(a.value)
+            dtype = target.rsplit(".", 1)[-1] if target else base.dtype
+            return base.with_(int64=base.int64 or dtype in ("int64", "uint64"), dtype=dtype)
+        args = [self.expr(a.value) for a in node.args if a.keyword is None]
+        kwargs = {a.keyword.value: self.expr(a.value) for a in node.args if a.keyword is not None}
+        if self.recording and fname:
+            self.state.calls.append(
+                CallEvent(
+                    fname, node, args,
+                    [a.value for a in node.args if a.keyword is None],
+                    kwargs,
+                    {a.keyword.value: a.value for a in node.args if a.keyword is not None},
+                    tuple(self.guards), tuple(self.loops),
+                )
+            )
+        if fname == TL + "program_id":
+            axis = args[0].const if args and args[0].const is not None else kwargs.get("axis", V.TOP).const
+            axis = int(axis) if axis is not None else 0
+            self.state.pid_axes.add(axis)
+            return Val(pid=frozenset([axis]), index=frozenset([f"pid{axis}"]), runtime=True)
+        if fname == TL + "num_programs":
+            return Val(runtime=True)
+        if fname == TL + "arange":
+            end_node = _kw(node, "end", 1)
+            start = args[0] if args else V.TOP
+            end = args[1] if len(args) > 1 else kwargs.get("end", V.TOP)
+            text = self.info.module.code_for_node(end_node).strip() if end_node is not None else "?"
+            lane = Lane(frozenset([text]), True, frozenset(), False, end.constexpr and start.constexpr)
+            return Val(rank=1, lanes=((0, lane),), constexpr=False)
+        if fname in ACCESS or fname in ATOMICS:
+            return self.access(node, fname, args, kwargs)
+        if fname in REDUCTIONS:
+            arg_node = node.args[0].value if node.args else None
+            arg = args[0] if args else V.TOP
+            if self.recording and arg_node is not None:
+                self.state.reductions.append(Reduction(REDUCTIONS[fname], node, arg, arg_node))
+            axis = args[1] if len(args) > 1 else kwargs.get("axis")
+            if axis is None or axis.const is None or arg.rank == 0:
+                return arg.with_(rank=0, lanes=(), bounds=(), tags=arg.tags | {f"reduction:{REDUCTIONS[fname]}"})
+            ax = int(axis.const) % max(arg.rank, 1)
+            lanes = tuple((d if d < ax else d - 1, l) for d, l in arg.lanes if d != ax)
+            return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), tags=arg.tags | {f"reduction:{REDUCTIONS[fname]}"})
+        if fname in PASSTHROUGH:
+            return args[0] if args else V.TOP
+        if fname == TL + "minimum" and len(args) == 2:
+            return V.wrap(args[0], args[1]) if args[0].lanes else V.wrap(args[1], args[0])
+        if fname == TL + "where" and len(args) == 3:
+            return V.join(*args).with_(bounds=())
+        if fname in (TL + "make_block_ptr", TL + "advance", TL + "make_tensor_descriptor"):
+            return V.join(*args, *kwargs.values()).with_(block_ptr=True, lanes=(), rank=0)
+        if fname in (TL + "zeros", TL + "full", TL + "zeros_like", TL + "full_like"):
+            return Val(constexpr=True, tags=frozenset(["fill"]))
+        if fname in ("triton.cdiv", TL + "cdiv"):
+            return V.join(*args)
+        if fname.startswith(TL) and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "sqrt", "rsqrt"):
+            return V.join(*args).with_(bounds=(), tags=V.join(*args).tags | {fname.rsplit(".", 1)[-1]})
+        out = V.join(*args, *kwargs.values())
+        return out.with_(bounds=(), index=out.index if fname in ("int", "min", "max") else frozenset())
+
+    def access(self, node: cst.Call, fname: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
+        kind = ACCESS.get(fname) or ATOMICS[fname]
+        ptr_node = _kw(node, "pointer", 0)
+        if kind == "load":
+            mask_node = _kw(node, "mask", 1)
+            other_node = _kw(node, "other", 2)
+            value_node = None
+        else:
+            value_node = _kw(node, "val" if kind == "atomic" else "value", 1)
+            mask_node = _kw(node, "mask", 2 if kind == "store" else 2)
+            other_node = None
+        ptr = self.expr(ptr_node)
+        mask = self.expr(mask_node) if mask_node is not None else None
+        value = self.expr(value_node) if value_node is not None else None
+        bc = any(a.keyword is not None and a.keyword.value in ("boundary_check", "padding_option") for a in node.args)
+        if self.recording:
+            self.state.accesses.append(
+                Access(
+                    kind, node, ptr, ptr_node, mask, mask_node, other_node,
+                    tuple(self.guards), self.static_guard > 0, tuple(self.loops), bc, value,
+                )
+            )
+            if mask is not None and mask.bounds:
+                self.state.masks.append((mask, mask_node))
+        if kind == "load":
+            lanes = tuple((d, Lane(l.families, False, l.shift, True, l.constexpr_extent)) for d, l in ptr.lanes)
+            tags = {"load"}
+            if other_node is None and mask_node is not None:
+                tags.add("masked-no-other")
+            elif other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and float(other_node.value) == 0.0:
+                tags.add("masked-other-zero")
+            return Val(
+                rank=ptr.rank, lanes=lanes, pid=ptr.pid, loops=ptr.loops, data=True, runtime=True,
+                loaded_from=self.info.module.code_for_node(ptr_node).strip() if ptr_node is not None else None,
+                tags=frozenset(tags), params=ptr.params,
+            )
+        if kind == "atomic":
+            return Val(rank=ptr.rank, pid=ptr.pid, data=True, runtime=True)
+        return V.TOP
+
+
+def interpret(info: ModuleInfo, kernel: DiscoveredKernel) -> KernelState:
+    return Interpreter(info, kernel).run()

@@ -1,0 +1,31 @@
+"""Base class of source rules: they read the events of one interpreted kernel."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Iterable
+
+import libcst as cst
+
+from kernlint.model import Finding, Frontend, Phase
+from kernlint.rule import Rule
+
+
+class SourceRule(Rule):
+    phase = Phase.SOURCE
+    frontends: ClassVar[tuple[Frontend, ...]] = (Frontend.TRITON,)
+
+    def check(self, state) -> Iterable[Finding]:  # state: KernelState or TileLangState
+        raise NotImplementedError
+
+    def finding(self, state, node: cst.CSTNode, message: str, **evidence) -> Finding:
+        kernel = state.kernel
+        return Finding(
+            rule=self.code,
+            path=kernel.kernel.path,
+            span=kernel.locator.span(node),
+            message=message,
+            level=self.level,
+            phase=Phase.SOURCE,
+            kernel=kernel.kernel.name,
+            evidence={k: v for k, v in evidence.items() if v is not None},
+        )

@@ -1,0 +1,1 @@
+"""The kernlint rule catalogue: one module per rule (installed as ``kernlint.rules``)."""

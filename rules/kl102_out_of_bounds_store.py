@@ -1,0 +1,97 @@
+from kernlint.model import Level
+from kernlint.rule import Confirmation
+from kernlint.source.bounds import check_access
+from kernlint.source.rulebase import SourceRule
+
+
+class OutOfBoundsStore(SourceRule):
+    code = "KL102"
+    name = "out-of-bounds-store"
+    category = "out-of-bounds"
+    level = Level.ERROR
+    confirm = Confirmation(
+        tool="compute-sanitizer",
+        check="memcheck",
+        threshold="> 0 invalid global writes at the line",
+        env=(("PYTORCH_NO_CUDA_MEMORY_CACHING", "1"),),
+        fallback="interpreter",
+        description="memcheck reports an invalid __global__ write at the line; writes inside the allocation "
+        "granularity are confirmed by the interpreter's exact-bounds check",
+    )
+    summary = "A `tl.store` or atomic whose offsets can run past the tensor on an axis no mask bounds."
+    docs = """
+## What it does
+The same dataflow check as KL101, for `tl.store` and `tl.atomic_*`: every axis of the stored block
+that can run past the end of the tensor must be bounded by the mask.
+
+## Why is this bad?
+An out-of-bounds store corrupts whatever lives after the output tensor — often another live tensor
+of the same program, so results go wrong far from the kernel that caused it — or crashes the context
+with an illegal address.
+
+## Example
+```python
+offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+x = tl.load(x_ptr + offs, mask=offs < n)
+tl.store(y_ptr + offs, x)
+```
+
+## Use instead
+```python
+tl.store(y_ptr + offs, x, mask=offs < n)
+```
+"""
+    bad = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x)  # expect: KL102
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def softmax(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    y = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * stride + cols, y / tl.sum(y, axis=0))  # expect: KL102
+''',
+    )
+    good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def softmax(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    y = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * stride + cols, y / tl.sum(y, axis=0), mask=cols < n_cols)
+''',
+    )
+
+    def check(self, state):
+        for access in state.accesses:
+            if access.kind == "load":
+                continue
+            problems = check_access(state, access)
+            if problems:
+                p = problems[0]
+                verb = "atomic" if access.kind == "atomic" else "store"
+                yield self.finding(
+                    state, access.node, f"out-of-bounds {verb}: {p.message}",
+                    pointer=state.code(access.ptr_node),
+                    mask=state.code(access.mask_node) if access.mask_node is not None else None,
+                    problems=[q.kind for q in problems],
+                )

@@ -1,0 +1,136 @@
+import libcst as cst
+
+from kernlint.model import Level
+from kernlint.rule import Confirmation
+from kernlint.source.rulebase import SourceRule
+
+
+def _single_program_launches(state) -> bool:
+    """Every launch of the kernel in this module uses a literal grid of ones."""
+    launches = state.info.launches_of(state.name)
+    if not launches:
+        return False
+    for launch in launches:
+        grid = launch.grid
+        elements = grid.elements if isinstance(grid, (cst.Tuple, cst.List)) else None
+        if not elements or not all(isinstance(e.value, cst.Integer) and e.value.value == "1" for e in elements):
+            return False
+    return True
+
+
+class CrossProgramRace(SourceRule):
+    code = "KL103"
+    name = "cross-program-race"
+    category = "race"
+    level = Level.ERROR
+    confirm = Confirmation(
+        tool="interpreter",
+        check="write-overlap",
+        threshold="> 1 program writes the same address non-atomically",
+        fallback="differential",
+        description="racecheck covers shared memory only, so a race between programs on global memory is "
+        "invisible to every sanitizer: the interpreter records which program wrote each address, and a "
+        "differential GPU run (two launch orders) must agree",
+    )
+    summary = "A non-atomic `tl.store` to an address that does not depend on the program id, from many programs."
+    docs = """
+## What it does
+Finds the program-id axes the kernel uses and reports a plain `tl.store` whose address does not
+depend on one of them (directly, through loop counters or through loaded indices) and that is not
+guarded by a condition on that axis. A load-modify-store of one location from every program is
+reported with its read.
+
+## Why is this bad?
+Every program along that axis writes the same address; which write wins depends on scheduling, and
+read-modify-write sequences lose updates. The result changes from run to run, and no sanitizer sees
+it: racecheck only watches shared memory.
+
+## Example
+```python
+pid = tl.program_id(0)
+x = tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK))
+total = tl.load(out_ptr)
+tl.store(out_ptr, total + tl.sum(x))
+```
+
+## Use instead
+```python
+tl.atomic_add(out_ptr, tl.sum(x))
+```
+or write one partial result per program (`out_ptr + pid`) and reduce them afterwards.
+"""
+    bad = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def total(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    acc = tl.load(out_ptr)
+    tl.store(out_ptr, acc + tl.sum(x, axis=0))  # expect: KL103
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def split_k(a_ptr, c_ptr, K, BLOCK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_k = tl.program_id(1)
+    offs = pid_k * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + pid_m * K + offs, mask=offs < K, other=0.0)
+    tl.store(c_ptr + pid_m, tl.sum(a, axis=0))  # expect: KL103
+''',
+    )
+    good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def total(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_add(out_ptr, tl.sum(x, axis=0))
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def first_writes(flag_ptr, x_ptr, out_ptr):
+    pid = tl.program_id(0)
+    x = tl.load(x_ptr + pid)
+    tl.store(out_ptr + pid, x)
+    if pid == 0:
+        tl.store(flag_ptr, 1)
+''',
+    )
+
+    def check(self, state):
+        if not state.pid_axes:
+            return
+        for access in state.accesses:
+            if access.kind != "store":
+                continue
+            missing = state.pid_axes - access.ptr.pid
+            if not missing:
+                continue
+            if any(g.pid & missing for g in access.guards):
+                continue
+            if access.mask is not None and access.mask.pid & missing:
+                continue
+            if _single_program_launches(state):
+                return
+            target = state.code(access.ptr_node) if access.ptr_node is not None else "?"
+            axes = ", ".join(str(a) for a in sorted(missing))
+            rmw = any(a.kind == "load" and a.ptr_node is not None and state.code(a.ptr_node) == target for a in state.accesses)
+            what = "reads, modifies and writes" if rmw else "writes"
+            yield self.finding(
+                state, access.node,
+                f"cross-program race: every program along program_id axis {axes} {what} `{target}` "
+                f"non-atomically (the address does not depend on that axis)",
+                pointer=target, missing_axes=sorted(missing), read_modify_write=rmw,
+            )
