@@ -1,0 +1,56 @@
+"""``python -m kernlint.dynamic.interp_runner [--entry NAME] TARGET [ARGS...]``
+
+Runs TARGET with Triton's interpreter instrumented (see :mod:`kernlint.dynamic.interp_hook`).
+TARGET is a Python file (its ``run()``, or its ``__main__`` block when it defines no entry
+function) or ``package.module:function``. Records go to ``$KERNLINT_INTERP_OUT_DIR``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import os
+import runpy
+import sys
+
+
+def defines_function(path: str, name: str) -> bool:
+    with open(path, "rb") as fh:
+        tree = ast.parse(fh.read(), filename=path)
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in tree.body)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kernlint.dynamic.interp_runner")
+    parser.add_argument("--entry", default="run", help="function to call in a file (default: run)")
+    parser.add_argument("target")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+
+    os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+    from kernlint.dynamic.interp_hook import install_on_import
+
+    install_on_import()
+    target = ns.target
+    if target.endswith(".py") or os.path.isfile(target):
+        path = os.path.abspath(target)
+        sys.argv = [path, *ns.args]
+        sys.path.insert(0, os.path.dirname(path))
+        if ns.entry and defines_function(path, ns.entry):
+            namespace = runpy.run_path(path, run_name="__kernlint_target__")
+            result = namespace[ns.entry]()
+        else:
+            runpy.run_path(path, run_name="__main__")
+            result = None
+    else:
+        module_name, _, func = target.partition(":")
+        sys.argv = [target, *ns.args]
+        sys.path.insert(0, os.getcwd())
+        module = importlib.import_module(module_name)
+        result = getattr(module, func or ns.entry)()
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Turn tool records (as :class:`~kernlint.dynamic.evidence.Evidence`) into verdicts on findings.
+
+Rules of the game:
+
+- a finding is *confirmed* when a record of its rule's category sits on a line of its span;
+- *refuted* when the tool judged that line (the kernel ran, the line executed, the tool did not
+  fail) and found nothing there;
+- *inconclusive* when the tool failed, the kernel never ran, or the line never executed;
+- a verdict already *confirmed* by another tool is never weakened;
+- a record that no finding predicted becomes a new finding of the phase ``dynamic``
+  (KL401 out-of-bounds, KL402 race) when its category has such a rule, else a notice.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Callable, Iterable
+
+from kernlint.dynamic.evidence import TOOL_FAILURE, Evidence, same_file
+from kernlint.model import Finding, Level, Phase, Span, Verdict
+
+#: category -> rule code of the dynamic-only rule that reports what no static rule predicted
+DYNAMIC_RULE_OF_CATEGORY = {"out-of-bounds": "KL401", "race": "KL402"}
+
+#: () -> was this finding's line executed?  True / False (kernel ran, line did not) / None (unknown)
+Executed = Callable[[Finding], "bool | None"]
+
+
+def rule_category(code: str) -> str | None:
+    """The catalogue category of a rule code, or None when the catalogue does not know it."""
+    try:
+        from kernlint.catalogue import get_rule
+
+        return get_rule(code).category
+    except Exception:
+        return None
+
+
+def _merge(into: dict, measurements: dict) -> None:
+    for key, value in measurements.items():
+        if key not in into:
+            into[key] = value
+        elif isinstance(value, (int, float)) and isinstance(into[key], (int, float)):
+            into[key] = max(into[key], value) if key.startswith(("max_", "racing_", "programs")) \
+                else into[key] + value
+        elif isinstance(value, str) and isinstance(into[key], str) and value not in into[key].split(","):
+            into[key] = f"{into[key]},{value}"
+
+
+def _matches(ev: Evidence, f: Finding, root: str | None) -> bool:
+    if ev.line is None or not f.span.contains_line(ev.line):
+        return False
+    return same_file(ev.path, f.path, root)
+
+
+def apply_evidence(
+    findings: list[Finding],
+    evidence: Iterable[Evidence],
+    *,
+    tool: str,
+    categories: set[str],
+    executed: Executed,
+    failure: str | None = None,
+    root: str | None = None,
+    category_of: Callable[[str], str | None] = rule_category,
+) -> tuple[list[Finding], list[Finding], list[str]]:
+    """Judge ``findings`` whose category is in ``categories`` with ``evidence`` from ``tool``.
+
+    Returns (the findings with verdicts, new dynamic findings, notices). Findings of other
+    categories pass through unchanged.
+    """
+    evidence = [e for e in evidence]
+    defects = [e for e in evidence if e.category != TOOL_FAILURE]
+    failures = [e for e in evidence if e.category == TOOL_FAILURE]
+    used: set[int] = set()
+    out: list[Finding] = []
+    for f in findings:
+        cat = category_of(f.rule)
+        if cat not in categories:
+            out.append(f)
+            continue
+        hits = [i for i, e in enumerate(defects) if e.category == cat and _matches(e, f, root)]
+        tool_failed_here = failure or next(
+            (e.detail.get("message", e.kind) for e in failures
+             if (e.kernel and f.kernel and e.kernel == f.kernel) or (e.line and _matches(e, f, root))), None)
+        evidence_list = f.evidence.setdefault("dynamic", [])
+        if hits:
+            used.update(hits)
+            verdict = Verdict.CONFIRMED
+            for i in hits:
+                _merge(f.measurements, defects[i].measurements)
+                evidence_list.append({"tool": tool, "kind": defects[i].kind, **defects[i].detail})
+        elif tool_failed_here:
+            verdict = Verdict.INCONCLUSIVE
+            evidence_list.append({"tool": tool, "note": f"the tool failed: {tool_failed_here}"})
+        else:
+            ran = executed(f)
+            if ran:
+                verdict = Verdict.REFUTED
+                evidence_list.append({"tool": tool, "note": "the line ran and the tool saw no violation"})
+            else:
+                verdict = Verdict.INCONCLUSIVE
+                why = "the line never executed" if ran is False else "the kernel never ran"
+                evidence_list.append({"tool": tool, "note": why})
+        if f.verdict == Verdict.CONFIRMED and verdict != Verdict.CONFIRMED:
+            pass  # another tool confirmed it: keep that
+        elif f.verdict == Verdict.REFUTED and verdict == Verdict.INCONCLUSIVE:
+            pass
+        else:
+            f.verdict = verdict
+        out.append(f)
+
+    new, notices = _unpredicted([e for i, e in enumerate(defects) if i not in used], tool, root)
+    for e in failures:
+        notices.append(f"{tool}: {e.kind} in kernel {e.kernel or '?'}: {e.detail.get('message', '')}".rstrip(": "))
+    return out, new, notices
+
+
+def _relative(path: str | None, root: str | None) -> str:
+    if not path:
+        return "<unknown>"
+    base = root or os.getcwd()
+    try:
+        rel = os.path.relpath(path, base)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _unpredicted(evidence: list[Evidence], tool: str, root: str | None) -> tuple[list[Finding], list[str]]:
+    groups: dict[tuple, list[Evidence]] = defaultdict(list)
+    for e in evidence:
+        groups[(e.category, e.path, e.line, e.kernel)].append(e)
+    new: list[Finding] = []
+    notices: list[str] = []
+    for (cat, path, line, kernel), evs in sorted(groups.items(), key=lambda kv: (str(kv[0][1]), kv[0][2] or 0)):
+        code = DYNAMIC_RULE_OF_CATEGORY.get(cat)
+        kinds = sorted({e.kind for e in evs})
+        if code is None or not line:
+            notices.append(f"{tool}: {', '.join(kinds)} in kernel {kernel or '?'} at {path}:{line}")
+            continue
+        measurements: dict = {}
+        for e in evs:
+            _merge(measurements, e.measurements)
+        message = describe(cat, kinds, kernel, measurements, tool)
+        new.append(Finding(
+            rule=code,
+            path=_relative(path, root),
+            span=Span.point(line),
+            message=message,
+            level=Level.ERROR,
+            phase=Phase.DYNAMIC,
+            verdict=Verdict.CONFIRMED,
+            kernel=kernel,
+            evidence={"dynamic": [{"tool": tool, "kind": e.kind, **e.detail} for e in evs]},
+            measurements=measurements,
+        ))
+    return new, notices
+
+
+def describe(category: str, kinds: list[str], kernel: str | None, m: dict, tool: str) -> str:
+    where = f" in `{kernel}`" if kernel else ""
+    if category == "out-of-bounds":
+        what = " and ".join(k.replace("oob-", "").replace("invalid-", "") for k in kinds)
+        size = ""
+        if m.get("max_bytes_past_end"):
+            size = f", up to {m['max_bytes_past_end']} bytes past the end"
+        elif m.get("max_bytes_before_start"):
+            size = f", up to {m['max_bytes_before_start']} bytes before the start"
+        tensor = f" of `{m['tensor']}`" if m.get("tensor") else ""
+        count = f": {m['oob_accesses']} lanes" if m.get("oob_accesses") else ""
+        return f"out-of-bounds {what}{tensor}{where}{count}{size} (seen by {tool})"
+    if category == "race":
+        progs = f" between {m['racing_programs']} programs" if m.get("racing_programs") else ""
+        tensor = f" on `{m['tensor']}`" if m.get("tensor") else ""
+        kind = "read of data another program writes" if kinds == ["race-read"] else "non-atomic write race"
+        return f"{kind}{tensor}{where}{progs} (seen by {tool})"
+    return f"{', '.join(kinds)}{where} (seen by {tool})"
