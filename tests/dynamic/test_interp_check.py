@@ -1,0 +1,146 @@
+"""The interpreter checker, run for real (TRITON_INTERPRET=1, in a subprocess) on the fixtures."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from kernlint.dynamic.interp_check import confirm_findings, judge, run_interpreted
+from kernlint.model import Finding, Level, Phase, Span, Verdict
+
+from .fixture_marks import RULE_OF_KIND, access_lines, expected, fixture_files
+
+FILES = fixture_files()
+
+
+@pytest.fixture(scope="module")
+def results():
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(FILES, pool.map(run_interpreted, FILES)))
+
+
+def test_fixtures_present():
+    planted = [p for p in FILES if expected(p)]
+    clean = [p for p in FILES if p.stem.endswith("_clean")]
+    assert len(planted) >= 5 and len(clean) >= 5
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_records_match_markers(results, path):
+    result = results[path]
+    assert result.failure is None, result.output_tail
+    assert result.launches and all(launch["completed"] for launch in result.launches), result.output_tail
+    seen = {(r.kind, r.line) for r in result.records}
+    assert all(r.path == str(path) for r in result.records)
+    assert seen == expected(path), result.output_tail
+
+
+def _finding(path, line, rule, kernel=None):
+    return Finding(rule=rule, path=str(path), span=Span.point(line, 5), message="static", level=Level.ERROR,
+                   kernel=kernel)
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if expected(p)], ids=lambda p: p.stem)
+def test_planted_findings_confirmed(results, path):
+    findings = [_finding(path, line, RULE_OF_KIND[kind]) for kind, line in sorted(expected(path))]
+    judged = confirm_findings(findings, results[path])
+    mine = judged[: len(findings)]
+    assert all(f.verdict == Verdict.CONFIRMED for f in mine)
+    for f in mine:
+        if f.rule in ("KL101", "KL102"):
+            assert f.measurements["oob_accesses"] > 0
+            assert f.measurements["max_bytes_past_end"] > 0
+            assert f.measurements["tensor"].endswith("_ptr")
+        else:
+            assert f.measurements["racing_programs"] >= 2
+    # every record is explained by some finding: nothing new
+    assert [f for f in judged[len(findings):] if f.phase == Phase.DYNAMIC] == []
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.stem.endswith("_clean")], ids=lambda p: p.stem)
+def test_clean_twins_refuted(results, path):
+    lines = access_lines(path)
+    assert lines
+    findings = [_finding(path, ln, "KL101" if op == "load" else "KL102") for ln, op in lines.items()]
+    findings += [_finding(path, ln, "KL103") for ln, op in lines.items() if op == "store"]
+    judged = confirm_findings(findings, results[path])
+    assert len(judged) == len(findings)
+    assert {f.verdict for f in judged} == {Verdict.REFUTED}
+
+
+def test_unpredicted_violations_become_dynamic_findings(results):
+    path = next(p for p in FILES if p.stem == "oob_le_mask")
+    new = confirm_findings([], results[path])
+    assert {(f.rule, f.span.line) for f in new} == {("KL401", ln) for _, ln in expected(path)}
+    for f in new:
+        assert f.phase == Phase.DYNAMIC and f.verdict == Verdict.CONFIRMED
+        assert f.measurements["max_bytes_past_end"] == 4  # exactly one float past the end
+        assert "past the end" in f.message
+    path = next(p for p in FILES if p.stem == "race_global_store")
+    (race,) = confirm_findings([], results[path])
+    assert race.rule == "KL402" and race.measurements["racing_programs"] == 8
+
+
+def test_line_not_executed_or_kernel_not_run_is_inconclusive(results, tmp_path):
+    path = next(p for p in FILES if p.stem == "oob_no_mask")
+    other = tmp_path / "elsewhere.py"
+    findings = [
+        _finding(path, 3, "KL101", kernel="add_kernel"),  # the kernel ran, this line holds no access
+        _finding(other, 10, "KL102", kernel="never_launched"),
+    ]
+    judged, new, _ = judge(findings, results[path])
+    assert [f.verdict for f in judged] == [Verdict.INCONCLUSIVE, Verdict.INCONCLUSIVE]
+    assert "never executed" in judged[0].evidence["dynamic"][-1]["note"]
+    assert "never ran" in judged[1].evidence["dynamic"][-1]["note"]
+
+
+def test_other_categories_pass_through(results):
+    path = next(p for p in FILES if p.stem == "oob_no_mask")
+    f = _finding(path, 14, "KL501")
+    judged, _, _ = judge([f], results[path])
+    assert judged[0].verdict == Verdict.SUSPECTED
+
+
+def test_failed_run_is_inconclusive(tmp_path):
+    script = tmp_path / "broken.py"
+    script.write_text("def run():\n    raise SystemExit(3)\n")
+    result = run_interpreted(script)
+    assert result.failure and "exited with 3" in result.failure
+    (f,) = confirm_findings([_finding(script, 2, "KL101")], result)
+    assert f.verdict == Verdict.INCONCLUSIVE
+
+
+KERNEL_BEFORE_START = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def shifted(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs - 4, mask=offs < n)
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+def run():
+    x = torch.arange(16, dtype=torch.float32)
+    out = torch.empty(16)
+    shifted[(1,)](x, out, 16, BLOCK=16)
+'''
+
+
+def test_reads_before_the_start_measured(tmp_path):
+    script = tmp_path / "before.py"
+    script.write_text(textwrap.dedent(KERNEL_BEFORE_START))
+    result = run_interpreted(script)
+    (rec,) = result.records
+    assert (rec.kind, rec.line, rec.tensor) == ("oob-read", 7, "x_ptr")
+    assert rec.lanes == 4 and rec.bytes_before_start == 16 and rec.bytes_past_end == 0
+
+
+def test_command_and_module_targets(results):
+    path = next(p for p in FILES if p.stem == "race_load_modify_store")
+    by_command = run_interpreted([sys.executable, str(path)])
+    assert {(r.kind, r.line) for r in by_command.records} == expected(path)
+    by_module = run_interpreted(f"{path.stem}:run", cwd=str(path.parent))
+    assert {(r.kind, r.line) for r in by_module.records} == expected(path)
