@@ -24,14 +24,17 @@ def defines_function(path: str, name: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kernlint.dynamic.interp_runner")
     parser.add_argument("--entry", default="run", help="function to call in a file (default: run)")
+    parser.add_argument("--no-interpret", action="store_true",
+                        help="run natively (on the GPU, under a sanitizer or ncu) without the interpreter")
     parser.add_argument("target")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
 
-    os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
-    from kernlint.dynamic.interp_hook import install_on_import
+    if not ns.no_interpret:
+        os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+        from kernlint.dynamic.interp_hook import install_on_import
 
-    install_on_import()
+        install_on_import()
     target = ns.target
     if target.endswith(".py") or os.path.isfile(target):
         path = os.path.abspath(target)

@@ -1,0 +1,252 @@
+"""Plan, run and merge the dynamic checks for a set of findings.
+
+Each finding's rule says how a run confirms it (``rule.confirm``: tool, check, threshold,
+fallback). :func:`plan` groups the findings into the fewest processes: one per compute-sanitizer
+tool (the sanitizer runs one tool per process) over the whole user command with
+``--kernel-name`` limited to the kernels with findings, one ``ncu`` run collecting every metric
+needed, and one interpreter run for what only the interpreter sees (races between programs on
+global memory) and, without a GPU, for what it can stand in for (out-of-bounds).
+
+:func:`confirm` runs the plan. Without a CUDA GPU the GPU steps are skipped with a notice and the
+findings they would have judged stay *suspected* (``require_gpu=True`` raises instead); the
+interpreter fallback still runs. Importing this module needs no GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from kernlint.dynamic import interp_check, ncu, sanitizer
+from kernlint.dynamic.verdicts import apply_evidence, rule_category
+from kernlint.model import Finding, Verdict
+
+
+class GpuRequired(RuntimeError):
+    """``require_gpu`` was set and no CUDA GPU (or no tool) is available."""
+
+
+def cuda_available() -> bool:
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return False
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+@dataclass
+class Step:
+    kind: str  # "sanitizer" | "ncu" | "interpreter"
+    tool: str  # memcheck / racecheck / synccheck / initcheck / ncu / interpreter
+    findings: list[Finding] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def kernels(self) -> list[str]:
+        return sorted({f.kernel for f in self.findings if f.kernel})
+
+
+def _rule(code: str):
+    try:
+        from kernlint.catalogue import get_rule
+
+        return get_rule(code)
+    except Exception:
+        return None
+
+
+def entry_command(target: str | Sequence[str]) -> list[str]:
+    """The user's entry point as an argv that runs natively: a file's ``run()``/``__main__`` or a command."""
+    if isinstance(target, (list, tuple)):
+        return list(target)
+    if target.endswith(".py") and " " not in target:
+        return [sys.executable, "-m", "kernlint.dynamic.interp_runner", "--no-interpret", os.path.abspath(target)]
+    import shlex
+
+    return shlex.split(target)
+
+
+def plan(
+    findings: list[Finding],
+    target: str | Sequence[str],
+    *,
+    gpu: bool,
+    padding: int | None = 64,
+    launch_skip: int | None = None,
+    launch_count: int | None = None,
+    sanitizer_exe: str = "compute-sanitizer",
+    ncu_exe: str = "ncu",
+) -> list[Step]:
+    """The fewest processes that judge ``findings`` (in order: interpreter, sanitizers, ncu)."""
+    steps: dict[tuple[str, str], Step] = {}
+    for f in findings:
+        rule = _rule(f.rule)
+        if rule is None or rule.confirm.tool in ("none", "eval", ""):
+            continue
+        tool, check = rule.confirm.tool, rule.confirm.check
+        if tool in ("compute-sanitizer", "ncu") and not gpu:
+            if rule.confirm.fallback == "interpreter" and rule.category in interp_check.CATEGORIES:
+                tool = "interpreter"
+            else:
+                continue
+        if tool == "interpreter" or tool == "differential":
+            if rule.category not in interp_check.CATEGORIES:
+                continue
+            steps.setdefault(("interpreter", "interpreter"), Step("interpreter", "interpreter")).findings.append(f)
+        elif tool == "compute-sanitizer":
+            name = check if check in sanitizer.TOOLS else "memcheck"
+            steps.setdefault(("sanitizer", name), Step("sanitizer", name)).findings.append(f)
+        elif tool == "ncu":
+            step = steps.setdefault(("ncu", "ncu"), Step("ncu", "ncu"))
+            step.findings.append(f)
+            for metric in ncu.metrics_for([rule.category], [check]):
+                if metric not in step.metrics:
+                    step.metrics.append(metric)
+    command = entry_command(target)
+    order = {"interpreter": 0, "sanitizer": 1, "ncu": 2}
+    out = sorted(steps.values(), key=lambda s: (order[s.kind], s.tool))
+    for s in out:
+        if s.kind == "sanitizer":
+            s.argv, s.env = sanitizer.sanitizer_command(
+                s.tool, command, kernels=s.kernels, launch_skip=launch_skip, launch_count=launch_count,
+                padding=padding if s.tool == "memcheck" else None, executable=sanitizer_exe)
+        elif s.kind == "ncu":
+            s.argv = ncu.ncu_command(command, s.metrics, kernels=s.kernels, launch_skip=launch_skip,
+                                     launch_count=launch_count, executable=ncu_exe)
+    return out
+
+
+@dataclass
+class ConfirmResult:
+    findings: list[Finding]
+    new_findings: list[Finding]
+    notices: list[str]
+    steps: list[dict]
+    seconds: float
+
+
+def confirm(
+    findings: list[Finding],
+    target: str | Sequence[str],
+    *,
+    require_gpu: bool = False,
+    gpu: bool | None = None,
+    cwd: str | None = None,
+    timeout: float = 600.0,
+    padding: int | None = 64,
+    launch_skip: int | None = None,
+    launch_count: int | None = None,
+    interpreter_fallback: bool = True,
+) -> ConfirmResult:
+    """Judge ``findings`` by running ``target`` (a file with ``run()``/``__main__``, or a command)."""
+    started = time.perf_counter()
+    have_gpu = cuda_available() if gpu is None else gpu
+    notices: list[str] = []
+    if have_gpu and not sanitizer.find_sanitizer() and not ncu.find_ncu():
+        notices.append("dynamic phase: a GPU is present but neither compute-sanitizer nor ncu is on PATH")
+    if not have_gpu:
+        if require_gpu:
+            raise GpuRequired("--require-gpu: no CUDA GPU available for the dynamic phase")
+        notices.append("dynamic phase: no CUDA GPU; compute-sanitizer and ncu checks skipped"
+                       + ("; out-of-bounds and race findings judged on Triton's interpreter"
+                          if interpreter_fallback else ""))
+    steps = plan(findings, target, gpu=have_gpu, padding=padding, launch_skip=launch_skip,
+                 launch_count=launch_count)
+    if not interpreter_fallback:
+        steps = [s for s in steps if s.kind != "interpreter" or have_gpu]
+    new: list[Finding] = []
+    ran: list[dict] = []
+    for step in steps:
+        t0 = time.perf_counter()
+        if step.kind == "interpreter":
+            tgt = target if isinstance(target, (list, tuple)) or target.endswith(".py") else target
+            result = interp_check.run_interpreted(tgt, cwd=cwd, timeout=timeout)
+            judged, added, notes = interp_check.judge(step.findings, result)
+        elif step.kind == "sanitizer":
+            judged, added, notes = _run_sanitizer(step, cwd, timeout)
+        else:
+            judged, added, notes = _run_ncu(step, cwd, timeout)
+        new += added
+        notices += notes
+        ran.append({"tool": step.tool, "argv": step.argv, "findings": len(step.findings),
+                    "seconds": round(time.perf_counter() - t0, 3)})
+    return ConfirmResult(findings, _dedupe(new), notices, ran, round(time.perf_counter() - started, 3))
+
+
+def _dedupe(new: list[Finding]) -> list[Finding]:
+    seen, out = set(), []
+    for f in new:
+        key = (f.rule, f.path, f.span.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: str | None, timeout: float) -> tuple[int | None, str, str | None]:
+    full_env = {**os.environ, **env}
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+        return proc.returncode, (proc.stdout or "") + (proc.stderr or ""), None
+    except subprocess.TimeoutExpired:
+        return None, "", f"timed out after {timeout:g} s"
+    except OSError as e:
+        return None, "", f"could not start {argv[0]}: {e}"
+
+
+def _run_sanitizer(step: Step, cwd, timeout):
+    with tempfile.TemporaryDirectory(prefix="kernlint-sanitizer-") as tmp:
+        log = os.path.join(tmp, "report.txt")
+        argv = list(step.argv)
+        argv[1:1] = ["--log-file", log]
+        rc, output, failure = _run(argv, step.env, cwd, timeout)
+        text = open(log, encoding="utf-8", errors="replace").read() if os.path.exists(log) else output
+    report = sanitizer.parse_report(text, step.tool)
+    if failure is None and not report.completed:
+        failure = f"compute-sanitizer {step.tool} ended without its summary (exit {rc})"
+    cats = {rule_category(f.rule) for f in step.findings}
+    return apply_evidence(step.findings, [r.to_evidence() for r in report.records],
+                          tool=f"compute-sanitizer {step.tool}", categories=cats,
+                          executed=lambda f: True if rc == 0 else None, failure=failure)
+
+
+def _run_ncu(step: Step, cwd, timeout):
+    rc, output, failure = _run(step.argv, {}, cwd, timeout)
+    rows = ncu.parse_csv(output)
+    notices = []
+    for f in step.findings:
+        rule = _rule(f.rule)
+        mine = [r for r in rows if r.kernel == f.kernel] if f.kernel else rows
+        metric = rule.confirm.check.split(",")[0].strip() if rule else ""
+        values = [r.metrics.get(metric) for r in mine if isinstance(r.metrics.get(metric), (int, float))]
+        if failure or not mine or not values:
+            f.verdict = Verdict.INCONCLUSIVE if f.verdict != Verdict.CONFIRMED else f.verdict
+            why = failure or ("the kernel was not profiled" if not mine else f"ncu reported no {metric}")
+            f.evidence.setdefault("dynamic", []).append({"tool": "ncu", "note": why})
+            continue
+        worst = max(values)
+        ok = ncu.meets(worst, rule.confirm.threshold)
+        f.measurements[metric] = worst
+        for base in ncu.BASE_METRICS:
+            vals = [r.metrics.get(base) for r in mine if isinstance(r.metrics.get(base), (int, float))]
+            if vals:
+                f.measurements[base] = max(vals)
+        if f.verdict != Verdict.CONFIRMED:
+            f.verdict = {True: Verdict.CONFIRMED, False: Verdict.REFUTED, None: Verdict.INCONCLUSIVE}[ok]
+        f.evidence.setdefault("dynamic", []).append(
+            {"tool": "ncu", "metric": metric, "value": worst, "threshold": rule.confirm.threshold,
+             "launches": len(mine)})
+    return step.findings, [], notices
