@@ -108,7 +108,7 @@ def ensure_rules_package() -> None:
         pass
     import kernlint
 
-    folder = Path(kernlint.__file__).resolve().parent.parent / "rules"
+    folder = Path(__file__).resolve().parents[2] / "rules"
     init = folder / "__init__.py"
     if not init.is_file():
         return

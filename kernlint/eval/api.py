@@ -1,0 +1,152 @@
+"""Python API: ``evaluate(problem, candidate) -> EvalResult`` with a scalar ``reward``."""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+
+from kernlint.eval import isolation, policy as P
+from kernlint.eval.problems import Candidate, Problem, problem_from_text
+from kernlint.eval.rulebase import check_source
+from kernlint.model import Finding
+
+
+@dataclass
+class EvalOptions:
+    seeds: tuple[int, ...] = (0, 1, 2)
+    shape_variants: tuple[int, ...] = (0, 1)
+    timeout_s: float = 300.0
+    #: address-space limit for CPU workers (MiB); GPU workers use the RSS watchdog instead
+    mem_limit_mb: int | None = 8192
+    rss_limit_mb: float | None = 32768
+    tolerance_scale: float = 1.0
+    timing: bool = True
+    iters: int = 50
+    compile_baseline: bool | None = None  # None: on GPU only
+    policy: P.Policy = field(default_factory=P.Policy)
+    env: dict[str, str] = field(default_factory=dict)
+    inject_fault: str | None = None
+    cuda: bool | None = None  # None: probe in the parent
+
+    def job_fields(self) -> dict:
+        d = {"seeds": list(self.seeds), "shape_variants": list(self.shape_variants),
+             "tolerance_scale": self.tolerance_scale, "timing": self.timing, "iters": self.iters}
+        if self.compile_baseline is not None:
+            d["compile_baseline"] = self.compile_baseline
+        if self.inject_fault:
+            d["inject_fault"] = self.inject_fault
+        return d
+
+
+@dataclass
+class EvalResult:
+    id: str
+    problem: str
+    verdict: str
+    reasons: list[str]
+    reward: float
+    speedup: dict[str, float]
+    findings: list[Finding]
+    record: dict[str, Any]
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "passed"
+
+
+def _cuda_visible() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def _gpu_timed(result: dict) -> bool:
+    return str(result.get("timings", {}).get("candidate", {}).get("timer", "")).startswith("cuda")
+
+
+def static_findings(source: str, path: str) -> tuple[list[Finding], str | None]:
+    try:
+        return check_source(source, path), None
+    except cst.ParserSyntaxError as exc:
+        return [], f"SyntaxError: {str(exc).splitlines()[0]} (line {exc.raw_line})"
+
+
+def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> dict:
+    """Evaluate one candidate in its own subprocess; return the JSONL record."""
+    t0 = time.time()
+    path = cand.origin or f"{cand.id}.py"
+    findings, syntax_error = static_findings(cand.source, path)
+    cuda = _cuda_visible() if opts.cuda is None else opts.cuda
+    if syntax_error:
+        result = {"status": "error", "error_kind": "did-not-compile", "error": syntax_error, "stage": "parse"}
+    else:
+        job = {"problem": problem.to_job(), "candidate": {"id": cand.id, "source": cand.source},
+               "device_memory_fraction": 0.9 if cuda else None, **opts.job_fields()}
+        result = isolation.run_job(job, timeout_s=opts.timeout_s,
+                                   mem_limit_mb=None if cuda else opts.mem_limit_mb,
+                                   rss_limit_mb=opts.rss_limit_mb, env=opts.env)
+    verdict, reasons = P.judge(result, findings, opts.policy)
+    sp = P.speedups(result.get("timings", {}))
+    corr = result.get("correctness", {})
+    return {
+        "id": cand.id,
+        "problem": problem.id,
+        "problem_kind": problem.kind,
+        "origin": cand.origin,
+        "candidate_sha": cand.sha,
+        "verdict": verdict,
+        "reasons": reasons,
+        "reward": P.reward(verdict, sp.get("vs_reference") if _gpu_timed(result) else None),
+        "speedup": sp,
+        "error_kind": result.get("error_kind"),
+        "error": result.get("error"),
+        "stage": result.get("stage_final", result.get("stage")),
+        "correctness": corr,
+        "task_degenerate": bool(corr.get("null_models_passing")),
+        "timings": result.get("timings", {}),
+        "metrics": result.get("metrics", {}),
+        "cheats": result.get("cheats", []),
+        "findings": [f.to_dict() for f in findings],
+        "notes": result.get("notes", []),
+        "device": result.get("device", "cuda" if cuda else "cpu"),
+        "host": platform.node(),
+        "policy": opts.policy.to_dict(),
+        "wall_s": round(time.time() - t0, 3),
+        "log_tail": result.get("log_tail", "")[-800:] if verdict != "passed" else "",
+    }
+
+
+def _as_problem(problem: Problem | str | Path) -> Problem:
+    if isinstance(problem, Problem):
+        return problem
+    p = Path(problem) if not (isinstance(problem, str) and "\n" in problem) else None
+    if p is not None and p.exists():
+        return problem_from_text(p.stem, p.read_text(), str(p))
+    return problem_from_text("problem", str(problem))
+
+
+def evaluate(problem: Problem | str | Path, candidate: Candidate | str | Path,
+             options: EvalOptions | None = None, **overrides) -> EvalResult:
+    """Evaluate one candidate against one problem (a :class:`Problem`, a path, or source text).
+
+    ``overrides`` set fields of :class:`EvalOptions` (e.g. ``seeds=(0,)``, ``timing=False``).
+    """
+    opts = options or EvalOptions()
+    for k, v in overrides.items():
+        setattr(opts, k, v)
+    prob = _as_problem(problem)
+    if not isinstance(candidate, Candidate):
+        p = Path(candidate) if not (isinstance(candidate, str) and "\n" in candidate) else None
+        src = p.read_text() if p is not None and p.exists() else str(candidate)
+        candidate = Candidate(f"{prob.id}/{p.stem if p else 'candidate'}", prob.id, src, str(p) if p else "")
+    rec = evaluate_candidate(prob, candidate, opts)
+    return EvalResult(rec["id"], rec["problem"], rec["verdict"], rec["reasons"], rec["reward"],
+                      rec["speedup"], [Finding.from_dict(f) for f in rec["findings"]], rec)

@@ -1,0 +1,89 @@
+"""``kernlint eval``: the click command (the lead wires ``eval_command`` into the CLI group)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from kernlint.eval import records, report_html, summary
+from kernlint.eval.api import EvalOptions
+from kernlint.eval.dataset import export
+from kernlint.eval.policy import Policy
+from kernlint.eval.problems import load_candidates, load_problems
+from kernlint.eval.runner import run_batch
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(",") if x.strip())
+
+
+@click.command("eval")
+@click.argument("problems", type=click.Path(exists=True))
+@click.argument("candidates", type=click.Path(exists=True))
+@click.option("-o", "--out", "out_dir", type=click.Path(), default="kernlint-eval", show_default=True,
+              help="Folder for records.jsonl, summary.json/.md, report.html and dataset.jsonl.")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--ray-address", default=None, help="Ray cluster address (default: start a local one).")
+@click.option("--workers", type=int, default=None, help="Parallel workers (default: one per GPU; 1 on CPU).")
+@click.option("--seeds", default="0,1,2", show_default=True)
+@click.option("--shape-variants", default="0,1", show_default=True,
+              help="0 = the problem as written; 1.. = non-power-of-two variants.")
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per candidate.")
+@click.option("--mem-limit-mb", type=int, default=8192, show_default=True, help="Address-space limit (CPU runs).")
+@click.option("--rss-limit-mb", type=float, default=32768, show_default=True, help="Resident-memory watchdog.")
+@click.option("--tolerance-scale", type=float, default=1.0, show_default=True)
+@click.option("--no-timing", is_flag=True, help="Correctness and anti-cheat only.")
+@click.option("--iters", type=int, default=50, show_default=True, help="Timed iterations (GPU).")
+@click.option("--compile-baseline/--no-compile-baseline", default=None,
+              help="Time torch.compile of the reference too (default: on GPU only).")
+@click.option("--max-slowdown", type=float, default=0.05, show_default=True,
+              help="Reject candidates slower than the torch reference by more than this fraction.")
+@click.option("--min-occupancy", type=float, default=0.0, show_default=True)
+@click.option("--fail-level", type=click.Choice(["note", "warning", "error", "none"]), default="error",
+              show_default=True, help="Lint findings at or above this level count as cheating.")
+@click.option("--include-correct", is_flag=True, help="Export correct-but-rejected candidates too.")
+@click.option("--limit", type=int, default=None, help="Evaluate at most this many candidates.")
+@click.option("--progress/--no-progress", default=True)
+def eval_command(problems, candidates, out_dir, backend, ray_address, workers, seeds, shape_variants,
+                 timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline,
+                 max_slowdown, min_occupancy, fail_level, include_correct, limit, progress):
+    """Evaluate generated kernels in CANDIDATES (folder or JSONL of answers) against PROBLEMS
+    (KernelBench-style modules, TritonBench-style modules or a TritonBench-G JSON).
+
+    Records are appended to OUT/records.jsonl as candidates finish; rerunning resumes."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    probs = load_problems(problems)
+    cands = load_candidates(candidates, probs)
+    if limit is not None:
+        cands = cands[:limit]
+    opts = EvalOptions(
+        seeds=_ints(seeds), shape_variants=_ints(shape_variants), timeout_s=timeout,
+        mem_limit_mb=mem_limit_mb, rss_limit_mb=rss_limit_mb, tolerance_scale=tolerance_scale,
+        timing=not no_timing, iters=iters, compile_baseline=compile_baseline,
+        policy=Policy(max_slowdown=max_slowdown, min_occupancy=min_occupancy,
+                      fail_level=None if fail_level == "none" else fail_level),
+    )
+    rec_path = out / "records.jsonl"
+    new = run_batch(probs, cands, rec_path, opts, backend=backend, workers=workers,
+                    progress=progress, ray_address=ray_address)
+    ids = {c.id for c in cands}
+    recs = [r for r in records.latest(rec_path) if r.get("id") in ids]
+    s = summary.summarize(recs)
+    (out / "summary.json").write_text(json.dumps(s, indent=2, default=str))
+    (out / "summary.md").write_text(summary.to_markdown(s))
+    (out / "report.html").write_text(report_html.render(recs))
+    n = export(recs, {c.id: c for c in cands}, out / "dataset.jsonl", include_correct)
+    click.echo(f"{len(new)} evaluated now, {len(recs)} recorded; "
+               + ", ".join(f"{k} {v}" for k, v in s["taxonomy"].items() if v)
+               + f"; {n} exported to {out / 'dataset.jsonl'}")
+
+
+def main() -> None:  # pragma: no cover - `python -m kernlint.eval.cli`
+    eval_command()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

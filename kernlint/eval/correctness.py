@@ -1,0 +1,193 @@
+"""Comparing candidate outputs with the reference: tolerances, structure, null models, poisoning.
+
+Tolerance: ``|c - r| <= atol + rtol * |r|`` element-wise with ``atol = max(atol_scale * rms(r),
+atol_floor)``: the absolute part scales with the output's magnitude (an output of 1e4 is not held
+to 1e-3 absolute, an output of 1e-3 is not waved through by it), per dtype. Integer and boolean
+outputs must match exactly. NaN in the candidate where the reference has none is a mismatch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+#: dtype -> (rtol, atol_scale, atol_floor)
+TOLERANCES = {
+    torch.float64: (1e-7, 1e-7, 1e-12),
+    torch.float32: (1e-3, 5e-3, 1e-6),
+    torch.float16: (1e-2, 1e-2, 1e-4),
+    torch.bfloat16: (2e-2, 2e-2, 1e-3),
+}
+FLOAT8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
+
+
+def tolerance(dtype: torch.dtype, scale: float = 1.0) -> tuple[float, float, float]:
+    if dtype in FLOAT8:
+        r, a, f = 1.25e-1, 1.25e-1, 1e-2
+    else:
+        r, a, f = TOLERANCES.get(dtype, TOLERANCES[torch.float32])
+    return r * scale, a * scale, f * scale
+
+
+def flatten(out: Any, prefix: str = "out") -> list[tuple[str, Any]]:
+    """Leaves of an output: tensors and scalars, keyed by their path (``out[0]``, ``out['x']``)."""
+    if isinstance(out, torch.Tensor):
+        return [(prefix, out)]
+    if isinstance(out, dict):
+        items = []
+        for k in sorted(out, key=str):
+            items += flatten(out[k], f"{prefix}[{k!r}]")
+        return items
+    if isinstance(out, (list, tuple)):
+        items = []
+        for i, v in enumerate(out):
+            items += flatten(v, f"{prefix}[{i}]")
+        return items
+    return [(prefix, out)]
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    reason: str = ""
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    mismatch_fraction: float = 0.0
+    where: str = ""
+
+    def to_dict(self) -> dict:
+        return {k: (v if not isinstance(v, float) or math.isfinite(v) else str(v))
+                for k, v in self.__dict__.items()}
+
+
+def compare_tensor(c: torch.Tensor, r: torch.Tensor, scale: float = 1.0) -> Comparison:
+    if tuple(c.shape) != tuple(r.shape):
+        return Comparison(False, f"shape {tuple(c.shape)} != reference {tuple(r.shape)}")
+    if r.numel() == 0:
+        return Comparison(True)
+    if not r.is_floating_point() and not r.is_complex():
+        c2, r2 = c.detach().cpu(), r.detach().cpu()
+        if c2.dtype != r2.dtype:
+            c2 = c2.to(r2.dtype) if not c2.is_floating_point() else c2
+        bad = (c2 != r2)
+        frac = float(bad.float().mean())
+        return Comparison(frac == 0.0, "" if frac == 0 else "integer values differ", mismatch_fraction=frac)
+    rtol, atol_scale, floor = tolerance(r.dtype, scale)
+    cf = c.detach().to(torch.float64).cpu()
+    rf = r.detach().to(torch.float64).cpu()
+    finite = torch.isfinite(rf)
+    rms = float(rf[finite].pow(2).mean().sqrt()) if bool(finite.any()) else 0.0
+    atol = max(atol_scale * rms, floor)
+    nan_c, nan_r = torch.isnan(cf), torch.isnan(rf)
+    if bool((nan_c & ~nan_r).any()):
+        return Comparison(False, "NaN in the output where the reference has none",
+                          mismatch_fraction=float((nan_c & ~nan_r).float().mean()))
+    inf_mismatch = (torch.isinf(cf) | torch.isinf(rf)) & (cf != rf)
+    diff = (cf - rf).abs()
+    diff = torch.where(nan_r & nan_c, torch.zeros_like(diff), diff)
+    bad = (diff > atol + rtol * rf.abs()) | inf_mismatch
+    bad = bad & ~(nan_r & nan_c)
+    max_abs = float(diff[torch.isfinite(diff)].max()) if bool(torch.isfinite(diff).any()) else 0.0
+    rel = diff / (rf.abs() + atol)
+    max_rel = float(rel[torch.isfinite(rel)].max()) if bool(torch.isfinite(rel).any()) else 0.0
+    frac = float(bad.float().mean())
+    return Comparison(frac == 0.0, "" if frac == 0 else f"{frac:.2%} of elements outside tolerance",
+                      max_abs, max_rel, frac)
+
+
+def compare(cand: Any, ref: Any, scale: float = 1.0, exact_type: bool = True) -> Comparison:
+    """Compare two outputs leaf by leaf; the first failing leaf decides."""
+    cl, rl = flatten(cand), flatten(ref)
+    if [k for k, _ in cl] != [k for k, _ in rl]:
+        return Comparison(False, f"output structure {[k for k, _ in cl][:4]} != reference {[k for k, _ in rl][:4]}")
+    worst = Comparison(True)
+    for (key, c), (_, r) in zip(cl, rl):
+        if isinstance(r, torch.Tensor):
+            if not isinstance(c, torch.Tensor):
+                return Comparison(False, f"{key}: {type(c).__name__} where the reference returns a tensor", where=key)
+            res = compare_tensor(c, r, scale)
+        elif isinstance(r, (int, float)) and isinstance(c, (int, float)):
+            ok = math.isclose(float(c), float(r), rel_tol=1e-4, abs_tol=1e-6) or (math.isnan(c) and math.isnan(r))
+            res = Comparison(ok, "" if ok else f"{c!r} != {r!r}")
+        else:
+            ok = type(c) is type(r) and c == r if not exact_type else c == r
+            res = Comparison(bool(ok), "" if ok else f"{key}: {c!r} != {r!r}")
+        if not res.ok:
+            res.where = key
+            return res
+        worst.max_abs_err = max(worst.max_abs_err, res.max_abs_err)
+        worst.max_rel_err = max(worst.max_rel_err, res.max_rel_err)
+    return worst
+
+
+def plain_tensor_leaves(out: Any) -> bool:
+    """False when an output leaf is a tensor subclass (lazy tensors defer work past the timer)."""
+    return all(type(v) is torch.Tensor or not isinstance(v, torch.Tensor) for _, v in flatten(out))
+
+
+def null_models(ref_out: Any, inputs: list) -> dict[str, Any]:
+    """Trivial answers every task must reject: zeros, a constant (the mean), the identity."""
+
+    def mapleaves(fn, out):
+        if isinstance(out, torch.Tensor):
+            return fn(out)
+        if isinstance(out, dict):
+            return {k: mapleaves(fn, v) for k, v in out.items()}
+        if isinstance(out, (list, tuple)):
+            return type(out)(mapleaves(fn, v) for v in out)
+        return out
+
+    models = {
+        "zeros": mapleaves(torch.zeros_like, ref_out),
+        "constant": mapleaves(
+            lambda t: torch.full_like(t, float(t.float().nanmean()) if t.is_floating_point() else 1), ref_out),
+    }
+    if isinstance(ref_out, torch.Tensor):
+        for x in inputs:
+            if isinstance(x, torch.Tensor) and x.shape == ref_out.shape and x.dtype == ref_out.dtype:
+                models["identity"] = x.clone()
+                break
+    return models
+
+
+def audit_null_models(ref_out: Any, inputs: list, scale: float = 1.0) -> list[str]:
+    """Names of the null models that PASS the tolerance (non-empty: the task is degenerate)."""
+    return [name for name, out in null_models(ref_out, inputs).items() if compare(out, ref_out, scale).ok]
+
+
+def poison_allocator(sizes_bytes: list[int], device: torch.device, copies: int = 3) -> None:
+    """Fill freed allocator blocks of the given sizes with NaN.
+
+    On CUDA the caching allocator hands a freed block back to the next request of a similar size;
+    allocating those sizes, filling them with NaN and freeing them leaves NaN where a stale
+    reference result could otherwise be found by a candidate's ``torch.empty``.
+    """
+    held = []
+    for nbytes in sizes_bytes:
+        n = max(1, (int(nbytes) + 3) // 4)
+        for _ in range(copies):
+            held.append(torch.full((n,), float("nan"), dtype=torch.float32, device=device))
+    del held
+
+
+def snapshot(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, (list, tuple)):
+        return type(x)(snapshot(v) for v in x)
+    if isinstance(x, dict):
+        return {k: snapshot(v) for k, v in x.items()}
+    return x
+
+
+def unchanged(before: list, after: list) -> list[int]:
+    """Indices of tensor inputs whose values (or NaN pattern) changed."""
+    changed = []
+    for i, (b, a) in enumerate(zip(before, after)):
+        if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor):
+            if b.shape != a.shape or not torch.equal(torch.nan_to_num(b, nan=1.2345), torch.nan_to_num(a, nan=1.2345)):
+                changed.append(i)
+    return changed

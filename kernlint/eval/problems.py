@@ -1,0 +1,142 @@
+"""Problems (the reference) and candidates (the answers), loaded without importing them.
+
+Two problem styles:
+
+- **KernelBench**: a module with ``class Model(nn.Module)``, ``get_inputs()`` and
+  ``get_init_inputs()``; candidates define ``ModelNew`` with the same constructor and forward.
+- **TritonBench**: a module of kernels + wrapper, then a separator line of ``#####`` and test code
+  with a ``test_*`` function returning a dict (or tensor, list) of results. The candidate is run
+  with the reference's test code appended, as TritonBench does, and the returned tensors are
+  compared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SEPARATOR = re.compile(r"^#{5,}\s*$", re.MULTILINE)
+FENCE = re.compile(r"```(?:python|py|Python)?[ \t]*\n(.*?)```", re.DOTALL)
+TEST_FN = re.compile(r"^def (test_\w*)\s*\(\s*\)\s*:", re.MULTILINE)
+
+
+@dataclass
+class Problem:
+    id: str
+    kind: str  # "kernelbench" | "tritonbench"
+    source: str  # the reference module (TritonBench: without the test code)
+    test_code: str = ""
+    test_function: str = ""
+    path: str = ""
+    #: optional bookkeeping (e.g. the dataset row)
+    meta: dict = field(default_factory=dict)
+
+    def to_job(self) -> dict:
+        return {"id": self.id, "kind": self.kind, "source": self.source, "test_code": self.test_code,
+                "test_function": self.test_function, "path": self.path}
+
+
+@dataclass
+class Candidate:
+    id: str
+    problem_id: str
+    source: str
+    origin: str = ""
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()[:16]
+
+
+def split_tritonbench(text: str) -> tuple[str, str, str]:
+    """(kernel code, test code, test function name); empty test parts when there is no separator."""
+    matches = list(SEPARATOR.finditer(text))
+    for m in reversed(matches):
+        tail = text[m.end():]
+        fn = TEST_FN.search(tail)
+        if fn:
+            return text[: m.start()], tail, fn.group(1)
+    return text, "", ""
+
+
+def problem_kind(text: str) -> str:
+    if re.search(r"^class Model\s*\(", text, re.MULTILINE) and "def get_inputs" in text:
+        return "kernelbench"
+    return "tritonbench"
+
+
+def problem_from_text(pid: str, text: str, path: str = "") -> Problem:
+    kind = problem_kind(text)
+    if kind == "kernelbench":
+        return Problem(pid, kind, text, path=path)
+    code, test, fn = split_tritonbench(text)
+    return Problem(pid, kind, code, test_code=test, test_function=fn, path=path)
+
+
+def load_problems(path: str | Path) -> dict[str, Problem]:
+    """A problem file, a folder of ``*.py`` problems, or a TritonBench-G JSON list (field ``output``)."""
+    path = Path(path)
+    out: dict[str, Problem] = {}
+    if path.is_dir():
+        for p in sorted(path.glob("*.py")):
+            out[p.stem] = problem_from_text(p.stem, p.read_text(), str(p))
+    elif path.suffix == ".json":
+        rows = json.loads(path.read_text())
+        for i, row in enumerate(rows):
+            pid = Path(row.get("file", f"task{i}")).stem
+            if pid in out:
+                pid = f"{pid}_{i}"
+            prob = problem_from_text(pid, row["output"], f"{path.name}#{i}")
+            prob.meta = {"row": i, "file": row.get("file"), "difficulty": row.get("difficulty")}
+            out[pid] = prob
+    else:
+        out[path.stem] = problem_from_text(path.stem, path.read_text(), str(path))
+    return out
+
+
+def extract_code(answer: str) -> str:
+    """The candidate module in a model's answer: the largest ```python block, else the text itself."""
+    blocks = FENCE.findall(answer)
+    if blocks:
+        return max(blocks, key=len).strip() + "\n"
+    return answer.strip() + "\n"
+
+
+def load_candidates(path: str | Path, problems: dict[str, Problem]) -> list[Candidate]:
+    """Candidates from a folder or a JSONL of model answers.
+
+    Folder: ``<problem_id>.py`` or ``<problem_id>/<name>.py`` (or ``<problem_id>__<name>.py``).
+    JSONL: one answer per line with ``predict``/``answer``/``completion``/``code`` and either a
+    ``problem``/``problem_id`` field or, failing that, the row order of ``problems``.
+    """
+    path = Path(path)
+    ids = list(problems)
+    out: list[Candidate] = []
+    if path.is_dir():
+        for p in sorted(path.rglob("*.py")):
+            rel = p.relative_to(path)
+            if len(rel.parts) > 1:
+                pid, name = rel.parts[0], p.stem
+            elif "__" in p.stem:
+                pid, name = p.stem.split("__", 1)
+            else:
+                pid, name = p.stem, "0"
+            out.append(Candidate(f"{pid}/{name}", pid, p.read_text(), str(p)))
+        return out
+    tag = path.stem
+    with path.open() as fh:
+        for row_no, line in enumerate(fh):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            text = next((row[k] for k in ("predict", "answer", "completion", "code", "response") if k in row), "")
+            pid = row.get("problem") or row.get("problem_id")
+            if pid is None:
+                pid = ids[row_no] if row_no < len(ids) else f"row{row_no}"
+            cid = row.get("id") or f"{pid}/{tag}-{row_no}"
+            out.append(Candidate(str(cid), str(pid), extract_code(text), f"{path.name}:{row_no + 1}"))
+    return out
