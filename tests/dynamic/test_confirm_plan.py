@@ -1,0 +1,92 @@
+"""Planning the fewest tool processes, the no-GPU path and the GPU script's dry run (CPU only)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernlint.dynamic import confirm as confirm_mod
+from kernlint.dynamic.confirm import GpuRequired, confirm, plan
+from kernlint.dynamic.sanitizer import sanitizer_command
+from kernlint.model import Finding, Level, Span, Verdict
+
+from .fixture_marks import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _f(rule, path, line, kernel):
+    return Finding(rule=rule, path=str(path), span=Span.point(line), message="m", level=Level.ERROR, kernel=kernel)
+
+
+def test_plan_groups_one_process_per_tool():
+    path = FIXTURES / "oob_no_mask.py"
+    findings = [_f("KL101", path, 14, "add_kernel"), _f("KL101", path, 15, "add_kernel"),
+                _f("KL102", path, 16, "add_kernel"), _f("KL103", path, 16, "add_kernel")]
+    steps = plan(findings, str(path), gpu=True)
+    assert [(s.kind, s.tool) for s in steps] == [("interpreter", "interpreter"), ("sanitizer", "memcheck")]
+    memcheck = steps[1]
+    assert len(memcheck.findings) == 3
+    assert memcheck.env == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+    assert "--padding" in memcheck.argv and "kns=add_kernel" in memcheck.argv
+    # without a GPU the memcheck findings fall back to the interpreter: one process in all
+    steps = plan(findings, str(path), gpu=False)
+    assert [(s.kind, len(s.findings)) for s in steps] == [("interpreter", 4)]
+
+
+def test_no_gpu_require_gpu_raises(monkeypatch):
+    monkeypatch.setattr(confirm_mod, "cuda_available", lambda: False)
+    with pytest.raises(GpuRequired):
+        confirm([], "x.py", require_gpu=True)
+
+
+def test_no_gpu_uses_interpreter_and_says_so():
+    path = FIXTURES / "oob_le_mask.py"
+    findings = [_f("KL101", path, 15, "scale_kernel"), _f("KL102", path, 16, "scale_kernel")]
+    result = confirm(findings, str(path), gpu=False)
+    assert any("no CUDA GPU" in n for n in result.notices)
+    assert [f.verdict for f in result.findings] == [Verdict.CONFIRMED, Verdict.CONFIRMED]
+    assert result.findings[0].measurements["max_bytes_past_end"] == 4
+    assert result.new_findings == []
+
+
+def test_no_gpu_without_fallback_leaves_findings_suspected():
+    path = FIXTURES / "oob_le_mask.py"
+    findings = [_f("KL101", path, 15, "scale_kernel")]
+    result = confirm(findings, str(path), gpu=False, interpreter_fallback=False)
+    assert result.findings[0].verdict == Verdict.SUSPECTED and result.steps == []
+
+
+def test_sanitizer_command_rejects_unknown_tool():
+    with pytest.raises(ValueError):
+        sanitizer_command("leakcheck", ["python", "x.py"])
+
+
+def test_gpu_script_dry_run_prints_batched_and_raw_commands():
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "dynamic_gpu_check.py"), "unused", "--dry-run",
+                          "--fixtures", "race_global_store"], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    assert len(lines) == 10  # 4 sanitizer tools + ncu, batched and raw
+    assert sum("--clock-control none" in ln for ln in lines) == 1
+    assert all("race_global_store.py" in ln for ln in lines)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not confirm_mod.cuda_available(), reason="needs a CUDA GPU")
+def test_gpu_memcheck_confirms_planted_out_of_bounds():
+    path = FIXTURES / "oob_no_mask.py"
+    findings = [_f("KL101", path, 14, "add_kernel"), _f("KL102", path, 16, "add_kernel")]
+    result = confirm(findings, str(path), require_gpu=True)
+    assert all(f.verdict == Verdict.CONFIRMED for f in result.findings)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not confirm_mod.cuda_available(), reason="needs a CUDA GPU")
+def test_gpu_memcheck_refutes_clean_twin():
+    path = FIXTURES / "oob_no_mask_clean.py"
+    findings = [_f("KL101", path, 15, "add_kernel")]
+    result = confirm(findings, str(path), require_gpu=True)
+    assert result.findings[0].verdict == Verdict.REFUTED

@@ -1,0 +1,74 @@
+"""The sanitizer and ncu parsers on every recorded tool output under tests/data/dynamic/.
+
+Recorded on the GPU by ``benchmarks/dynamic_gpu_check.py`` (``dynamic_raw_outputs.tar.gz``, or its
+members as plain files); each output is named ``<fixture>.<tool>.<variant>.txt``. Never
+hand-written: without recordings these tests are skipped.
+"""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from kernlint.dynamic import ncu, sanitizer
+
+from .fixture_marks import FIXTURES, expected
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "dynamic"
+
+
+def recorded_outputs() -> list[tuple[str, str]]:
+    out = []
+    for path in sorted(DATA.glob("*")) if DATA.is_dir() else []:
+        if path.name.endswith(".tar.gz"):
+            with tarfile.open(path) as tar:
+                for m in tar.getmembers():
+                    if m.isfile():
+                        out.append((m.name, tar.extractfile(m).read().decode(errors="replace")))
+        elif path.suffix == ".txt":
+            out.append((path.name, path.read_text(errors="replace")))
+    return out
+
+
+OUTPUTS = recorded_outputs()
+SANITIZER = [(n, t) for n, t in OUTPUTS if n.count(".") >= 3 and n.split(".")[1] in sanitizer.TOOLS]
+NCU = [(n, t) for n, t in OUTPUTS if n.count(".") >= 3 and n.split(".")[1] == "ncu"]
+
+
+def _fixture(name: str) -> Path:
+    return FIXTURES / (name.split(".")[0] + ".py")
+
+
+@pytest.mark.skipif(not SANITIZER, reason="no recorded compute-sanitizer outputs in tests/data/dynamic")
+@pytest.mark.parametrize("name,text", SANITIZER, ids=[n for n, _ in SANITIZER])
+def test_sanitizer_report(name, text):
+    tool = name.split(".")[1]
+    report = sanitizer.parse_report(text, tool)
+    defects = [r for r in report.records if r.kind != "tool-failure"]
+    if report.completed and report.error_summary == 0:
+        assert defects == []
+    if report.completed and report.error_summary:
+        assert defects or any(r.kind == "tool-failure" for r in report.records)
+    fixture = _fixture(name)
+    if not fixture.exists():
+        return
+    oob_lines = {ln for kind, ln in expected(fixture) if kind.startswith("oob")}
+    for r in defects:
+        assert r.kernel, r
+        if r.kind.startswith("invalid") and r.line is not None:
+            assert Path(r.path).name == fixture.name
+            assert r.line in oob_lines, (r, oob_lines)
+    if fixture.stem.endswith("_clean") and tool == "memcheck":
+        assert defects == []
+
+
+@pytest.mark.skipif(not NCU, reason="no recorded ncu outputs in tests/data/dynamic")
+@pytest.mark.parametrize("name,text", NCU, ids=[n for n, _ in NCU])
+def test_ncu_csv(name, text):
+    rows = ncu.parse_csv(text)
+    assert rows, "no profiled kernel parsed"
+    for r in rows:
+        assert r.kernel and r.metrics
+        assert isinstance(r.metrics.get("gpu__time_duration.sum"), float)
