@@ -1,0 +1,253 @@
+"""The IR phase's one entry point: :func:`run_ir_phase`.
+
+For each Triton kernel: decide the specializations, compile what the cache lacks in worker
+processes, run the selected IR rules on each compiled artefact and return the findings, each
+carrying the specialization it came from. Both the compiled artefacts and the findings drawn from
+them are cached, so a warm run neither imports the user's modules nor starts a worker.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from kernlint.ir.artifacts import CompiledKernel
+from kernlint.ir.cache import DEFAULT_CACHE_DIR, ArtifactCache, artifact_key
+from kernlint.ir.compile import DEFAULT_TIMEOUT_S, CompileJob, run_jobs
+from kernlint.ir.discovery import helper_functions, triton_kernels_in_source
+from kernlint.ir.occupancy import parse_arch
+from kernlint.ir.rulebase import IRRule
+from kernlint.ir.specialize import DEFAULT_MAX_CONFIGS, Specialization, read_kernel_source, specializations_for
+from kernlint.model import Finding, Frontend, Kernel, Phase
+
+DEFAULT_ARCH = "sm_90"
+
+
+def ir_rules(select: Iterable[str] | None = None) -> list[type[IRRule]]:
+    """The catalogue's IR rules, restricted to the codes in ``select`` when given."""
+    from kernlint.catalogue import all_rules
+
+    wanted = {c.upper() for c in select} if select is not None else None
+    return [r for code, r in all_rules().items()
+            if issubclass(r, IRRule) and r.phase == Phase.IR and (wanted is None or code in wanted)]
+
+
+@lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """Hash of the IR phase's and IR rules' code: cached findings die with a code change."""
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    files = sorted(here.glob("*.py"))
+    try:
+        import kernlint.rules as rules_pkg
+
+        for d in rules_pkg.__path__:
+            files += sorted(Path(d).glob("kl3*.py"))
+    except ImportError:
+        pass
+    for f in files:
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            pass
+    return h.hexdigest()[:16]
+
+
+def _python_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.py") if not any(part.startswith(".") for part in p.parts))
+    return [path]
+
+
+def _collect(paths_or_kernels: Sequence[str | os.PathLike | Kernel]) -> dict[str, list[Kernel]]:
+    by_path: dict[str, list[Kernel]] = {}
+    for item in paths_or_kernels:
+        if isinstance(item, Kernel):
+            if item.frontend == Frontend.TRITON:
+                by_path.setdefault(item.path, []).append(item)
+            continue
+        for f in _python_files(Path(item)):
+            try:
+                source = f.read_text(encoding="utf-8", errors="replace")
+                kernels = triton_kernels_in_source(source, str(f))
+            except (OSError, SyntaxError, ValueError):
+                continue
+            if kernels:
+                by_path.setdefault(str(f), []).extend(kernels)
+    return by_path
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per (rule, place); the others' specializations are listed in its evidence."""
+    kept: dict[tuple, Finding] = {}
+    for f in findings:
+        key = (f.rule, f.path, f.span.line, f.span.col, f.kernel)
+        if key not in kept:
+            kept[key] = f
+        else:
+            also = kept[key].evidence.setdefault("also_in_specializations", [])
+            label = f.evidence.get("specialization_label")
+            if label and label not in also:
+                also.append(label)
+    return list(kept.values())
+
+
+def run_ir_phase(
+    paths_or_kernels: Sequence[str | os.PathLike | Kernel],
+    arch: str | int = DEFAULT_ARCH,
+    select: Iterable[str] | None = None,
+    cache_dir: str | os.PathLike | None = DEFAULT_CACHE_DIR,
+    jobs: int = 0,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_configs: int = DEFAULT_MAX_CONFIGS,
+    options: dict[str, dict[str, Any]] | None = None,
+    stats: dict[str, Any] | None = None,
+) -> list[Finding]:
+    """Compile every Triton kernel found (or given) and return the IR rules' findings.
+
+    ``paths_or_kernels``: files, folders or :class:`Kernel` objects from the core's discovery.
+    ``arch``: ``sm_80``, ``sm_86``, ``sm_89``, ``sm_90`` (default)... ``select``: rule codes to run
+    (default: every IR rule). ``cache_dir``: on-disk cache (``None`` disables it). ``jobs``: worker
+    processes (0: one per core). ``options``: per-rule options, e.g. ``{"KL304": {"threshold": 0.5}}``.
+    ``stats``, when given, is filled with counts (kernels, specializations, compiled, cache hits).
+    """
+    capability = parse_arch(arch)
+    rules = [cls(**(options or {}).get(cls.code, {})) for cls in ir_rules(select)]
+    cache = ArtifactCache(cache_dir)
+    rules_key = hashlib.sha256(
+        repr(sorted((r.code, sorted(r.opts.items())) for r in rules)).encode() + _code_fingerprint().encode()
+    ).hexdigest()[:16]
+    counts = {"kernels": 0, "specializations": 0, "compiled": 0, "findings_cache_hits": 0,
+              "artifact_cache_hits": 0, "failed": 0}
+    findings: list[Finding] = []
+    pending: list[tuple[CompileJob, int]] = []
+    for path, kernels in _collect(paths_or_kernels).items():
+        try:
+            source = Path(path).read_text(encoding="utf-8", errors="replace")
+            tree = ast.parse(source)
+            helpers = helper_functions(source)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for kernel in kernels:
+            ks = read_kernel_source(source, kernel.name, tree)
+            if ks is None or kernel.name in helpers:
+                continue
+            counts["kernels"] += 1
+            specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree)
+            for spec in specs:
+                counts["specializations"] += 1
+                key = artifact_key(source, kernel.name, spec.key(), capability)
+                cached = cache.get(f"{key}-{rules_key}", kind="findings")
+                if cached is not None:
+                    counts["findings_cache_hits"] += 1
+                    findings.extend(Finding.from_dict(d) for d in cached["findings"])
+                    continue
+                job = CompileJob(path, kernel.name, spec, capability, key)
+                record = cache.get(key)
+                if record is not None:
+                    counts["artifact_cache_hits"] += 1
+                    findings.extend(_check(rules, record, job, ks.def_line, cache, rules_key))
+                else:
+                    pending.append((job, ks.def_line))
+    if pending:
+        results = run_jobs([j for j, _ in pending], workers=jobs, timeout_s=timeout_s)
+        for job, def_line in pending:
+            record = results.get(job.key, {"ok": False, "stage": "crash", "error": "no result", "line": 0})
+            counts["compiled"] += 1
+            if not record.get("ok"):
+                counts["failed"] += 1
+            if record.get("ok") or record.get("stage") in ("compile", "import"):
+                cache.put(job.key, record)
+            findings.extend(_check(rules, record, job, def_line, cache, rules_key))
+    if stats is not None:
+        stats.update(counts)
+    return sorted(_dedupe(findings), key=lambda f: f.sort_key)
+
+
+def _check(rules: list[IRRule], record: dict, job: CompileJob, def_line: int, cache: ArtifactCache,
+           rules_key: str) -> list[Finding]:
+    compiled = CompiledKernel.from_record(record, job.path, job.kernel, job.spec, job.capability, def_line)
+    out: list[Finding] = []
+    for rule in rules:
+        try:
+            out.extend(rule.check(compiled))
+        except Exception as e:  # noqa: BLE001 - one broken rule must not stop the phase
+            out.append(Finding(
+                rule=rule.code, path=job.path, span=compiled.span(def_line, 1),
+                message=f"internal error in {rule.code} on {job.kernel}: {type(e).__name__}: {e}",
+                level=rule.level, phase=Phase.IR, kernel=job.kernel,
+                evidence={"internal_error": True, "specialization_label": job.spec.label},
+            ))
+    if record.get("ok") or record.get("stage") in ("compile", "import"):
+        cache.put(f"{job.key}-{rules_key}", {"findings": [f.to_dict() for f in out]}, kind="findings")
+    return out
+
+
+def compiled_kernels(paths_or_kernels: Sequence[str | os.PathLike | Kernel], arch: str | int = DEFAULT_ARCH,
+                     cache_dir: str | os.PathLike | None = DEFAULT_CACHE_DIR, jobs: int = 0,
+                     max_configs: int = DEFAULT_MAX_CONFIGS) -> list[CompiledKernel]:
+    """The compiled artefacts themselves (for ``kernlint`` commands that print IR excerpts)."""
+    capability = parse_arch(arch)
+    cache = ArtifactCache(cache_dir)
+    out: list[tuple[CompileJob, int, dict | None]] = []
+    for path, kernels in _collect(paths_or_kernels).items():
+        source = Path(path).read_text(encoding="utf-8", errors="replace")
+        tree = ast.parse(source)
+        for kernel in kernels:
+            ks = read_kernel_source(source, kernel.name, tree)
+            if ks is None:
+                continue
+            for spec in specializations_for(kernel, source, max_configs=max_configs, tree=tree)[0]:
+                key = artifact_key(source, kernel.name, spec.key(), capability)
+                out.append((CompileJob(path, kernel.name, spec, capability, key), ks.def_line, cache.get(key)))
+    missing = [j for j, _, r in out if r is None]
+    results = run_jobs(missing, workers=jobs) if missing else {}
+    compiled = []
+    for job, def_line, record in out:
+        if record is None:
+            record = results.get(job.key, {"ok": False, "stage": "crash", "error": "no result"})
+            if record.get("ok"):
+                cache.put(job.key, record)
+        compiled.append(CompiledKernel.from_record(record, job.path, job.kernel, job.spec, capability, def_line))
+    return compiled
+
+
+def attach_to_source_findings(source_findings: list[Finding], ir_findings: list[Finding]) -> list[Finding]:
+    """Merge IR findings into source findings of the same category at the same line.
+
+    Where the source phase already reported a defect (same path, line and category), the IR
+    finding's evidence is attached to it (``evidence["ir"]``) instead of being reported twice.
+    Returns the IR findings that remain.
+    """
+    from kernlint.catalogue import all_rules
+
+    rules = all_rules()
+
+    def category(code: str) -> str | None:
+        rule = rules.get(code)
+        return rule.category if rule else None
+
+    index: dict[tuple, Finding] = {}
+    for f in source_findings:
+        index.setdefault((os.path.realpath(f.path), f.span.line, category(f.rule)), f)
+    remaining = []
+    for f in ir_findings:
+        target = index.get((os.path.realpath(f.path), f.span.line, category(f.rule)))
+        if target is None:
+            remaining.append(f)
+            continue
+        target.evidence.setdefault("ir", []).append({"rule": f.rule, "message": f.message, **f.evidence})
+        for k, v in f.measurements.items():
+            target.measurements.setdefault(k, v)
+    return remaining
+
+
+def specializations(kernel: Kernel, max_configs: int = DEFAULT_MAX_CONFIGS) -> list[Specialization]:
+    """The specializations the phase would compile for ``kernel`` (for ``--show-specializations``)."""
+    source = Path(kernel.path).read_text(encoding="utf-8", errors="replace")
+    return specializations_for(kernel, source, max_configs=max_configs)[0]

@@ -1,0 +1,440 @@
+"""Decide what to compile for a Triton kernel: its *specializations*.
+
+A Triton kernel is compiled per signature (argument types), constexpr values and launch options.
+kernlint compiles, in this order of preference:
+
+1. every ``# kernlint: specialize(NAME=VALUE, ...)`` comment written on the kernel's decorator or
+   ``def`` lines, or on the lines directly above them (one specialization per comment);
+2. every ``triton.Config(...)`` of the kernel's ``@triton.autotune`` (at most ``max_configs``);
+3. every launch ``kernel[grid](...)`` in the same module whose constexpr arguments are literals
+   (at most ``max_configs``);
+4. the **fallback**, one specialization:
+
+   - constexpr parameters take their default (a literal) when they have one; otherwise flags
+     (``HAS_*``, ``IS_*``, ``USE_*``, ``EVEN_*``...) are ``False``, ``GROUP*`` sizes are ``8``,
+     ``NUM_STAGES``/``num_*`` are 2 and every other constexpr is ``64`` (a power of two);
+   - a parameter is a pointer when the kernel dereferences it (it appears in the pointer argument
+     of ``tl.load``/``tl.store``/``tl.atomic_*``/``tl.make_block_ptr``) or its name says so
+     (``*_ptr``, ``ptr``, ``*_ptrs``); pointers are ``*fp32``, or ``*fp16``/``*bf16`` when the name
+     hints (``fp16``, ``half``, ``bf16``), and they are assumed 16-byte aligned, as Triton's
+     launcher specializes them for tensors from PyTorch's allocator;
+   - scalars named like floats (``eps``, ``scale``, ``alpha``, ``beta``, ``*_f``...) are ``fp32``;
+     every other scalar is ``i32``, assumed divisible by 16 (Triton's launcher specializes
+     integers that are multiples of 16, which sizes and strides usually are). Write
+     ``n="i32"`` in a ``specialize`` comment to drop that assumption, ``n="i32:16"`` to keep it.
+
+In a ``specialize`` comment a string value is a type (``"*fp16"``, ``"i64"``, ``"fp32"``) and any
+other literal is a constexpr value; ``num_warps`` and ``num_stages`` set the launch options.
+Parameters a comment leaves out keep their fallback.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from kernlint.model import Kernel
+
+SPECIALIZE_COMMENT = re.compile(r"#\s*kernlint:\s*specialize\((?P<body>.*)\)\s*$")
+DEFAULT_MAX_CONFIGS = 4
+DEFAULT_NUM_WARPS = 4
+DEFAULT_NUM_STAGES = 3
+
+_POINTER_USERS = {
+    "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
+    "atomic_xor", "atomic_xchg", "atomic_cas", "make_block_ptr", "make_tensor_descriptor",
+}
+_FLOAT_NAMES = re.compile(
+    r"^(eps|epsilon|scale|sm_scale|alpha|beta|gamma|momentum|temperature|temp|lr|p|dropout_p|"
+    r"theta|softcap|.*_scale|.*_eps|.*_f|.*_alpha|.*_beta)$", re.I)
+_FLAG_NAMES = re.compile(r"^(HAS|IS|USE|EVEN|ENABLE|DO|WITH|APPLY|TRANS|RETURN|SAVE|STORE|NEED)_", re.I)
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """One compilation of a kernel: Triton signature, constexpr values and launch options."""
+
+    #: parameter name -> Triton type (``*fp32``, ``i32``, ``fp32``) or ``constexpr``
+    signature: dict[str, str]
+    constexprs: dict[str, Any]
+    num_warps: int = DEFAULT_NUM_WARPS
+    num_stages: int = DEFAULT_NUM_STAGES
+    #: parameters assumed divisible by 16 (pointers: 16-byte aligned)
+    divisible: tuple[str, ...] = ()
+    #: short human-readable name, e.g. ``autotune[1] BLOCK=128 warps=4 stages=3``
+    label: str = ""
+    #: where it came from: ``comment`` | ``autotune`` | ``launch`` | ``fallback``
+    origin: str = "fallback"
+
+    def key(self) -> str:
+        """A canonical string: part of the cache key."""
+        return json.dumps(
+            {
+                "signature": self.signature,
+                "constexprs": {k: repr(v) for k, v in self.constexprs.items()},
+                "num_warps": self.num_warps,
+                "num_stages": self.num_stages,
+                "divisible": sorted(self.divisible),
+            },
+            sort_keys=True,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "origin": self.origin,
+            "signature": dict(self.signature),
+            "constexprs": {k: _jsonable(v) for k, v in self.constexprs.items()},
+            "num_warps": self.num_warps,
+            "num_stages": self.num_stages,
+            "divisible": list(self.divisible),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Specialization":
+        return cls(
+            signature=dict(d["signature"]),
+            constexprs=dict(d["constexprs"]),
+            num_warps=int(d["num_warps"]),
+            num_stages=int(d["num_stages"]),
+            divisible=tuple(d.get("divisible", ())),
+            label=d.get("label", ""),
+            origin=d.get("origin", "fallback"),
+        )
+
+
+def _jsonable(v: Any) -> Any:
+    return v if isinstance(v, (int, float, str, bool)) or v is None else repr(v)
+
+
+# --------------------------------------------------------------------------------------------
+# kernel source helpers
+
+
+@dataclass
+class KernelSource:
+    """What specialization needs to know about a kernel, read from its source without importing."""
+
+    name: str
+    params: list[str]
+    constexpr: set[str]
+    defaults: dict[str, str]  # param -> default's source text
+    annotations: dict[str, str]
+    dereferenced: set[str]
+    first_line: int  # first decorator line (1-based)
+    def_line: int
+    autotune_configs: list[str] = field(default_factory=list)
+    launches: list[dict[str, str]] = field(default_factory=list)  # param -> argument source
+
+
+def _func_defs(tree: ast.AST) -> Iterable[ast.FunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node  # type: ignore[misc]
+
+
+def _attr_name(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_attr_name(node.value)}.{node.attr}"
+    if isinstance(node, ast.Call):
+        return _attr_name(node.func)
+    return ""
+
+
+def _pointer_roots(expr: ast.AST) -> set[str]:
+    """Names that can be the pointer of a pointer expression: ``p + i * s`` -> {p} (and {i}'s
+    neighbours in additions); multiplied, divided or compared operands are integers."""
+    if isinstance(expr, ast.Name):
+        return {expr.id}
+    if isinstance(expr, ast.BinOp):
+        if isinstance(expr.op, ast.Add):
+            return _pointer_roots(expr.left) | _pointer_roots(expr.right)
+        if isinstance(expr.op, ast.Sub):
+            return _pointer_roots(expr.left)
+        return set()
+    if isinstance(expr, ast.Subscript):
+        return _pointer_roots(expr.value)
+    if isinstance(expr, ast.IfExp):
+        return _pointer_roots(expr.body) | _pointer_roots(expr.orelse)
+    if isinstance(expr, ast.Call) and expr.args and _attr_name(expr.func).split(".")[-1] in (
+            "broadcast_to", "reshape", "view", "expand_dims", "where", "multiple_of", "max_contiguous"):
+        args = expr.args[1:] if _attr_name(expr.func).endswith("where") else expr.args[:1]
+        return set().union(*(_pointer_roots(a) for a in args))
+    return set()
+
+
+def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> KernelSource | None:
+    tree = tree or ast.parse(source)
+    fn = next((f for f in _func_defs(tree) if f.name == name), None)
+    if fn is None:
+        return None
+    args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+    params = [a.arg for a in args]
+    constexpr = {a.arg for a in args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
+    annotations = {a.arg: ast.unparse(a.annotation) for a in args if a.annotation is not None}
+    defaults: dict[str, str] = {}
+    positional = fn.args.posonlyargs + fn.args.args
+    for a, d in zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults):
+        defaults[a.arg] = ast.unparse(d)
+    for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
+        if d is not None:
+            defaults[a.arg] = ast.unparse(d)
+    dereferenced: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in _POINTER_USERS:
+            target = node.args[0] if node.args else next(
+                (k.value for k in node.keywords if k.arg in ("pointer", "base", "ptr")), None)
+            if target is not None:
+                dereferenced |= _pointer_roots(target)
+    # names that flow into dereferenced expressions through assignments (ptrs = a_ptr + offs)
+    changed = True
+    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+    while changed:
+        changed = False
+        for node in assigns:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            tnames = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if tnames & dereferenced and node.value is not None:
+                new = _pointer_roots(node.value) - dereferenced
+                if new:
+                    dereferenced |= new
+                    changed = True
+    first = min([d.lineno for d in fn.decorator_list] + [fn.lineno])
+    configs: list[str] = []
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call) and _attr_name(dec.func).split(".")[-1] == "autotune":
+            cfg = next((k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None)
+            if isinstance(cfg, (ast.List, ast.Tuple)):
+                configs += [ast.unparse(e) for e in cfg.elts]
+            elif isinstance(cfg, ast.Name):  # configs=CONFIGS defined at module level
+                for node in getattr(tree, "body", []):
+                    if isinstance(node, ast.Assign) and any(
+                            isinstance(t, ast.Name) and t.id == cfg.id for t in node.targets):
+                        if isinstance(node.value, (ast.List, ast.Tuple)):
+                            configs += [ast.unparse(e) for e in node.value.elts]
+    ks = KernelSource(name, params, constexpr, defaults, annotations, dereferenced, first, fn.lineno,
+                      configs)
+    ks.launches = find_launches(tree, name, params)
+    return ks
+
+
+def find_launches(tree: ast.AST, name: str, params: list[str]) -> list[dict[str, str]]:
+    """``name[grid](args...)`` calls in the module: param -> argument source text."""
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+                and _attr_name(node.func.value).split(".")[-1] == name):
+            bound: dict[str, str] = {}
+            for p, a in zip(params, node.args):
+                bound[p] = ast.unparse(a)
+            for k in node.keywords:
+                if k.arg:
+                    bound[k.arg] = ast.unparse(k.value)
+            out.append(bound)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# building specializations
+
+
+def _pointer_type(name: str) -> str:
+    low = name.lower()
+    if "bf16" in low or "bfloat" in low:
+        return "*bf16"
+    if "fp16" in low or "half" in low or "f16" in low:
+        return "*fp16"
+    if "int8" in low or "i8" == low[-2:]:
+        return "*i8"
+    return "*fp32"
+
+
+def _is_pointer_name(name: str) -> bool:
+    low = name.lower()
+    return low.endswith("ptr") or low.endswith("ptrs") or low in ("ptr", "base") or low.endswith("_p")
+
+
+def _constexpr_fallback(name: str, default: str | None) -> Any:
+    if default is not None:
+        try:
+            return ast.literal_eval(default)
+        except (ValueError, SyntaxError):
+            pass
+    if _FLAG_NAMES.match(name):
+        return False
+    up = name.upper()
+    if up.startswith("GROUP"):
+        return 8
+    if "STAGES" in up or up.startswith("NUM_"):
+        return 2
+    return 64
+
+
+def fallback(ks: KernelSource) -> Specialization:
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    divisible = []
+    for p in ks.params:
+        ann = ks.annotations.get(p, "")
+        if p in ks.constexpr:
+            signature[p] = "constexpr"
+            constexprs[p] = _constexpr_fallback(p, ks.defaults.get(p))
+        elif p in ks.dereferenced or _is_pointer_name(p) or "pointer" in ann:
+            signature[p] = _pointer_type(p)
+            divisible.append(p)
+        elif _FLOAT_NAMES.match(p) or ann in ("float", "tl.float32"):
+            signature[p] = "fp32"
+        else:
+            signature[p] = "i64" if ann in ("tl.int64",) else "i32"
+            divisible.append(p)
+    return Specialization(signature, constexprs, DEFAULT_NUM_WARPS, DEFAULT_NUM_STAGES,
+                          tuple(divisible), label="fallback", origin="fallback")
+
+
+def _override(base: Specialization, values: dict[str, Any], num_warps: int | None,
+              num_stages: int | None, label: str, origin: str) -> Specialization:
+    signature = dict(base.signature)
+    constexprs = dict(base.constexprs)
+    divisible = set(base.divisible)
+    for k, v in values.items():
+        if k not in signature:
+            continue
+        if signature[k] == "constexpr":
+            constexprs[k] = v
+        elif isinstance(v, str):
+            typ, _, div = v.partition(":")
+            signature[k] = typ
+            if div == "16" or (typ.startswith("*") and div != "1"):
+                divisible.add(k)
+            else:
+                divisible.discard(k)
+    return Specialization(signature, constexprs, num_warps or base.num_warps,
+                          num_stages or base.num_stages, tuple(p for p in signature if p in divisible),
+                          label=label, origin=origin)
+
+
+def _describe(values: dict[str, Any], num_warps: int, num_stages: int) -> str:
+    parts = [f"{k}={v}" for k, v in values.items()]
+    return " ".join(parts + [f"warps={num_warps}", f"stages={num_stages}"])
+
+
+def parse_specialize_comment(body: str) -> tuple[dict[str, Any], int | None, int | None]:
+    """``NAME=VALUE, ...`` -> (values, num_warps, num_stages); raises ValueError when malformed."""
+    call = ast.parse(f"f({body})", mode="eval").body
+    assert isinstance(call, ast.Call)
+    values: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise ValueError("specialize() takes NAME=VALUE pairs")
+        values[kw.arg] = ast.literal_eval(kw.value)
+    nw = values.pop("num_warps", None)
+    ns = values.pop("num_stages", None)
+    return values, nw, ns
+
+
+def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
+    """``triton.Config({...}, num_warps=.., num_stages=..)`` source -> its values and options."""
+    node = ast.parse(text.strip(), mode="eval").body
+    if not isinstance(node, ast.Call):
+        raise ValueError("not a call")
+    values: dict[str, Any] = {}
+    kwargs = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
+    if isinstance(kwargs, ast.Dict):
+        for k, v in zip(kwargs.keys, kwargs.values):
+            if isinstance(k, ast.Constant):
+                values[str(k.value)] = ast.literal_eval(v)
+    opts = {k.arg: k.value for k in node.keywords if k.arg in ("num_warps", "num_stages")}
+    nw = ast.literal_eval(opts["num_warps"]) if "num_warps" in opts else None
+    ns = ast.literal_eval(opts["num_stages"]) if "num_stages" in opts else None
+    return values, nw, ns
+
+
+def comment_specializations(source_lines: list[str], ks: KernelSource) -> list[tuple[int, str]]:
+    """(line, body) of ``specialize`` comments on the kernel's header or directly above it."""
+    out = []
+    start = ks.first_line - 1  # 0-based index of first decorator
+    i = start - 1
+    while i >= 0 and source_lines[i].strip().startswith("#"):  # comment block just above
+        i -= 1
+    for idx in range(i + 1, ks.def_line):
+        m = SPECIALIZE_COMMENT.search(source_lines[idx]) if idx < len(source_lines) else None
+        if m:
+            out.append((idx + 1, m.group("body")))
+    return out
+
+
+def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DEFAULT_MAX_CONFIGS,
+                        tree: ast.AST | None = None) -> tuple[list[Specialization], list[str]]:
+    """The specializations to compile for ``kernel`` (a Kernel or a kernel name) in ``source``.
+
+    Returns (specializations, problems): problems are malformed comments/configs, reported by the
+    caller as notes; they never stop the fallback from being compiled.
+    """
+    name = kernel if isinstance(kernel, str) else kernel.name
+    ks = read_kernel_source(source, name, tree)
+    if ks is None:
+        return [], [f"kernel {name} not found"]
+    if not isinstance(kernel, str) and kernel.autotune_configs and not ks.autotune_configs:
+        ks.autotune_configs = list(kernel.autotune_configs)
+    base = fallback(ks)
+    problems: list[str] = []
+    specs: list[Specialization] = []
+    for line, body in comment_specializations(source.splitlines(), ks):
+        try:
+            values, nw, ns = parse_specialize_comment(body)
+        except (ValueError, SyntaxError) as e:
+            problems.append(f"line {line}: malformed specialize comment: {e}")
+            continue
+        unknown = sorted(set(values) - set(ks.params))
+        if unknown:
+            problems.append(f"line {line}: specialize names unknown parameters {unknown}")
+        specs.append(_override(base, values, nw, ns,
+                               f"comment@{line} " + _describe(values, nw or base.num_warps, ns or base.num_stages),
+                               "comment"))
+    if specs:
+        return specs, problems
+    for i, text in enumerate(ks.autotune_configs[:max_configs]):
+        try:
+            values, nw, ns = parse_config(text)
+        except (ValueError, SyntaxError) as e:
+            problems.append(f"autotune config {i}: cannot read {text!r}: {e}")
+            continue
+        specs.append(_override(base, values, nw, ns,
+                               f"autotune[{i}] " + _describe(values, nw or base.num_warps, ns or base.num_stages),
+                               "autotune"))
+    if specs:
+        return specs, problems
+    seen = set()
+    for launch in ks.launches:
+        values = {}
+        for p in ks.constexpr:
+            if p in launch:
+                try:
+                    values[p] = ast.literal_eval(launch[p])
+                except (ValueError, SyntaxError):
+                    pass
+        nw = _literal_int(launch.get("num_warps"))
+        ns = _literal_int(launch.get("num_stages"))
+        spec = _override(base, values, nw, ns, "launch " + _describe(values, nw or base.num_warps,
+                                                                         ns or base.num_stages), "launch")
+        if values and spec.key() not in seen:
+            seen.add(spec.key())
+            specs.append(spec)
+        if len(specs) >= max_configs:
+            break
+    return (specs or [base]), problems
+
+
+def _literal_int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        v = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return v if isinstance(v, int) else None

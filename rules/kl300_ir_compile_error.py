@@ -1,0 +1,84 @@
+"""KL300: the kernel does not compile for the target (reported at the line the compiler names)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from kernlint.ir.artifacts import CompiledKernel
+from kernlint.ir.rulebase import IRRule
+from kernlint.model import Finding, Level
+from kernlint.rule import Confirmation
+
+
+class CompileError(IRRule):
+    code = "KL300"
+    name = "compile-error"
+    category = "api-misuse"
+    level = Level.ERROR
+    precision = "very-high"
+    confirm = Confirmation("none", description="The compiler's own error; no GPU run is needed.")
+    summary = "The kernel fails to compile for the target architecture with the specialization shown."
+    docs = """
+## What it does
+Compiles the kernel ahead of time (no GPU needed) with Triton's own compiler for the target
+architecture (``--arch``, default sm_90) and reports any compile error at the source line the
+compiler names, through inlined helper functions.
+
+## Why is this bad?
+The kernel would fail the first time it is launched with these arguments, often only in
+production, on a code path a test never ran (another dtype, another autotune config).
+
+## Example
+```python
+@triton.jit
+def fill(x_ptr):
+    offs = tl.arange(0, 100)  # not a power of two
+    tl.store(x_ptr + offs, 1.0)
+```
+
+## Use instead
+```python
+@triton.jit
+def fill(x_ptr, n):
+    offs = tl.arange(0, 128)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+```
+If the error comes from kernlint's guessed specialization rather than from a real launch, state
+the real one with ``# kernlint: specialize(NAME=VALUE, ...)`` above the kernel.
+"""
+    bad = (
+        '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def fill(x_ptr):
+    offs = tl.arange(0, 100)  # expect: KL300
+    tl.store(x_ptr + offs, 1.0)
+''',
+    )
+    good = (
+        '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def fill(x_ptr, n):
+    offs = tl.arange(0, 128)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+''',
+    )
+
+    def check(self, compiled: CompiledKernel) -> Iterable[Finding]:
+        if compiled.ok:
+            return
+        line = compiled.error_line or compiled.kernel_line
+        col = compiled.error_col or 1
+        stage = compiled.error_stage or "compile"
+        what = {"import": "loading the module failed", "timeout": "compilation timed out",
+                "crash": "the compiler crashed"}.get(stage, "compilation failed")
+        yield self.finding(
+            compiled, line, col,
+            f"{what} for {compiled.spec.label} on sm_{compiled.capability}: {compiled.error}",
+            ir="compiler", excerpt=[compiled.error], stage=stage,
+        )
