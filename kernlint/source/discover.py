@@ -102,6 +102,9 @@ class _TileLangKernelBlock(cst.CSTVisitor):
         self.imports = imports
         self.found = False
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # a nested function is judged on its own
+
     def visit_WithItem(self, item: cst.WithItem) -> None:
         call = item.item
         if isinstance(call, cst.Call) and self.imports.resolve(call.func) in N.TILELANG_KERNEL:

@@ -119,6 +119,21 @@ def _float(text: str) -> float | None:
         return None
 
 
+def _names(node: cst.BaseExpression) -> set[str]:
+    """Plain names in an arithmetic expression (cheap: no visitor)."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.BinaryOperation):
+        return _names(node.left) | _names(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _names(node.expression)
+    if isinstance(node, cst.Call):
+        return set().union(*(_names(a.value) for a in node.args)) if node.args else set()
+    if isinstance(node, cst.Attribute):
+        return {node.attr.value}
+    return set()
+
+
 def _is_minus_one(node: cst.BaseExpression) -> bool:
     return (
         isinstance(node, cst.BinaryOperation)
@@ -136,6 +151,8 @@ class Interpreter:
         self.guards: list[Val] = []
         self.static_guard = 0
         self.loops: list[str] = []
+        #: names in each loop's range() arguments (its block size, e.g. BLOCK_K)
+        self.loop_blocks: dict[str, set[str]] = {}
         self.recording = True
         self.imports = info.imports
         for p in kernel.kernel.params:
@@ -203,12 +220,20 @@ class Interpreter:
             rhs = self.expr(small.value)
             new = self.binop(small.operator, old, rhs, small)
             if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and new.lanes and self.loops:
-                # a block pointer/offset advanced inside a loop moves with the loop counter
-                running = frozenset(f"loop:{l}" for l in self.loops if self.env.get(l, V.TOP).index)
+                # A block pointer advanced inside a loop moves along the axis whose block size the
+                # increment or the loop's range names (``a_ptrs += BLOCK_K * stride_ak``).
+                moved = _names(small.value)
+                running = set()
+                for loop in self.loops:
+                    if self.env.get(loop, V.TOP).index:
+                        running.add(f"loop:{loop}")
+                        moved |= self.loop_blocks.get(loop, set())
                 if running:
-                    new = new.with_(
-                        lanes=tuple((d, Lane(l.families, l.arange, l.shift | running, l.data, l.constexpr_extent)) for d, l in new.lanes)
-                    )
+                    new = new.with_(lanes=tuple(
+                        (d, Lane(l.families, l.arange, l.shift | frozenset(running), l.data, l.constexpr_extent))
+                        if l.families & moved else (d, l)
+                        for d, l in new.lanes
+                    ))
             self.bind(target, new, small.value)
         elif isinstance(small, cst.Expr):
             self.expr(small.value)
@@ -232,6 +257,8 @@ class Interpreter:
         loop_val = V.TOP
         static = False
         if isinstance(iter_node, cst.Call):
+            if var:
+                self.loop_blocks[var] = set().union(*(_names(a.value) for a in iter_node.args))
             fname = self.imports.resolve(iter_node.func) or ""
             args = [self.expr(a.value) for a in iter_node.args if a.keyword is None]
             bound_args = V.join(*args) if args else V.TOP

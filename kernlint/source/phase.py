@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from kernlint.model import FileError, Finding, Frontend, RunResult
@@ -13,24 +15,58 @@ from kernlint.source.rulebase import SourceRule
 MARKERS = ("triton", "tilelang", "tvm")
 
 
+#: CPython refuses more than 200 nested brackets; libcst's native parser can overflow its stack first
+MAX_NESTING = 200
+_NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
+
+
+def _nesting_error(path: str, text: str) -> FileError | None:
+    depth = deepest = 0
+    for ch in _NOT_BRACKETS.sub("", text):
+        depth = depth + 1 if ch in "([{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:
+            return FileError(path, f"SyntaxError: more than {MAX_NESTING} nested brackets")
+    return None
+
+
 def parse(path: str, data: bytes | str) -> tuple[cst.Module | None, str, FileError | None]:
     """Parse bytes or text; a failure becomes a FileError with its location."""
     try:
         text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
     except UnicodeDecodeError:
+        nesting = _nesting_error(path, data.decode("latin-1"))
+        if nesting is not None:
+            return None, "", nesting
         try:
             module = cst.parse_module(data)  # honours a PEP 263 coding declaration
             return module, module.code, None
         except Exception as exc:  # noqa: BLE001 - any parser failure is the file's fault
             return None, "", FileError(path, f"cannot decode file: {exc.__class__.__name__}: {exc}".splitlines()[0])
+    nesting = _nesting_error(path, text)
+    if nesting is not None:
+        return None, text, nesting
     try:
         return cst.parse_module(text), text, None
     except cst.ParserSyntaxError as exc:
-        return None, text, FileError(path, f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column + 1)
+        return None, text, _syntax_error(path, text, exc)
     except RecursionError:
         return None, text, FileError(path, "file too deeply nested to parse")
     except Exception as exc:  # noqa: BLE001
         return None, text, FileError(path, f"cannot parse file: {exc.__class__.__name__}: {exc}".splitlines()[0])
+
+
+def _syntax_error(path: str, text: str, exc: cst.ParserSyntaxError) -> FileError:
+    """CPython's parser names the offending token more precisely than libcst: ask it (errors only)."""
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as err:
+        return FileError(path, f"SyntaxError: {err.msg}", err.lineno or 1, max(err.offset or 1, 1))
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return FileError(path, f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column + 1)
 
 
 def might_hold_kernels(text: str) -> bool:

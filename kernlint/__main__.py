@@ -1,0 +1,3 @@
+from kernlint.cli import entry
+
+entry()

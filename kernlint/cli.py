@@ -1,0 +1,172 @@
+"""Command line: ``kernlint check``, ``kernlint rule``, ``kernlint rules`` (and the phases' commands).
+
+Exit codes follow ruff: 0 clean, 1 findings at or above ``--fail-level``, 2 bad usage,
+configuration or input (a file that cannot be read or parsed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from kernlint import __version__, catalogue
+from kernlint.config import ConfigError, load
+from kernlint.model import Level
+from kernlint.report import FORMATS, render
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(values: tuple[str, ...]) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def _fail(message: str) -> None:
+    click.echo(f"kernlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kernlint")
+def main() -> None:
+    """Static-plus-dynamic linter and evaluation harness for Triton and TileLang GPU kernels."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated; ALL for every rule).")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable (comma-separated).")
+@click.option("--output-format", type=click.Choice(FORMATS), default=None, help="Output format (default: concise).")
+@click.option("-o", "--output", "output_file", type=click.Path(path_type=Path),
+              help="Write the report to FILE (a .sarif or .json name picks that format unless --output-format says otherwise).")
+@click.option("--fail-level", type=click.Choice(["note", "warning", "error"]), default=None,
+              help="Lowest finding level that makes the exit code 1 (default: warning).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="pyproject.toml to read [tool.kernlint] from (default: the nearest one).")
+@click.option("--stdin-filename", help="The file name to report for source read from stdin ('-').")
+@click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
+@click.option("--ir/--no-ir", default=None, help="Also compile kernels and lint TTIR/TTGIR/PTX (default: off).")
+@click.option("--arch", default=None, help="Target GPU for the IR phase, e.g. sm_90 (default), sm_80.")
+@click.option("--show-ir", is_flag=True, help="Print the IR excerpt behind each IR finding.")
+def check(paths, select, ignore, output_format, output_file, fail_level, exit_zero, config_file, stdin_filename,
+          force_exclude, ir, arch, show_ir) -> None:
+    """Lint kernels in PATHS (files or folders; '-' reads stdin)."""
+    from kernlint.check import Options, run_check
+
+    paths = list(paths) or [Path(".")]
+    use_stdin = paths == [Path("-")]
+    if Path("-") in paths and not use_stdin:
+        _fail("'-' (stdin) cannot be combined with other paths")
+    try:
+        config = load(Path.cwd() if use_stdin else paths[0], config_file)
+    except ConfigError as exc:
+        _fail(str(exc))
+    options = Options(
+        select=_codes(select) or None,
+        ignore=_codes(ignore) or None,
+        force_exclude=force_exclude,
+        stdin_filename=stdin_filename,
+    )
+    try:
+        stdin = sys.stdin.buffer.read() if use_stdin else None
+        result = run_check(paths, config, options, stdin=stdin)
+    except catalogue.UnknownRule as exc:
+        _fail(f"unknown rule code or prefix {exc.args[0]!r} (see `kernlint rules`)")
+    use_ir = ir if ir is not None else bool(config.ir)
+    if use_ir:
+        try:
+            from kernlint.ir.cli_glue import add_ir_findings
+        except ImportError as exc:
+            result.notices.append(f"IR phase unavailable: {exc}")
+        else:
+            add_ir_findings(result, paths, config, options, arch or config.arch or "sm_90", show_ir)
+    by_suffix = {".sarif": "sarif", ".json": "json"}.get(output_file.suffix) if output_file else None
+    fmt = output_format or by_suffix or config.output_format or "concise"
+    if fmt not in FORMATS:
+        _fail(f"unknown output format {fmt!r} in configuration")
+    text = render(result, fmt, config.root)
+    if output_file is not None:
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            output_file.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write {output_file}: {exc.strerror or exc}")
+        from kernlint.report.text import summary
+
+        click.echo(summary(result), err=True)
+    else:
+        click.echo(text, nl=False)
+    if result.errors:
+        sys.exit(EXIT_ERROR)
+    threshold = Level(fail_level or config.fail_level)
+    failing = [f for f in result.findings if f.level.rank >= threshold.rank]
+    sys.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
+
+
+@main.command("rule")
+@click.argument("code")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rule_command(code: str, output_format: str) -> None:
+    """Print the documentation of rule CODE (e.g. KL101 or out-of-bounds-load)."""
+    try:
+        rule = catalogue.get_rule(code)
+    except catalogue.UnknownRule:
+        _fail(f"unknown rule {code!r} (see `kernlint rules`)")
+    if output_format == "json":
+        meta = rule.metadata()
+        meta["bad"] = list(rule.bad)
+        meta["good"] = list(rule.good)
+        click.echo(json.dumps(meta, indent=2))
+        return
+    click.echo(f"# {rule.name} ({rule.code})\n")
+    click.echo(f"Category: {rule.category} · default level: {rule.level.value} · phase: {rule.phase.value}")
+    confirm = rule.confirm
+    how = f"{confirm.tool}" + (f" {confirm.check}" if confirm.check else "") + (f" ({confirm.threshold})" if confirm.threshold else "")
+    click.echo(f"Confirmed on a GPU by: {how}\n")
+    click.echo(rule.summary + "\n")
+    click.echo(rule.docs.strip())
+
+
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rules_command(output_format: str) -> None:
+    """List every rule with its code, name, category, level and phase."""
+    rules = catalogue.all_rules()
+    if output_format == "json":
+        click.echo(json.dumps([r.metadata() for r in rules.values()], indent=2))
+        return
+    for r in rules.values():
+        click.echo(f"{r.code}  {r.name:<34} {r.category:<18} {r.level.value:<8} {r.phase.value:<8} {r.summary}")
+
+
+def _register_optional_commands() -> None:
+    """Commands of phases that live in their own packages."""
+    try:
+        from kernlint.eval.cli import eval_command
+    except ImportError:
+        return
+    main.add_command(eval_command, "eval")
+
+
+_register_optional_commands()
+
+
+def entry() -> None:
+    """Console entry: no traceback ever reaches the user unless KERNLINT_DEBUG is set."""
+    try:
+        main(standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("kernlint: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001
+        if os.environ.get("KERNLINT_DEBUG"):
+            raise
+        click.echo(f"kernlint: internal error: {exc.__class__.__name__}: {exc} (set KERNLINT_DEBUG=1 for details)", err=True)
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,168 @@
+"""SARIF 2.1.0 output built with sarif-om, serialized explicitly.
+
+sarif-om's usual serializers drop values equal to their defaults (``level: "warning"``,
+``kind: "fail"``); code-scanning UIs then guess. Here every attrs field that holds a value is
+written, so what kernlint means is what the file says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import attr
+import sarif_om as so
+
+from kernlint import __version__, catalogue
+from kernlint.model import Finding, Level, RunResult
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://github.com/kernlint/kernlint"
+SEVERITY = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "recommendation"}
+
+
+def to_json(obj):
+    if attr.has(type(obj)):
+        out = {}
+        for field in attr.fields(type(obj)):
+            value = getattr(obj, field.name)
+            if value is None:
+                continue
+            out[field.metadata.get("schema_property_name", field.name)] = to_json(value)
+        return out
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(v) for v in obj]
+    return obj
+
+
+def _truncate(text: str, limit: int = 1024) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_paragraph(docs: str, heading: str) -> str:
+    part = docs.split(heading, 1)[-1].split("\n## ", 1)[0]
+    return part.strip()
+
+
+def _descriptor(rule) -> so.ReportingDescriptor:
+    full = _first_paragraph(rule.docs, "## What it does") + " " + _first_paragraph(rule.docs, "## Why is this bad?")
+    return so.ReportingDescriptor(
+        id=rule.code,
+        name=rule.name,
+        short_description=so.MultiformatMessageString(text=_truncate(rule.summary)),
+        full_description=so.MultiformatMessageString(text=_truncate(full)),
+        help=so.MultiformatMessageString(text=_truncate(rule.summary + " See `kernlint rule " + rule.code + "`.", 4096), markdown=rule.docs.strip()),
+        help_uri=f"{INFO_URI}/blob/main/rules/README.md#{rule.code.lower()}",
+        default_configuration=so.ReportingConfiguration(level=rule.level.value, enabled=True),
+        properties={
+            "tags": [rule.category, rule.phase.value, "gpu-kernel"],
+            "precision": rule.precision,
+            "problem.severity": SEVERITY[rule.level],
+            "category": rule.category,
+            "phase": rule.phase.value,
+            "confirm": rule.confirm.to_dict(),
+        },
+    )
+
+
+def _fingerprint(finding: Finding, line_text: str) -> str:
+    key = f"{finding.rule}\0{finding.path}\0{finding.kernel}\0{' '.join(line_text.split())}"
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _line_text(root: Path, finding: Finding, cache: dict) -> str:
+    if finding.path not in cache:
+        try:
+            cache[finding.path] = (root / finding.path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            cache[finding.path] = []
+    lines = cache[finding.path]
+    return lines[finding.span.line - 1] if 0 < finding.span.line <= len(lines) else ""
+
+
+def build(result: RunResult, root: Path) -> dict:
+    rules = catalogue.all_rules()
+    used = sorted({f.rule for f in result.findings} | set(rules))
+    index = {code: i for i, code in enumerate(used)}
+    descriptors = [_descriptor(rules[code]) for code in used if code in rules]
+    cache: dict = {}
+    results = []
+    for f in result.sorted_findings():
+        region = so.Region(
+            start_line=f.span.line,
+            start_column=f.span.col,
+            end_line=f.span.end_line,
+            end_column=f.span.end_col,
+        )
+        results.append(
+            so.Result(
+                rule_id=f.rule,
+                rule_index=index.get(f.rule, -1),
+                level=f.level.value,
+                kind="fail",
+                message=so.Message(text=f.message),
+                locations=[
+                    so.Location(
+                        physical_location=so.PhysicalLocation(
+                            artifact_location=so.ArtifactLocation(uri=Path(f.path).as_posix(), uri_base_id="%SRCROOT%"),
+                            region=region,
+                        ),
+                        logical_locations=[so.LogicalLocation(name=f.kernel, kind="function")] if f.kernel else None,
+                    )
+                ],
+                partial_fingerprints={"kernlint/v1": _fingerprint(f, _line_text(root, f, cache))},
+                properties={
+                    "phase": f.phase.value,
+                    "verdict": f.verdict.value,
+                    "kernel": f.kernel,
+                    "evidence": f.evidence,
+                    "measurements": f.measurements,
+                },
+            )
+        )
+    notifications = [
+        so.Notification(
+            level="error",
+            message=so.Message(text=e.message),
+            locations=[
+                so.Location(
+                    physical_location=so.PhysicalLocation(
+                        artifact_location=so.ArtifactLocation(uri=Path(e.path).as_posix(), uri_base_id="%SRCROOT%"),
+                        region=so.Region(start_line=max(e.line, 1), start_column=max(e.col, 1)),
+                    )
+                )
+            ],
+        )
+        for e in result.errors
+    ]
+    run = so.Run(
+        tool=so.Tool(
+            driver=so.ToolComponent(
+                name="kernlint",
+                version=__version__,
+                semantic_version=__version__,
+                information_uri=INFO_URI,
+                rules=descriptors,
+            )
+        ),
+        original_uri_base_ids={"%SRCROOT%": so.ArtifactLocation(uri=root.resolve().as_uri().rstrip("/") + "/")},
+        column_kind="unicodeCodePoints",
+        invocations=[
+            so.Invocation(
+                execution_successful=not result.errors,
+                tool_execution_notifications=notifications or None,
+                properties={"notices": list(result.notices)} if result.notices else None,
+            )
+        ],
+        results=results,
+    )
+    log = so.SarifLog(version="2.1.0", schema_uri=SCHEMA, runs=[run])
+    return to_json(log)
+
+
+def render(result: RunResult, root: Path) -> str:
+    return json.dumps(build(result, root), indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,60 @@
+"""Human output: ``concise`` (one line a finding) and ``full`` (with the source lines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernlint.model import Finding, RunResult, Verdict
+
+
+def _verdict(f: Finding) -> str:
+    return "" if f.verdict is Verdict.SUSPECTED else f" [{f.verdict.value}]"
+
+
+def concise(result: RunResult, root: Path) -> str:
+    lines = [f"{e.path}:{e.line}:{e.col}: error: {e.message}" for e in result.errors]
+    lines += [
+        f"{f.path}:{f.span.line}:{f.span.col}: {f.rule} {f.message}{_verdict(f)}" for f in result.sorted_findings()
+    ]
+    lines += [f"note: {n}" for n in result.notices]
+    lines.append(summary(result))
+    return "\n".join(lines) + "\n"
+
+
+def summary(result: RunResult) -> str:
+    n = len(result.findings)
+    errors = f", {len(result.errors)} file error{'s' if len(result.errors) != 1 else ''}" if result.errors else ""
+    if n == 0:
+        return f"All checks passed ({result.files} file{'s' if result.files != 1 else ''}, {len(result.kernels)} kernels{errors})."
+    return f"Found {n} finding{'s' if n != 1 else ''} in {result.files} files, {len(result.kernels)} kernels{errors}."
+
+
+def full(result: RunResult, root: Path) -> str:
+    cache: dict[str, list[str]] = {}
+    out = [f"{e.path}:{e.line}:{e.col}: error: {e.message}" for e in result.errors]
+    for f in result.sorted_findings():
+        if f.path not in cache:
+            try:
+                cache[f.path] = (root / f.path).read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                cache[f.path] = []
+        lines = cache[f.path]
+        out.append(f"{f.path}:{f.span.line}:{f.span.col}: {f.rule} [{f.level.value}] {f.message}{_verdict(f)}")
+        if f.kernel:
+            out.append(f"  in kernel `{f.kernel}` ({f.phase.value} phase)")
+        first = max(f.span.line - 1, 1)
+        last = min(f.span.end_line + 1, len(lines))
+        width = len(str(last))
+        for n in range(first, last + 1):
+            if n - 1 >= len(lines):
+                break
+            out.append(f"  {n:>{width}} | {lines[n - 1]}")
+            if n == f.span.line:
+                end = f.span.end_col if f.span.end_line == n else len(lines[n - 1]) + 1
+                out.append(f"  {'':>{width}} | {' ' * (f.span.col - 1)}{'^' * max(end - f.span.col, 1)}")
+        for key, value in f.measurements.items():
+            out.append(f"  measured {key} = {value}")
+        out.append("")
+    out += [f"note: {n}" for n in result.notices]
+    out.append(summary(result))
+    return "\n".join(out) + "\n"

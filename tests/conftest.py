@@ -1,0 +1,51 @@
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if _has_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture
+def corpus() -> Path:
+    path = SHARED / "corpora" / "tritonbench"
+    if not path.exists():
+        pytest.skip("the TritonBench corpus is not beside this checkout")
+    return path
+
+
+@pytest.fixture
+def kernlint_exe() -> str:
+    exe = shutil.which("kernlint")
+    assert exe, "kernlint is not installed on PATH"
+    return exe
+
+
+@pytest.fixture(autouse=True)
+def _quiet_triton(monkeypatch):
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"))

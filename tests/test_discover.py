@@ -1,0 +1,100 @@
+import libcst as cst
+
+from kernlint.model import Frontend
+from kernlint.source.discover import discover
+
+
+def _kernels(src):
+    info = discover("m.py", src, cst.parse_module(src))
+    return {k.kernel.name: k.kernel for k in info.kernels}, info
+
+
+def test_decorator_forms():
+    src = '''
+import triton
+import triton.language as tl
+from triton import jit as tjit
+import triton as tr
+
+@triton.jit
+def a(x): pass
+
+@tjit
+def b(x): pass
+
+@tr.jit(do_not_specialize=["n"])
+def c(x, n, B: tl.constexpr = 128): pass
+
+def d_impl(x): pass
+d = triton.jit(d_impl)
+
+CONFIGS = [triton.Config({"B": 64}, num_warps=4), triton.Config({"B": 128}, num_warps=8)]
+
+@triton.autotune(configs=CONFIGS, key=["n"])
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["B"] == 0})
+@triton.jit
+def e(x, n, B: tl.constexpr, EVEN: tl.constexpr): pass
+
+class Holder:
+    @staticmethod
+    @triton.jit
+    def f(x): pass
+
+def not_a_kernel(x): pass
+'''
+    kernels, _ = _kernels(src)
+    assert set(kernels) == {"a", "b", "c", "d_impl", "e", "f"}
+    assert kernels["c"].params[2].constexpr and kernels["c"].params[2].default == "128"
+    assert len(kernels["e"].autotune_configs) == 2 and "num_warps=8" in kernels["e"].autotune_configs[1]
+    assert kernels["e"].heuristics == ["EVEN"]
+    lines = src.splitlines()
+    assert kernels["a"].span.line == lines.index("def a(x): pass") + 1 == kernels["a"].span.end_line
+    assert kernels["f"].span.line == lines.index("    def f(x): pass") + 1 and kernels["f"].span.col == 5
+
+
+def test_tilelang_forms():
+    src = '''
+import tilelang
+import tilelang.language as T
+
+def matmul(M, N, K, block_M, block_N, block_K, dtype="float16"):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            pass
+    return main
+
+@tilelang.jit
+def other(A):
+    pass
+
+def kernel_block_only(A):
+    with T.Kernel(8, threads=128) as bx:
+        pass
+'''
+    kernels, _ = _kernels(src)
+    assert {k: v.frontend for k, v in kernels.items()} == {
+        "main": Frontend.TILELANG, "other": Frontend.TILELANG, "kernel_block_only": Frontend.TILELANG,
+    }
+
+
+def test_launches_found_lazily():
+    src = '''
+import triton
+@triton.jit
+def k(x): pass
+
+def wrapper(x):
+    k[(1,)](x)
+    grid = lambda meta: (triton.cdiv(10, meta["B"]),)
+    k[grid](x)
+'''
+    _, info = _kernels(src)
+    assert len(info.launches_of("k")) == 2
+    assert info.launches_of("missing") == []
+
+
+def test_no_import_of_user_code(tmp_path):
+    src = "import triton\nraise SystemExit('must not run')\n@triton.jit\ndef k(x): pass\n"
+    kernels, _ = _kernels(src)
+    assert list(kernels) == ["k"]

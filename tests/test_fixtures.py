@@ -1,0 +1,45 @@
+"""fixtures/: every planted bug is reported at its line and column, clean twins yield nothing.
+
+Each fixture ``NAME.py`` has ``NAME.expected`` beside it: one ``LINE:COL CODE`` per expected
+source-phase finding (empty for a clean twin).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from kernlint.check import Options, run_check
+from kernlint.config import load
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py") if p.with_suffix(".expected").exists())
+
+
+def _expected(path: Path) -> set[tuple[int, int, str]]:
+    out = set()
+    for line in path.with_suffix(".expected").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            pos, code = line.split()
+            ln, col = pos.split(":")
+            out.add((int(ln), int(col), code))
+    return out
+
+
+def test_there_are_planted_and_clean_fixtures():
+    names = {p.stem for p in FIXTURES}
+    assert any(n.endswith("_bad") for n in names) and any(n.endswith("_good") for n in names)
+    for name in names:
+        if name.endswith("_bad"):
+            assert name[:-4] + "_good" in names, f"{name} has no clean twin"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_fixture_findings_match_expected(path):
+    config = load(ROOT)
+    result = run_check([path], config, Options())
+    assert result.errors == []
+    found = {(f.span.line, f.span.col, f.rule) for f in result.findings}
+    assert found == _expected(path)
+    if path.stem.endswith("_bad"):
+        assert found, "a planted-bug fixture must yield findings"

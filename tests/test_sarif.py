@@ -1,0 +1,77 @@
+"""SARIF output validates against the official 2.1.0 schema and GitHub code scanning's extra rules."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from kernlint.check import Options, run_check
+from kernlint.config import load
+from kernlint.model import FileError
+from kernlint.report.sarif import build
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def log():
+    config = load(ROOT)
+    result = run_check([ROOT / "fixtures" / "triton"], config, Options())
+    result.errors.append(FileError("fixtures/broken.py", "SyntaxError: invalid syntax", 3, 7))
+    return build(result, config.root)
+
+
+def test_validates_against_official_schema(log):
+    jsonschema.validate(log, SCHEMA)
+
+
+def test_github_requirements(log):
+    assert log["version"] == "2.1.0"
+    assert len(log["runs"]) == 1
+    run = log["runs"][0]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "kernlint" and driver["version"] and driver["informationUri"].startswith("https://")
+    ids = [r["id"] for r in driver["rules"]]
+    assert len(ids) == len(set(ids))
+    for rule in driver["rules"]:
+        assert rule["name"] and rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
+        assert len(rule["shortDescription"]["text"]) <= 1024 and len(rule["fullDescription"]["text"]) <= 1024
+        assert rule["help"]["text"] and rule["help"]["markdown"]
+        assert rule["defaultConfiguration"]["level"] in ("note", "warning", "error")
+        props = rule["properties"]
+        assert props["category"] in props["tags"]
+        assert props["precision"] in ("very-high", "high", "medium", "low")
+        assert props["problem.severity"] in ("error", "warning", "recommendation")
+    assert run["columnKind"] == "unicodeCodePoints"
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/")
+    assert run["results"], "fixtures must produce results"
+    for res in run["results"]:
+        assert res["level"] in ("note", "warning", "error")  # explicit even when "warning"
+        assert ids[res["ruleIndex"]] == res["ruleId"]
+        assert res["message"]["text"]
+        loc = res["locations"][0]["physicalLocation"]
+        uri = loc["artifactLocation"]["uri"]
+        assert not uri.startswith(("/", "file:")) and loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        region = loc["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+        assert (region["endLine"], region["endColumn"]) > (region["startLine"], region["startColumn"])
+        assert res["properties"]["phase"] == "source" and res["properties"]["verdict"] == "suspected"
+        assert res["partialFingerprints"]["kernlint/v1"]
+
+
+def test_file_errors_become_notifications(log):
+    inv = log["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is False
+    note = inv["toolExecutionNotifications"][0]
+    assert note["level"] == "error"
+    assert note["locations"][0]["physicalLocation"]["region"]["startLine"] == 3
+
+
+def test_warning_level_is_written_explicitly():
+    from kernlint.model import Finding, Level, RunResult, Span
+
+    result = RunResult(findings=[Finding("KL103", "a.py", Span(1, 1, 1, 2), "m", Level.WARNING)])
+    res = build(result, ROOT)["runs"][0]["results"][0]
+    assert res["level"] == "warning" and res["kind"] == "fail"
