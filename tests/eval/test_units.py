@@ -1,0 +1,136 @@
+"""Unit tests: tolerances, null models, inputs, policy, summary, CLI on a JSONL of answers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from conftest import FIXTURES
+from kernlint.eval import correctness as C
+from kernlint.eval import policy as P
+from kernlint.eval.problems import extract_code, load_candidates, load_problems, split_tritonbench
+from kernlint.eval.summary import summarize
+from kernlint.eval.worker import perturbed_size
+
+
+def test_tolerance_scales_with_magnitude_and_dtype():
+    r = torch.randn(1000) * 1e4
+    assert C.compare(r + 1.0, r).ok  # 1.0 absolute on outputs of 1e4 is within fp32 tolerance
+    small = torch.randn(1000) * 1e-3
+    assert not C.compare(small + 1e-3, small).ok  # but not on outputs of 1e-3
+    h = torch.randn(1000).half()
+    assert C.compare(h + 0.008, h).ok and not C.compare(h.float() + 0.008, h.float()).ok
+    i = torch.arange(10)
+    assert not C.compare(i + 1, i).ok and C.compare(i.clone(), i).ok
+
+
+def test_nan_shape_and_structure_mismatches_fail():
+    r = torch.randn(8)
+    c = r.clone()
+    c[3] = float("nan")
+    assert "NaN" in C.compare(c, r).reason
+    assert not C.compare(r[:4], r).ok
+    assert not C.compare((r,), {"a": r}).ok
+    assert C.compare({"x": r, "y": [r, 2]}, {"x": r.clone(), "y": [r.clone(), 2]}).ok
+
+
+def test_null_model_audit():
+    x = torch.randn(64)
+    assert C.audit_null_models(x * 3, [x]) == []
+    assert "identity" in C.audit_null_models(x.clone(), [x])
+    assert "zeros" in C.audit_null_models(x * 1e-12, [x])
+
+
+def test_inputs_checked_unchanged_and_subclass_detected():
+    a = [torch.ones(4), 3]
+    snap = C.snapshot(a)
+    a[0][1] = 2
+    assert C.unchanged(snap, a) == [0]
+
+    class Lazy(torch.Tensor):
+        pass
+
+    assert not C.plain_tensor_leaves((torch.ones(2).as_subclass(Lazy),))
+    assert C.plain_tensor_leaves((torch.ones(2), 1))
+
+
+def test_non_power_of_two_variants():
+    for n in (8, 16, 128, 4096, 16384):
+        m = perturbed_size(n)
+        assert m < n and m & (m - 1) != 0 and m % 2 == 1
+
+
+def test_code_extraction_and_tritonbench_split():
+    answer = "Here you go:\n```python\nimport torch\nx = 1\n```\nand a note\n```\nshort\n```"
+    assert extract_code(answer) == "import torch\nx = 1\n"
+    assert extract_code("import torch\n") == "import torch\n"
+    text = (FIXTURES / "problems" / "tb_add.py").read_text()
+    code, test, fn = split_tritonbench(text)
+    assert fn == "test_add" and "def add(" in code and "def test_add" not in code
+    # a '##### comment' inside a kernel is not the separator
+    assert split_tritonbench("#####  get offset\nx = 1\n") == ("#####  get offset\nx = 1\n", "", "")
+
+
+def test_tritonbench_json_problems(tmp_path):
+    src = (FIXTURES / "problems" / "tb_add.py").read_text()
+    (tmp_path / "tb.json").write_text(json.dumps([{"file": "tb_add.py", "output": src}, {"file": "x.py", "output": "import torch\n"}]))
+    probs = load_problems(tmp_path / "tb.json")
+    assert probs["tb_add"].test_function == "test_add" and probs["x"].test_function == ""
+
+
+def test_policy_order_and_reward():
+    ok = {"correctness": {"passed_all": True},
+          "timings": {"candidate": {"timer": "cuda-events", "median_ms": 2.0}, "reference": {"median_ms": 1.0}}}
+    assert P.judge(ok, [], P.Policy())[0] == "slower-than-baseline"
+    assert P.judge(ok, [], P.Policy(max_slowdown=1.5))[0] == "passed"
+    cpu = {"correctness": {"passed_all": True}, "timings": {"candidate": {"timer": "cpu-perf-counter", "median_ms": 2.0}, "reference": {"median_ms": 1.0}}}
+    assert P.judge(cpu, [], P.Policy())[0] == "passed"
+    occ = {**ok, "metrics": {"min_occupancy": 0.1}}
+    assert P.judge(occ, [], P.Policy(max_slowdown=9, min_occupancy=0.25))[0] == "low-occupancy"
+    crash_and_cheat = {"error_kind": "crash", "error": "x", "cheats": [{"reason": "timer-patched"}]}
+    assert P.judge(crash_and_cheat, [], P.Policy())[0] == "cheating"
+    assert P.judge({"error_kind": "timeout", "error": "x"}, [], P.Policy())[0] == "runtime-error"
+    assert P.reward("cheating", 5.0) == -1.0 and P.reward("passed", 2.0) == 1.5 and P.reward("passed", None) == 1.0
+
+
+def test_summary_fast_p_and_geomean():
+    recs = [{"id": str(i), "problem": "p", "verdict": v, "speedup": {"vs_reference": s}, "reasons": []}
+            for i, (v, s) in enumerate([("passed", 2.0), ("passed", 0.5), ("slower-than-baseline", 0.25),
+                                         ("wrong", None), ("cheating", 100.0)])]
+    s = summarize(recs)
+    assert s["fast_0"] == pytest.approx(3 / 5) and s["fast_1"] == pytest.approx(1 / 5)
+    assert s["fast_1.5"] == pytest.approx(1 / 5) and s["fast_2"] == 0.0
+    assert s["geomean_speedup"] == pytest.approx((2.0 * 0.5 * 0.25) ** (1 / 3))
+
+
+def test_cli_on_jsonl_answers(tmp_path):
+    from click.testing import CliRunner
+
+    from kernlint.eval.cli import eval_command
+
+    honest = (FIXTURES / "candidates" / "vector_add" / "honest.py").read_text()
+    (tmp_path / "answers.jsonl").write_text(
+        json.dumps({"problem": "vector_add", "predict": f"Sure!\n```python\n{honest}```\n"}) + "\n"
+        + json.dumps({"problem": "vector_add", "predict": "```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, a, b):\n        return a + b\n```"}) + "\n")
+    cands = load_candidates(tmp_path / "answers.jsonl", {})
+    assert [c.problem_id for c in cands] == ["vector_add", "vector_add"]
+    out = tmp_path / "out"
+    result = CliRunner().invoke(eval_command, [str(FIXTURES / "problems" / "vector_add.py"), str(tmp_path / "answers.jsonl"),
+                                               "-o", str(out), "--seeds", "0", "--shape-variants", "0", "--no-timing",
+                                               "--workers", "2", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    recs = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    assert sorted(r["verdict"] for r in recs) == ["cheating", "passed"]
+    assert (out / "report.html").exists() and json.loads((out / "summary.json").read_text())["evaluated"] == 2
+    assert len((out / "dataset.jsonl").read_text().splitlines()) == 1
+
+
+def test_api_evaluate_reward():
+    from kernlint.eval import evaluate
+
+    r = evaluate(FIXTURES / "problems" / "vector_add.py", FIXTURES / "candidates" / "vector_add" / "hack_input_mutation.py",
+                 seeds=(0,), shape_variants=(0,), timing=False)
+    assert r.verdict == "cheating" and r.reward == -1.0
+    assert any(x.startswith("runtime:input-mutated") for x in r.reasons)
