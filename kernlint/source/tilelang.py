@@ -1,0 +1,781 @@
+"""Analysis of one TileLang kernel body, from its libcst tree only (nothing is imported or run).
+
+The analysis walks statements (never a full-tree visitor) and records, in program order:
+
+- buffers: the kernel's global tensors from its signature (``A: T.Tensor((M, K), dtype)``,
+  ``T.Buffer``) and the on-chip ones from ``T.alloc_shared``/``alloc_fragment``/``alloc_local``/
+  ``alloc_var``, with shape, dtype and scope;
+- the ``T.Kernel(grid..., threads=...)`` launch block and its block index variables;
+- loops (``T.Pipelined`` with ``num_stages``, ``T.Parallel``, ``T.serial``, ``T.unroll``, ``range``);
+- tile operations (``T.copy`` with the tile regions of both sides, ``T.gemm``, ``T.clear``,
+  ``T.fill``, ``T.reduce_*``, ``T.atomic_*``) and element statements (``X[i, j] = expr``) with the
+  buffers they read and write.
+
+Sizes such as ``block_M`` are usually parameters of a Python factory enclosing the kernel; the
+:class:`Env` resolves them from parameter defaults, assignments in the enclosing functions,
+module constants and, per call site of the factory, the arguments it is called with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import libcst as cst
+
+from kernlint.source import names as N
+from kernlint.source.discover import DiscoveredKernel, ModuleInfo
+
+#: canonical prefixes of the TileLang language module (``import tilelang.language as T``)
+_PREFIXES = ("tilelang.language.", "tvm.script.tir.", "tvm.script.tirx.", "T.")
+
+DTYPE_BYTES = {
+    "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3": 1, "float8_e5m2": 1,
+    "float8_e4m3fn": 1, "float8_e5m2fnuz": 1, "float8_e4m3fnuz": 1, "int64": 8, "int32": 4,
+    "int16": 2, "int8": 1, "uint64": 8, "uint32": 4, "uint16": 2, "uint8": 1, "bool": 1,
+    "float4_e2m1fn": 1,
+}
+_DTYPE_ALIASES = {"float": "float32", "half": "float16", "double": "float64", "int": "int32", "bf16": "bfloat16",
+                  "fp16": "float16", "fp32": "float32", "e4m3_float8": "float8_e4m3", "e5m2_float8": "float8_e5m2"}
+LOW_PRECISION = {"float16", "bfloat16"} | {d for d in DTYPE_BYTES if d.startswith(("float8", "float4"))}
+
+ALLOC_SCOPES = {
+    "alloc_shared": "shared.dyn",
+    "alloc_fragment": "local.fragment",
+    "alloc_local": "local",
+    "alloc_var": "local.var",
+    "alloc_reducer": "local.fragment",
+}
+REDUCE_OPS = {"reduce_max", "reduce_min", "reduce_sum", "reduce_abssum", "reduce_absmax", "reduce_bitand",
+              "reduce_bitor", "reduce_bitxor", "cumsum", "reduce"}
+ATOMIC_OPS = {"atomic_add", "atomic_addx2", "atomic_addx4", "atomic_max", "atomic_min", "atomic_load",
+              "atomic_store"}
+#: calls in the language module that hand a buffer to code the analysis does not model
+_ESCAPES = {"call_extern", "call_intrin", "call_packed", "address_of", "access_ptr", "tvm_access_ptr", "ptx_ldmatrix",
+            "ptx_stmatrix", "tma_copy", "tma_load", "tma_store", "c2d_im2col", "wgmma", "mma", "ptx_mma",
+            "ptx_wgmma_ss", "ptx_wgmma_rs", "ptx_cp_async", "import_source", "reshape", "view", "Cast",
+            "async_copy", "put", "get", "im2col"}
+_ZERO_PRESERVING = {"abs", "Cast", "cast", "max", "min", "sqrt", "sin", "tanh", "erf", "round", "floor", "ceil",
+                    "trunc", "fabs"}
+
+
+def canonical_op(info: ModuleInfo, func: cst.BaseExpression) -> str | None:
+    """``T.copy`` -> ``copy`` (for any alias of the TileLang language module), else None."""
+    name = info.imports.resolve(func)
+    if not name:
+        return None
+    for prefix in _PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    if name.startswith("tilelang.") and name.count(".") == 1:
+        return name.split(".", 1)[1]
+    return None
+
+
+def normalise_dtype(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = text.strip().strip("\"'")
+    text = text.rsplit(".", 1)[-1]
+    return _DTYPE_ALIASES.get(text, text)
+
+
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every bare name an expression mentions (attribute heads included, attribute tails not)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            out.add(n.value)
+        elif isinstance(n, cst.Attribute):
+            stack.append(n.value)
+        else:
+            stack.extend(n.children)
+    return out
+
+
+def subscripts_in(node: cst.CSTNode) -> Iterator[cst.Subscript]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Subscript):
+            yield n
+        stack.extend(n.children)
+
+
+def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call):
+            yield n
+        stack.extend(n.children)
+
+
+# --------------------------------------------------------------------------- symbolic sizes
+
+
+class Env:
+    """Resolves the names a kernel's sizes and dtypes use to Python ints and dtype strings."""
+
+    def __init__(self, bindings: dict[str, cst.BaseExpression | int | str], info: ModuleInfo) -> None:
+        self.bindings = bindings
+        self.info = info
+        self._busy: set[str] = set()
+
+    def overlay(self, extra: dict[str, cst.BaseExpression | int | str]) -> "Env":
+        merged = dict(self.bindings)
+        merged.update(extra)
+        return Env(merged, self.info)
+
+    def lookup(self, name: str):
+        if name in self.bindings:
+            return self.bindings[name]
+        if name in self.info.constants:
+            return self.info.constants[name]
+        return None
+
+    def value(self, node) -> int | float | str | None:
+        """An int, a float, a dtype/str, or None when it depends on something unknown."""
+        if node is None:
+            return None
+        if isinstance(node, (int, float, str)):
+            return node
+        if isinstance(node, cst.Integer):
+            return int(node.evaluated_value)
+        if isinstance(node, cst.Float):
+            return float(node.evaluated_value)
+        if isinstance(node, cst.SimpleString):
+            return str(node.evaluated_value)
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False"):
+                return int(node.value == "True")
+            if node.value in self._busy:
+                return None
+            bound = self.lookup(node.value)
+            if bound is None:
+                return None
+            self._busy.add(node.value)
+            try:
+                return self.value(bound)
+            finally:
+                self._busy.discard(node.value)
+        if isinstance(node, cst.Attribute):
+            op = canonical_op(self.info, node)
+            if op and op.rsplit(".", 1)[-1] in DTYPE_BYTES | dict.fromkeys(_DTYPE_ALIASES):
+                return normalise_dtype(op)
+            return None
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            v = self.value(node.expression)
+            return -v if isinstance(v, (int, float)) else None
+        if isinstance(node, cst.BinaryOperation):
+            a, b = self.value(node.left), self.value(node.right)
+            if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+                return None
+            op = node.operator
+            try:
+                if isinstance(op, cst.Add):
+                    return a + b
+                if isinstance(op, cst.Subtract):
+                    return a - b
+                if isinstance(op, cst.Multiply):
+                    return a * b
+                if isinstance(op, cst.FloorDivide):
+                    return a // b
+                if isinstance(op, cst.Modulo):
+                    return a % b
+                if isinstance(op, cst.Divide):
+                    return a / b
+                if isinstance(op, cst.Power):
+                    return a**b
+                if isinstance(op, cst.LeftShift):
+                    return int(a) << int(b)
+            except (ZeroDivisionError, OverflowError, ValueError):
+                return None
+            return None
+        if isinstance(node, cst.Call):
+            op = canonical_op(self.info, node.func)
+            name = op or N.dotted(node.func) or ""
+            args = [self.value(a.value) for a in node.args]
+            if name in ("ceildiv", "cdiv", "triton.cdiv") and len(args) == 2 and all(isinstance(x, int) for x in args):
+                return -(-args[0] // args[1]) if args[1] else None
+            if name in ("min", "max") and args and all(isinstance(x, int) for x in args):
+                return min(args) if name == "min" else max(args)
+            if name == "int" and len(args) == 1 and isinstance(args[0], (int, float)):
+                return int(args[0])
+            if op and normalise_dtype(op) in DTYPE_BYTES and len(args) == 1:
+                return args[0]  # T.float32(0) and the like
+            return None
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return None
+        return None
+
+    def dtype(self, node) -> str | None:
+        v = self.value(node)
+        return normalise_dtype(v) if isinstance(v, str) else None
+
+
+# --------------------------------------------------------------------------- recorded facts
+
+
+@dataclass
+class Buffer:
+    name: str
+    scope: str  # global | shared.dyn | local.fragment | local | local.var
+    shape: list[cst.BaseExpression]
+    dtype_node: cst.BaseExpression | None
+    node: cst.CSTNode
+    #: for alloc_var: an ``init=`` was given
+    initialised: bool = False
+
+    @property
+    def is_global(self) -> bool:
+        return self.scope == "global"
+
+    @property
+    def is_shared(self) -> bool:
+        return self.scope.startswith("shared")
+
+    @property
+    def per_thread(self) -> bool:
+        return self.scope.startswith("local")
+
+
+@dataclass
+class Loop:
+    kind: str  # pipelined | parallel | serial | unroll | range | persistent
+    vars: list[str]
+    extents: list[cst.BaseExpression]
+    node: cst.For
+    num_stages: cst.BaseExpression | None = None
+
+
+@dataclass
+class Launch:
+    grid: list[cst.BaseExpression]
+    block_vars: list[str]
+    threads: cst.BaseExpression | None
+    node: cst.With
+
+
+@dataclass
+class Region:
+    """One side of a tile op: ``A[by * block_M, k * block_K]`` or a whole buffer ``A_shared``."""
+
+    buffer: str
+    node: cst.BaseExpression
+    #: per indexed dimension: (start, stop) -- stop is None for a point index (the extent comes from
+    #: the other side of the copy) and for a whole buffer every start is None.
+    dims: list[tuple[cst.BaseExpression | None, cst.BaseExpression | None]]
+    whole: bool = False
+
+
+@dataclass
+class Op:
+    kind: str  # copy | gemm | clear | fill | reduce | atomic | store | augstore | call | escape
+    node: cst.CSTNode
+    name: str = ""
+    #: buffers this statement reads / writes
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    src: Region | None = None
+    dst: Region | None = None
+    args: list[cst.BaseExpression] = field(default_factory=list)
+    kwargs: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    value: cst.BaseExpression | None = None  # for element stores
+    loops: tuple[Loop, ...] = ()
+    guards: tuple[cst.BaseExpression, ...] = ()
+    index: int = 0
+
+
+@dataclass
+class TileLangState:
+    kernel: DiscoveredKernel
+    info: ModuleInfo
+    env: Env
+    #: one Env per call site of the kernel's factory (just ``[env]`` when none is found)
+    configs: list[Env]
+    buffers: dict[str, Buffer] = field(default_factory=dict)
+    launch: Launch | None = None
+    loops: list[Loop] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
+    #: local scalar names -> names they are computed from (``row = by * block_M + i``)
+    derived: dict[str, set[str]] = field(default_factory=dict)
+    #: ``assert`` tests in the kernel and its factories
+    asserts: list[cst.BaseExpression] = field(default_factory=list)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.info.module.code_for_node(node).strip()
+
+    def depends(self, node: cst.CSTNode) -> set[str]:
+        """Names an expression depends on, following local scalar assignments."""
+        out: set[str] = set()
+        todo = list(names_in(node))
+        while todo:
+            n = todo.pop()
+            if n in out:
+                continue
+            out.add(n)
+            todo.extend(self.derived.get(n, ()))
+        return out
+
+    def dtype_of(self, buffer: str, env: Env | None = None) -> str | None:
+        b = self.buffers.get(buffer)
+        if b is None or b.dtype_node is None:
+            return None
+        return (env or self.env).dtype(b.dtype_node)
+
+    def divisible(self, total: cst.BaseExpression, block: cst.BaseExpression) -> bool | None:
+        """True when ``total`` is provably a multiple of ``block`` in every configuration, False when
+        some configuration makes it not one or leaves it unknown; None never (kept for clarity)."""
+        if self.code(total) == self.code(block):
+            return True
+        for test in self.asserts:
+            text = self.code(test).replace(" ", "")
+            if f"{self.code(total).replace(' ', '')}%{self.code(block).replace(' ', '')}==0" in text:
+                return True
+        for env in self.configs:
+            t, b = env.value(total), env.value(block)
+            if not isinstance(t, int) or not isinstance(b, int) or b == 0 or t % b:
+                return False
+        return True
+
+
+# --------------------------------------------------------------------------- the walk
+
+
+def _kw(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpression | None:
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg.value
+        elif pos is not None and i == pos:
+            return arg.value
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out = []
+        for el in target.elements:
+            out += _target_names(el.value)
+        return out
+    return []
+
+
+def _shape(node: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    if node is None:
+        return []
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [el.value for el in node.elements]
+    return [node]
+
+
+class _Walker:
+    def __init__(self, state: TileLangState) -> None:
+        self.state = state
+        self.info = state.info
+
+    def op_name(self, func: cst.BaseExpression) -> str | None:
+        return canonical_op(self.info, func)
+
+    # -- signature
+    def params(self, fn: cst.FunctionDef) -> None:
+        for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]:
+            ann = p.annotation.annotation if p.annotation else None
+            if isinstance(ann, cst.Call) and (self.op_name(ann.func) or "") in (
+                "Tensor", "Buffer", "StridedTensor", "FragmentBuffer", "SharedBuffer",
+            ):
+                kind = self.op_name(ann.func)
+                scope = {"FragmentBuffer": "local.fragment", "SharedBuffer": "shared.dyn"}.get(kind, "global")
+                shape = _kw(ann, "shape", 0)
+                dtype = _kw(ann, "dtype", 1)
+                self.state.buffers[p.name.value] = Buffer(p.name.value, scope, _shape(shape), dtype, p)
+            elif isinstance(ann, cst.Subscript) and (self.op_name(ann.value) or "") in ("Tensor", "Buffer"):
+                # T.Tensor[(M, K), dtype]
+                els = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+                self.state.buffers[p.name.value] = Buffer(
+                    p.name.value, "global", _shape(els[0] if els else None), els[1] if len(els) > 1 else None, p
+                )
+
+    # -- statements
+    def block(self, body, loops: tuple[Loop, ...], guards: tuple) -> None:
+        if isinstance(body, cst.IndentedBlock):
+            stmts = body.body
+        elif isinstance(body, cst.SimpleStatementSuite):
+            stmts = [cst.SimpleStatementLine(body=body.body)]
+        else:
+            stmts = body
+        for stmt in stmts:
+            self.stmt(stmt, loops, guards)
+
+    def stmt(self, stmt, loops, guards) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small(small, loops, guards)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                call = item.item
+                if isinstance(call, cst.Call) and self.op_name(call.func) == "Kernel" and self.state.launch is None:
+                    grid = [a.value for a in call.args if a.keyword is None]
+                    threads = _kw(call, "threads")
+                    block_vars = _target_names(item.asname.name) if item.asname else []
+                    self.state.launch = Launch(grid, block_vars, threads, stmt)
+            self.block(stmt.body, loops, guards)
+        elif isinstance(stmt, cst.For):
+            loop = self.loop(stmt)
+            self.state.loops.append(loop)
+            self.block(stmt.body, loops + (loop,), guards)
+        elif isinstance(stmt, cst.While):
+            self.block(stmt.body, loops, guards + (stmt.test,))
+        elif isinstance(stmt, cst.If):
+            self.block(stmt.body, loops, guards + (stmt.test,))
+            orelse = stmt.orelse
+            while orelse is not None:
+                if isinstance(orelse, cst.If):
+                    self.block(orelse.body, loops, guards + (orelse.test,))
+                    orelse = orelse.orelse
+                else:
+                    self.block(orelse.body, loops, guards + (stmt.test,))
+                    orelse = None
+        elif isinstance(stmt, cst.Try):
+            self.block(stmt.body, loops, guards)
+        # nested function definitions (T.macro helpers, inner kernels) are analysed on their own
+
+    def loop(self, node: cst.For) -> Loop:
+        vars_ = _target_names(node.target)
+        it = node.iter
+        kind, extents, stages = "range", [], None
+        if isinstance(it, cst.Call):
+            op = self.op_name(it.func)
+            positional = [a.value for a in it.args if a.keyword is None]
+            if op in ("Pipelined", "pipelined"):
+                kind = "pipelined"
+                stages = _kw(it, "num_stages")
+            elif op in ("Parallel", "parallel", "vectorized", "Vectorized"):
+                kind = "parallel"
+            elif op in ("serial", "Serial"):
+                kind = "serial"
+            elif op in ("unroll", "Unroll"):
+                kind = "unroll"
+            elif op in ("Persistent",):
+                kind = "persistent"
+            elif (N.dotted(it.func) or "") == "range":
+                kind = "range"
+            if kind in ("parallel",):
+                extents = positional
+            elif positional:
+                # range-like: (stop) or (start, stop[, step])
+                extents = [positional[0] if len(positional) == 1 else positional[1]]
+        return Loop(kind, vars_, extents, node, stages)
+
+    def region(self, node: cst.BaseExpression) -> Region | None:
+        if isinstance(node, cst.Name) and node.value in self.state.buffers:
+            buf = self.state.buffers[node.value]
+            return Region(node.value, node, [(None, None)] * len(buf.shape), whole=True)
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+            dims = []
+            for el in node.slice:
+                s = el.slice
+                if isinstance(s, cst.Index):
+                    dims.append((s.value, None))
+                elif isinstance(s, cst.Slice):
+                    dims.append((s.lower, s.upper if s.upper is not None else cst.Name("__end__")))
+            return Region(node.value.value, node, dims)
+        return None
+
+    def buffer_reads(self, expr: cst.CSTNode) -> list[str]:
+        out = []
+        for sub in subscripts_in(expr):
+            if isinstance(sub.value, cst.Name) and sub.value.value in self.state.buffers:
+                out.append(sub.value.value)
+        for call in calls_in(expr):
+            # whole buffers passed to T.* helpers that read them (T.max(x[0], y) is covered above)
+            for a in call.args:
+                if isinstance(a.value, cst.Name) and a.value.value in self.state.buffers:
+                    out.append(a.value.value)
+        return out
+
+    def add(self, op: Op, loops, guards) -> None:
+        op.loops, op.guards, op.index = loops, guards, len(self.state.ops)
+        self.state.ops.append(op)
+
+    def small(self, small, loops, guards) -> None:
+        st = self.state
+        if isinstance(small, cst.Assign):
+            value = small.value
+            target = small.targets[0].target if len(small.targets) == 1 else None
+            if isinstance(value, cst.Call):
+                op = self.op_name(value.func)
+                if op in ALLOC_SCOPES and isinstance(target, cst.Name):
+                    if op == "alloc_var":
+                        dtype, shape = _kw(value, "dtype", 0), []
+                        init = _kw(value, "init", 1)
+                    else:
+                        shape, dtype = _shape(_kw(value, "shape", 0)), _kw(value, "dtype", 1)
+                        init = None
+                    scope = ALLOC_SCOPES[op]
+                    scope_arg = _kw(value, "scope", 2)
+                    if op == "alloc_shared" and isinstance(scope_arg, cst.SimpleString):
+                        scope = str(scope_arg.evaluated_value)
+                    st.buffers[target.value] = Buffer(target.value, scope, shape, dtype, small, initialised=init is not None)
+                    return
+            if isinstance(target, cst.Name):
+                st.derived.setdefault(target.value, set()).update(names_in(value))
+                self.expr_stmt(value, small, loops, guards)
+                return
+            if isinstance(target, (cst.Tuple, cst.List)):
+                for name in _target_names(target):
+                    st.derived.setdefault(name, set()).update(names_in(value))
+                self.expr_stmt(value, small, loops, guards)
+                return
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                name = target.value.value
+                if name in st.buffers:
+                    reads = self.buffer_reads(value) + self.index_reads(target)
+                    self.add(Op("store", small, name, reads=reads, writes=[name], dst=self.region(target), value=value),
+                             loops, guards)
+                    return
+            self.expr_stmt(value, small, loops, guards)
+        elif isinstance(small, cst.AugAssign):
+            target = small.target
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in st.buffers:
+                name = target.value.value
+                reads = [name] + self.buffer_reads(small.value) + self.index_reads(target)
+                self.add(Op("augstore", small, name, reads=reads, writes=[name], dst=self.region(target),
+                            value=small.value), loops, guards)
+            elif isinstance(target, cst.Name):
+                st.derived.setdefault(target.value, set()).update(names_in(small.value))
+                if target.value in st.buffers:  # alloc_var scalars: x += ...
+                    self.add(Op("augstore", small, target.value, reads=[target.value] + self.buffer_reads(small.value),
+                                writes=[target.value], value=small.value), loops, guards)
+        elif isinstance(small, cst.Expr):
+            self.expr_stmt(small.value, small, loops, guards)
+        elif isinstance(small, cst.Assert):
+            st.asserts.append(small.test)
+
+    def index_reads(self, target: cst.Subscript) -> list[str]:
+        out = []
+        for el in target.slice:
+            out += self.buffer_reads(el.slice)
+        return out
+
+    def expr_stmt(self, value: cst.BaseExpression, stmt, loops, guards) -> None:
+        st = self.state
+        if not isinstance(value, cst.Call):
+            reads = self.buffer_reads(value)
+            if reads:
+                self.add(Op("read", stmt, reads=reads), loops, guards)
+            return
+        op = self.op_name(value.func)
+        positional = [a.value for a in value.args if a.keyword is None]
+        kwargs = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+        if op == "copy" and len(positional) + len(kwargs) >= 2:
+            src = self.region(_kw(value, "src", 0))
+            dst = self.region(_kw(value, "dst", 1))
+            reads = [src.buffer] if src else []
+            writes = [dst.buffer] if dst else []
+            for side in (src, dst):
+                if side is not None and not side.whole and isinstance(side.node, cst.Subscript):
+                    reads += self.index_reads(side.node)
+            self.add(Op("copy", value, op, reads=reads, writes=writes, src=src, dst=dst, args=positional,
+                        kwargs=kwargs), loops, guards)
+        elif op in ("gemm", "gemm_v1", "gemm_v2", "wgmma_gemm", "gemm_sp"):
+            a, b, c = (_kw(value, n, i) for i, n in enumerate(("A", "B", "C")))
+            if op == "gemm_sp":
+                a, b, c = _kw(value, "A_sparse", 0), _kw(value, "B", 2), _kw(value, "C", 3)
+            names = [self.region(x).buffer if x is not None and self.region(x) else None for x in (a, b, c)]
+            clear = kwargs.get("clear_accum")
+            clears = clear is not None and st.env.value(clear) == 1
+            reads = [n for n in names[:2] if n]
+            if names[2] and not clears:
+                reads.append(names[2])
+            self.add(Op("gemm", value, op, reads=reads, writes=[names[2]] if names[2] else [], args=positional,
+                        kwargs=kwargs, src=self.region(a) if a is not None else None,
+                        dst=self.region(c) if c is not None else None), loops, guards)
+        elif op in ("clear", "fill"):
+            target = self.region(_kw(value, "buffer", 0)) if positional or "buffer" in kwargs else None
+            if target:
+                self.add(Op(op, value, op, writes=[target.buffer], dst=target, args=positional, kwargs=kwargs),
+                         loops, guards)
+        elif op in REDUCE_OPS:
+            src = self.region(_kw(value, "buffer", 0))
+            dst = self.region(_kw(value, "out", 1))
+            clear = _kw(value, "clear", 3)
+            clears = clear is None or st.env.value(clear) != 0
+            reads = [src.buffer] if src else []
+            if dst and (not clears or op == "cumsum" and dst.buffer == (src.buffer if src else None)):
+                reads.append(dst.buffer)
+            self.add(Op("reduce", value, op, reads=reads, writes=[dst.buffer] if dst else [], src=src, dst=dst,
+                        args=positional, kwargs=kwargs), loops, guards)
+        elif op in ATOMIC_OPS:
+            dst = self.region(_kw(value, "dst", 0))
+            src_node = _kw(value, "value", 1)
+            src = self.region(src_node) if src_node is not None else None
+            reads = ([src.buffer] if src else []) + (self.buffer_reads(src_node) if src is None and src_node else [])
+            self.add(Op("atomic", value, op, reads=reads, writes=[dst.buffer] if dst else [], src=src, dst=dst,
+                        args=positional, kwargs=kwargs), loops, guards)
+        else:
+            # anything else: a user helper / macro or an intrinsic the analysis does not model gets every
+            # buffer passed to it as both read and written (it escapes); T.* ops we know read only.
+            passed = [a.value.value for a in value.args if isinstance(a.value, cst.Name) and a.value.value in st.buffers]
+            passed += [s.value.value for a in value.args for s in subscripts_in(a.value)
+                       if isinstance(s.value, cst.Name) and s.value.value in st.buffers]
+            if not passed:
+                return
+            if op is None or op in _ESCAPES or op.startswith(("ptx_", "tma_", "call_")):
+                self.add(Op("escape", value, op or (N.dotted(value.func) or ""), writes=passed), loops, guards)
+            else:
+                self.add(Op("call", value, op, reads=self.buffer_reads(value)), loops, guards)
+
+
+# --------------------------------------------------------------------------- enclosing factory and call sites
+
+
+def _enclosing(module: cst.Module, target: cst.FunctionDef) -> list[cst.FunctionDef]:
+    """The chain of functions enclosing ``target`` (outermost first), found by a statement walk."""
+
+    def search(stmts, chain):
+        for stmt in stmts:
+            if stmt is target:
+                return chain
+            body = None
+            if isinstance(stmt, cst.FunctionDef):
+                body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else []
+                found = search(body, chain + [stmt])
+                if found is not None:
+                    return found
+                continue
+            if isinstance(stmt, (cst.ClassDef, cst.If, cst.With, cst.Try, cst.For, cst.While)):
+                inner = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else []
+                found = search(inner, chain)
+                if found is not None:
+                    return found
+                orelse = getattr(stmt, "orelse", None)
+                while isinstance(orelse, cst.If):
+                    found = search(orelse.body.body if isinstance(orelse.body, cst.IndentedBlock) else [], chain)
+                    if found is not None:
+                        return found
+                    orelse = orelse.orelse
+                if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+                    found = search(orelse.body.body, chain)
+                    if found is not None:
+                        return found
+        return None
+
+    return search(module.body, []) or []
+
+
+def _simple_bindings(stmts, out: dict, asserts: list) -> None:
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    t = small.targets[0].target
+                    if isinstance(t, cst.Name):
+                        out.setdefault(t.value, small.value)
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value:
+                    out.setdefault(small.target.value, small.value)
+                elif isinstance(small, cst.Assert):
+                    asserts.append(small.test)
+
+
+def _param_defaults(fn: cst.FunctionDef, out: dict) -> list[str]:
+    names = []
+    for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]:
+        names.append(p.name.value)
+        if p.default is not None:
+            out[p.name.value] = p.default
+        else:
+            out.pop(p.name.value, None)
+    return names
+
+
+def _call_sites(info: ModuleInfo, name: str) -> list[tuple[cst.Call, dict]]:
+    """Calls ``name(...)`` in assignment, expression and return statements anywhere (a statement
+    walk; only the statement's own call and calls among its arguments are looked at), each with the
+    bindings visible where it stands (the calling function's parameter defaults and assignments)."""
+    if f"{name}(" not in info.source:
+        return []
+    out: list[tuple[cst.Call, dict]] = []
+
+    def consider(expr, scope) -> None:
+        if isinstance(expr, cst.Call):
+            if N.dotted(expr.func) == name:
+                out.append((expr, scope))
+            else:
+                for a in expr.args:
+                    consider(a.value, scope)
+
+    def walk(stmts, scope) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Assign, cst.AnnAssign, cst.Expr, cst.Return)) and small.value is not None:
+                        consider(small.value, scope)
+            elif isinstance(stmt, cst.FunctionDef):
+                if isinstance(stmt.body, cst.IndentedBlock):
+                    inner: dict = {}
+                    _param_defaults(stmt, inner)
+                    _simple_bindings(stmt.body.body, inner, [])
+                    walk(stmt.body.body, inner)
+            elif hasattr(stmt, "body") and isinstance(getattr(stmt, "body"), cst.IndentedBlock):
+                walk(stmt.body.body, scope)
+                orelse = getattr(stmt, "orelse", None)
+                while orelse is not None:
+                    if isinstance(getattr(orelse, "body", None), cst.IndentedBlock):
+                        walk(orelse.body.body, scope)
+                    orelse = getattr(orelse, "orelse", None) if isinstance(orelse, cst.If) else None
+
+    walk(info.module.body, {})
+    return out
+
+
+def _configs(info: ModuleInfo, env: Env, factory: cst.FunctionDef | None, params: list[str]) -> list[Env]:
+    if factory is None:
+        return [env]
+    configs = []
+    for call, scope in _call_sites(info, factory.name.value)[:16]:
+        extra: dict = {}
+        pos = 0
+        for arg in call.args:
+            if arg.star:
+                break
+            value = arg.value
+            if isinstance(value, cst.Name) and value.value in scope:
+                value = scope[value.value]  # matmul(M, N, K) inside run(M=1024, ...)
+            if arg.keyword is not None:
+                extra[arg.keyword.value] = value
+            elif pos < len(params):
+                extra[params[pos]] = value
+                pos += 1
+        configs.append(env.overlay(extra))
+    return configs or [env]
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def analyse(info: ModuleInfo, kernel: DiscoveredKernel) -> TileLangState:
+    fn = kernel.node
+    chain = _enclosing(info.module, fn)
+    bindings: dict = {}
+    asserts: list = []
+    params: list[str] = []
+    for outer in chain:
+        params = _param_defaults(outer, bindings)
+        if isinstance(outer.body, cst.IndentedBlock):
+            _simple_bindings(outer.body.body, bindings, asserts)
+    own = _param_defaults(fn, bindings)
+    env = Env(bindings, info)
+    factory = chain[-1] if chain else None
+    configs = _configs(info, env, factory, params) if factory is not None else _configs(info, env, fn, own)
+    state = TileLangState(kernel, info, env, configs, asserts=asserts)
+    walker = _Walker(state)
+    walker.params(fn)
+    if isinstance(fn.body, cst.IndentedBlock):
+        walker.block(fn.body, (), ())
+    return state

@@ -1,0 +1,199 @@
+"""Where TileLang's zero-filled tile tails flow in a kernel.
+
+TileLang guards every global access it cannot prove in bounds: ``T.copy`` lowers a tile that runs
+past the end of a global tensor into predicated loads that yield 0 (``CopyNode::MakePredicate``)
+and the ``LegalizeSafeMemoryAccess`` pass does the same for element loads (the "safe value",
+0 unless ``T.annotate_safe_value`` says otherwise). For a GEMM that zero is harmless (it is the
+identity of ``+`` and absorbs ``*``), but it is not the identity of ``max``/``min``, and after
+``exp`` it becomes 1. This module tracks, per on-chip buffer and dimension, whether the buffer can
+hold such padding and whether it is still zero (``"zero"``) or has been transformed (``"nonzero"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from kernlint.source.tilelang import Op, TileLangState, canonical_op, names_in, subscripts_in
+
+_ZERO_KEEPING_CALLS = {"abs", "fabs", "Cast", "cast", "sqrt", "sin", "tanh", "erf", "round", "trunc", "floor", "ceil",
+                       "float16", "float32", "bfloat16", "float"}
+_MASKING_CALLS = {"if_then_else", "Select", "select", "where"}
+
+
+@dataclass
+class PadFlow:
+    """A reduction (or accumulation) over a dimension that can hold padding it must not see."""
+
+    op: Op
+    buffer: str
+    dim: int
+    kind: str  # zero | nonzero
+    origin: Op  # the T.copy whose tail made the padding
+    reduce: str  # max | min | sum | ...
+
+
+def _tail_dims(state: TileLangState, op: Op) -> list[int]:
+    """Dimensions of the copy's destination tile that can run past the end of the global source."""
+    src, dst = op.src, op.dst
+    sbuf = state.buffers.get(src.buffer) if src else None
+    dbuf = state.buffers.get(dst.buffer) if dst else None
+    if sbuf is None or dbuf is None or not sbuf.is_global or dbuf.is_global or not dst.whole or src.whole:
+        return []
+    gshape, tile = sbuf.shape, dbuf.shape
+    if len(src.dims) != len(gshape) or not tile:
+        return []
+    loop_vars = {v for lp in state.loops for v in lp.vars}
+    varying = loop_vars | set(state.launch.block_vars if state.launch else ())
+    out = []
+    # extents align from the right (TileLang's legalize_pairwise_extents)
+    for t in range(len(tile)):
+        g = len(gshape) - len(tile) + t
+        if g < 0:
+            continue
+        start, stop = src.dims[g]
+        extent = tile[t]
+        if state.env.value(extent) == 1 or start is None:
+            continue
+        if stop is not None:
+            continue  # an explicit slice: the user bounded it
+        if state.depends(start) & varying:
+            # start = v * B for v over ceildiv(S, B): the last tile runs over unless S % B == 0
+            if not state.divisible(gshape[g], extent):
+                out.append(t)
+        else:
+            # a fixed tile (X[bx, 0] into a (block_M, block_N) tile): it overruns when start + extent > size,
+            # which is unknown unless the tile spans exactly the tensor's dimension
+            if state.code(extent) == state.code(gshape[g]):
+                continue
+            for env in state.configs:
+                s, e, d = env.value(start), env.value(extent), env.value(gshape[g])
+                if not all(isinstance(x, int) for x in (s, e, d)) or s + e > d:
+                    out.append(t)
+                    break
+    return out
+
+
+def _zero_kind(state: TileLangState, expr: cst.BaseExpression, padded: set[int]) -> str | None:
+    """``"zero"`` when ``expr`` stays 0 wherever the padded reads (ids of Subscript nodes) are 0,
+    ``"nonzero"`` when it contains one but can be non-zero there, None when it contains none."""
+    if id(expr) in padded:
+        return "zero"
+    if isinstance(expr, cst.BinaryOperation):
+        left = _zero_kind(state, expr.left, padded)
+        right = _zero_kind(state, expr.right, padded)
+        if isinstance(expr.operator, cst.Multiply) and "zero" in (left, right):
+            return "zero"
+        if isinstance(expr.operator, (cst.Divide, cst.FloorDivide)) and left == "zero":
+            return "zero"
+        if isinstance(expr.operator, (cst.Add, cst.Subtract)) and left == "zero" and right == "zero":
+            return "zero"
+        return "nonzero" if (left or right) else None
+    if isinstance(expr, cst.UnaryOperation):
+        return _zero_kind(state, expr.expression, padded)
+    if isinstance(expr, cst.Call):
+        op = canonical_op(state.info, expr.func) or ""
+        kinds = [_zero_kind(state, a.value, padded) for a in expr.args]
+        if op.rsplit(".", 1)[-1] in _ZERO_KEEPING_CALLS and kinds and kinds[0] == "zero":
+            return "zero"
+        return "nonzero" if any(kinds) else None
+    for child in expr.children:
+        if isinstance(child, cst.BaseExpression) and _zero_kind(state, child, padded):
+            return "nonzero"
+    return None
+
+
+def _masked(state: TileLangState, op: Op) -> bool:
+    if op.guards:
+        return True
+    if op.value is None:
+        return False
+    stack = [op.value]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and (canonical_op(state.info, n.func) or "").rsplit(".", 1)[-1] in _MASKING_CALLS:
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def _dim_arg(state: TileLangState, op: Op, rank: int) -> int | None:
+    node = op.kwargs.get("dim", op.args[2] if len(op.args) > 2 else None)
+    d = -1 if node is None else state.env.value(node)
+    if not isinstance(d, int):
+        return None
+    return d + rank if d < 0 else d
+
+
+def pad_flows(state: TileLangState) -> list[PadFlow]:
+    pads: dict[str, dict[int, tuple[str, Op]]] = {}
+    flows: list[PadFlow] = []
+    for op in state.ops:
+        if op.kind == "copy" and op.dst is not None:
+            src_buf = state.buffers.get(op.src.buffer) if op.src else None
+            if src_buf is not None and src_buf.is_global:
+                tails = _tail_dims(state, op)
+                pads[op.dst.buffer] = {t: ("zero", op) for t in tails}
+            elif op.src is not None and op.dst.whole and op.src.whole:
+                pads[op.dst.buffer] = dict(pads.get(op.src.buffer, {}))
+            elif op.dst.whole:
+                pads[op.dst.buffer] = {}
+        elif op.kind in ("clear", "fill", "escape"):
+            for w in op.writes:
+                pads[w] = {}
+        elif op.kind == "gemm" and op.dst is not None and op.src is not None:
+            a = op.src.buffer
+            b_node = op.args[1] if len(op.args) > 1 else op.kwargs.get("B")
+            b = b_node.value if isinstance(b_node, cst.Name) else None
+            ta = state.env.value(op.kwargs.get("transpose_A", op.args[3] if len(op.args) > 3 else None)) == 1
+            tb = state.env.value(op.kwargs.get("transpose_B", op.args[4] if len(op.args) > 4 else None)) == 1
+            out = dict(pads.get(op.dst.buffer, {})) if op.dst.buffer in op.reads else {}
+            if (1 if ta else 0) in pads.get(a, {}):
+                out[0] = ("zero", pads[a][1 if ta else 0][1])
+            if b and (0 if tb else 1) in pads.get(b, {}):
+                out[1] = ("zero", pads[b][0 if tb else 1][1])
+            pads[op.dst.buffer] = out
+        elif op.kind == "reduce" and op.src is not None and op.dst is not None:
+            src = state.buffers.get(op.src.buffer)
+            rank = len(src.shape) if src else 0
+            d = _dim_arg(state, op, rank)
+            src_pads = pads.get(op.src.buffer, {})
+            name = (op.name or "").replace("reduce_", "")
+            if d is not None and d in src_pads:
+                kind, origin = src_pads[d]
+                bad = name in ("max", "min") or (name in ("sum", "abssum", "absmax") and kind == "nonzero")
+                if bad:
+                    flows.append(PadFlow(op, op.src.buffer, d, kind, origin, name))
+            if d is not None:
+                pads[op.dst.buffer] = {(k if k < d else k - 1): v for k, v in src_pads.items() if k != d}
+        elif op.kind in ("store", "augstore") and op.dst is not None and op.value is not None:
+            target_idx = [names_in(start) if start is not None else set() for start, _ in op.dst.dims]
+            new: dict[int, tuple[str, Op]] = dict(pads.get(op.dst.buffer, {})) if op.kind == "augstore" else {}
+            if _masked(state, op):
+                pads[op.dst.buffer] = {}
+                continue
+            # every padded read subscript, with the loop variable indexing its padded dimension
+            padded_reads: list[tuple[cst.Subscript, set[str], str, Op, str, int]] = []
+            for sub in subscripts_in(op.value):
+                if not isinstance(sub.value, cst.Name) or sub.value.value not in pads:
+                    continue
+                for d, (kind, origin) in pads[sub.value.value].items():
+                    if d < len(sub.slice) and hasattr(sub.slice[d].slice, "value"):
+                        padded_reads.append((sub, names_in(sub.slice[d].slice.value), kind, origin,
+                                             sub.value.value, d))
+            if not padded_reads:
+                pads[op.dst.buffer] = new
+                continue
+            kind = _zero_kind(state, op.value, {id(r[0]) for r in padded_reads})
+            for sub, idx_names, read_kind, origin, rbuf, d in padded_reads:
+                eff = "nonzero" if "nonzero" in (kind, read_kind) else "zero"
+                hit = [t for t, names in enumerate(target_idx) if names & idx_names]
+                for t in hit:
+                    new[t] = (eff, origin)
+                if not hit and op.kind == "augstore":
+                    # acc[i] += f(x[i, j]) over j: a sum over the padded dimension
+                    if eff == "nonzero":
+                        flows.append(PadFlow(op, rbuf, d, eff, origin, "sum"))
+            pads[op.dst.buffer] = new
+    return flows
