@@ -1,0 +1,122 @@
+"""Unit tests of the libcst-only TileLang analysis (kernlint.source.tilelang)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from kernlint.source.discover import discover
+from kernlint.source.phase import parse
+from kernlint.source.tilelang import analyse
+from kernlint.source.tilelang_padding import pad_flows
+
+GEMM = textwrap.dedent(
+    '''
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit(out_idx=[-1])
+    def matmul(M, N, K, block_M, block_N, block_K=32, dtype="float16", accum_dtype="float"):
+        @T.prim_func
+        def main(A: T.Tensor((M, K), dtype), B: T.Buffer((K, N), dtype), C: T.Tensor((M, N), dtype)):
+            with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+                A_shared = T.alloc_shared((block_M, block_K), dtype)
+                B_shared = T.alloc_shared((block_K, block_N), dtype)
+                C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+                r = T.alloc_local((4,), "int32")
+                T.clear(C_local)
+                for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                    T.copy(A[by * block_M, k * block_K], A_shared)
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                    T.gemm(A_shared, B_shared, C_local, transpose_B=False)
+                for i, j in T.Parallel(block_M, block_N):
+                    C_local[i, j] = T.max(C_local[i, j], 0)
+                T.copy(C_local, C[by * block_M, bx * block_N])
+
+        return main
+
+    kernel = matmul(1024, 2048, 512, 128, 64)
+    '''
+)
+
+
+def states(text):
+    module, text, error = parse("k.py", text)
+    assert error is None
+    info = discover("k.py", text, module)
+    return {k.kernel.name: analyse(info, k) for k in info.kernels}
+
+
+def test_buffers_launch_loops_and_ops():
+    s = states(GEMM)["main"]
+    assert s.launch is not None and s.launch.block_vars == ["bx", "by"]
+    assert s.code(s.launch.threads) == "128"
+    scopes = {n: b.scope for n, b in s.buffers.items()}
+    assert scopes == {
+        "A": "global", "B": "global", "C": "global", "A_shared": "shared.dyn", "B_shared": "shared.dyn",
+        "C_local": "local.fragment", "r": "local",
+    }
+    assert [s.code(d) for d in s.buffers["A"].shape] == ["M", "K"]
+    assert [lp.kind for lp in s.loops] == ["pipelined", "parallel"]
+    assert s.env.value(s.loops[0].num_stages) == 3
+    assert s.loops[1].vars == ["i", "j"]
+    kinds = [(op.kind, op.reads, op.writes) for op in s.ops]
+    assert kinds == [
+        ("clear", [], ["C_local"]),
+        ("copy", ["A"], ["A_shared"]),
+        ("copy", ["B"], ["B_shared"]),
+        ("gemm", ["A_shared", "B_shared", "C_local"], ["C_local"]),
+        ("store", ["C_local"], ["C_local"]),
+        ("copy", ["C_local"], ["C"]),
+    ]
+    copy_a = s.ops[1]
+    assert [s.code(start) for start, _ in copy_a.src.dims] == ["by * block_M", "k * block_K"]
+    assert copy_a.loops == (s.loops[0],)
+
+
+def test_sizes_resolve_from_defaults_and_call_sites():
+    s = states(GEMM)["main"]
+    (env,) = s.configs
+    assert env.value(s.buffers["B_shared"].shape[1]) == 64  # block_N from the call site
+    assert env.value(s.buffers["A_shared"].shape[1]) == 32  # block_K from its default
+    assert s.dtype_of("C_local", env) == "float32"  # "float"
+    assert s.dtype_of("A_shared", env) == "float16"
+    assert s.divisible(s.buffers["A"].shape[0], s.buffers["A_shared"].shape[0])  # 1024 % 128
+    assert s.env.value(s.buffers["A_shared"].shape[0]) is None  # no call site in the bare env
+
+
+def test_factory_itself_yields_no_kernel_body():
+    s = states(GEMM)["matmul"]
+    assert s.launch is None and s.ops == []
+
+
+def test_padding_flows_through_exp_to_sum_but_is_cleared_by_if_then_else():
+    text = textwrap.dedent(
+        '''
+        import tilelang.language as T
+
+        @T.prim_func
+        def main(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M,), "float32")):
+            with T.Kernel(T.ceildiv(M, 64), threads=128) as bx:
+                x = T.alloc_fragment((64, 128), "float32")
+                y = T.alloc_fragment((64, 128), "float32")
+                s = T.alloc_fragment((64,), "float32")
+                for k in T.serial(T.ceildiv(N, 128)):
+                    T.copy(X[bx * 64, k * 128], x)
+                    for i, j in T.Parallel(64, 128):
+                        y[i, j] = x[i, j] * 2.0
+                    T.reduce_sum(y, s, dim=1)
+                    for i, j in T.Parallel(64, 128):
+                        y[i, j] = T.exp(x[i, j])
+                    T.reduce_sum(y, s, dim=1)
+                    for i, j in T.Parallel(64, 128):
+                        y[i, j] = T.if_then_else(k * 128 + j < N, T.exp(x[i, j]), 0)
+                    T.reduce_sum(y, s, dim=-1)
+                    T.reduce_sum(x, s, dim=0)
+        '''
+    )
+    s = states(text)["main"]
+    flows = pad_flows(s)
+    # only the sum over exp(...) of the padded columns: x * 2 stays zero, the masked one is clean,
+    # and dim 0 (rows, 64 | M unknown) is padded but zero for a sum
+    assert [(s.code(f.op.node), f.dim, f.kind) for f in flows] == [("T.reduce_sum(y, s, dim=1)", 1, "nonzero")]
+    assert flows[0].op.index == 4
