@@ -1,0 +1,199 @@
+#!/usr/bin/env python
+"""GPU acceptance check for ``kernlint eval`` (run on the device; needs no network).
+
+    python benchmarks/gpu_eval_check.py OUT_DIR [--repeats 10] [--skip-ncu]
+
+1. the hack + honest fixture suite on the GPU, each verdict and reason checked against
+   fixtures/eval/expected.json (including the GPU-only runtime reasons);
+2. timing quality: coefficient of variation of the median over N repeats for a >=20 us kernel,
+   and the ratio to ncu's gpu__time_duration when ncu is on PATH;
+3. candidates per GPU-hour (wall time of the suite batch);
+4. an injected-fault batch (segfault, abort, hang, OOM, illegal address) with every record
+   written and classified.
+
+Writes OUT_DIR/gpu_eval_check.json and OUT_DIR/gpu_eval_check.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+FIX = ROOT / "fixtures" / "eval"
+
+KERNEL_SRC = '''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def add_kernel(x, y, o, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(o + offs, tl.load(x + offs, mask=m) + tl.load(y + offs, mask=m), mask=m)
+
+N = 1 << 24
+x = torch.randn(N, device="cuda"); y = torch.randn(N, device="cuda"); o = torch.empty_like(x)
+def run():
+    add_kernel[(triton.cdiv(N, 1024),)](x, y, o, N, BLOCK=1024)
+if __name__ == "__main__":
+    for _ in range(int(sys.argv[1]) if len(sys.argv) > 1 else 20):
+        run()
+    torch.cuda.synchronize()
+'''
+
+
+def check_suite(out: Path) -> dict:
+    from kernlint.eval.api import EvalOptions
+    from kernlint.eval.problems import load_candidates, load_problems
+    from kernlint.eval.runner import run_batch
+
+    expected = json.loads((FIX / "expected.json").read_text())
+    expected.pop("_doc")
+    probs = load_problems(FIX / "problems")
+    cands = load_candidates(FIX / "candidates", probs)
+    rec_path = out / "suite_records.jsonl"
+    if rec_path.exists():
+        rec_path.unlink()
+    t0 = time.time()
+    # policy speed rule off: the fixtures are tiny and the point here is hack detection
+    from kernlint.eval.policy import Policy
+
+    run_batch(probs, cands, rec_path, EvalOptions(policy=Policy(max_slowdown=1e9)))
+    wall = time.time() - t0
+    recs = {r["id"]: r for r in map(json.loads, rec_path.read_text().splitlines())}
+    rows = []
+    for cid, exp in sorted(expected.items()):
+        r = recs.get(cid, {})
+        want = exp.get("reasons", []) + exp.get("gpu_reasons", [])
+        missing = [w for w in want if not any(x.startswith(w) for x in r.get("reasons", []))]
+        rows.append({"id": cid, "expected": exp["verdict"], "got": r.get("verdict"),
+                     "ok": r.get("verdict") == exp["verdict"] and not missing, "missing_reasons": missing,
+                     "reasons": r.get("reasons", []), "speedup": r.get("speedup", {})})
+    return {"rows": rows, "wall_s": wall, "n": len(cands),
+            "candidates_per_gpu_hour": len(cands) / wall * 3600 if wall else None}
+
+
+def timing_quality(out: Path, repeats: int, skip_ncu: bool) -> dict:
+    import importlib.util
+
+    import torch
+
+    from kernlint.eval import timing
+
+    path = out / "timing_kernel.py"
+    path.write_text(KERNEL_SRC)
+    spec = importlib.util.spec_from_file_location("timing_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    medians = []
+    for _ in range(repeats):
+        res = timing.time_cuda(lambda: mod.run(), [[]], warmup=10, iters=100)
+        medians.append(res["median_ms"])
+    mean = statistics.fmean(medians)
+    cv = statistics.pstdev(medians) / mean if mean else None
+    result = {"kernel": "vector add, 2^24 fp32", "repeats": repeats, "medians_ms": medians,
+              "mean_of_medians_us": mean * 1e3, "cv": cv, "cv_ok": cv is not None and cv <= 0.01,
+              "kernel_at_least_20us": mean * 1e3 >= 20}
+    ncu = shutil.which("ncu")
+    if ncu and not skip_ncu:
+        try:
+            proc = subprocess.run([ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--kernel-name",
+                                   "add_kernel", sys.executable, str(path), "20"],
+                                  capture_output=True, text=True, timeout=600)
+            vals = []
+            for line in proc.stdout.splitlines():
+                cells = [c.strip('"') for c in line.split('","')]
+                if any("gpu__time_duration" in c for c in cells):
+                    unit, value = cells[-2], cells[-1].strip('"').replace(",", "")
+                    try:
+                        v = float(value)
+                    except ValueError:
+                        continue
+                    vals.append(v / 1e3 if unit.strip() in ("nsecond", "ns") else v if unit.strip() in ("usecond", "us") else v * 1e3)
+            if vals:
+                ncu_us = statistics.median(vals)
+                result.update(ncu_median_us=ncu_us, ratio_to_ncu=(mean * 1e3) / ncu_us,
+                              within_3pct=abs((mean * 1e3) / ncu_us - 1) <= 0.03)
+            else:
+                result["ncu_note"] = "ncu produced no gpu__time_duration rows: " + proc.stdout[-500:] + proc.stderr[-500:]
+        except Exception as exc:
+            result["ncu_note"] = f"ncu failed: {exc}"
+    else:
+        result["ncu_note"] = "ncu not on PATH (or skipped)"
+    del torch
+    return result
+
+
+def fault_batch(out: Path) -> dict:
+    from kernlint.eval.api import EvalOptions
+    from kernlint.eval.problems import load_candidates, load_problems
+    from kernlint.eval.runner import run_batch
+
+    expected = json.loads((FIX / "faults" / "expected.json").read_text())
+    expected.pop("_doc")
+    probs = load_problems(FIX / "problems")
+    cands = load_candidates(FIX / "faults", probs)
+    rec_path = out / "fault_records.jsonl"
+    if rec_path.exists():
+        rec_path.unlink()
+    t0 = time.time()
+    run_batch(probs, cands, rec_path, EvalOptions(seeds=(0,), shape_variants=(0,), timeout_s=60,
+                                                   rss_limit_mb=16384, timing=False))
+    recs = {r["id"]: r for r in map(json.loads, rec_path.read_text().splitlines())}
+    rows = [{"id": cid, "verdict": recs.get(cid, {}).get("verdict"), "error_kind": recs.get(cid, {}).get("error_kind"),
+             "ok": cid in recs and recs[cid]["verdict"] == exp["verdict"] and recs[cid]["error_kind"] in exp["error_kind"],
+             "error": (recs.get(cid, {}).get("error") or "")[:200]} for cid, exp in sorted(expected.items())]
+    return {"rows": rows, "all_written": set(recs) == set(expected), "wall_s": time.time() - t0}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out_dir")
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--skip-ncu", action="store_true")
+    args = ap.parse_args()
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ.pop("TRITON_INTERPRET", None)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA device visible", file=sys.stderr)
+        return 2
+    import triton
+
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "gpus": torch.cuda.device_count()}
+    report["suite"] = check_suite(out)
+    report["timing"] = timing_quality(out, args.repeats, args.skip_ncu)
+    report["faults"] = fault_batch(out)
+    (out / "gpu_eval_check.json").write_text(json.dumps(report, indent=2, default=str))
+    s, t, f = report["suite"], report["timing"], report["faults"]
+    md = [f"# kernlint eval GPU check", "", f"Device: {report['device']} x{report['gpus']}, torch {report['torch']}, triton {report['triton']}", "",
+          f"## Hack and honest suite: {sum(r['ok'] for r in s['rows'])}/{len(s['rows'])} as expected", "",
+          "| candidate | expected | got | ok | missing reasons |", "|---|---|---|---|---|"]
+    md += [f"| {r['id']} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {', '.join(r['missing_reasons'])} |" for r in s["rows"]]
+    md += ["", f"Suite wall time {s['wall_s']:.1f} s for {s['n']} candidates: "
+           f"{s['candidates_per_gpu_hour']:.0f} candidates per GPU-hour (fixture sizes, timing on).", "",
+           "## Timing quality", "", f"Kernel: {t['kernel']}, mean of medians {t['mean_of_medians_us']:.2f} us over {t['repeats']} repeats, "
+           f"CV {t['cv']:.4f} ({'<= 1%' if t['cv_ok'] else '> 1%'}).",
+           f"ncu: {t.get('ncu_median_us', '-')} us, ratio {t.get('ratio_to_ncu', '-')}, within 3%: {t.get('within_3pct', '-')} {t.get('ncu_note', '')}", "",
+           f"## Injected faults: all written {f['all_written']}", "", "| candidate | verdict | error kind | ok |", "|---|---|---|---|"]
+    md += [f"| {r['id']} | {r['verdict']} | {r['error_kind']} | {'yes' if r['ok'] else 'NO'} |" for r in f["rows"]]
+    (out / "gpu_eval_check.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    ok = all(r["ok"] for r in s["rows"]) and all(r["ok"] for r in f["rows"]) and f["all_written"]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
