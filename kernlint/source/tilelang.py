@@ -392,6 +392,10 @@ class _Walker:
                 kind = self.op_name(ann.func)
                 scope = {"FragmentBuffer": "local.fragment", "SharedBuffer": "shared.dyn"}.get(kind, "global")
                 shape = _kw(ann, "shape", 0)
+                if isinstance(shape, cst.Name):  # shape = [batch, seq_len, heads, dim] in the factory
+                    bound = self.state.env.lookup(shape.value)
+                    if isinstance(bound, (cst.List, cst.Tuple)):
+                        shape = bound
                 dtype = _kw(ann, "dtype", 1)
                 self.state.buffers[p.name.value] = Buffer(p.name.value, scope, _shape(shape), dtype, p)
             elif isinstance(ann, cst.Subscript) and (self.op_name(ann.value) or "") in ("Tensor", "Buffer"):
@@ -515,7 +519,12 @@ class _Walker:
                         dtype, shape = _kw(value, "dtype", 0), []
                         init = _kw(value, "init", 1)
                     else:
-                        shape, dtype = _shape(_kw(value, "shape", 0)), _kw(value, "dtype", 1)
+                        shape_node = _kw(value, "shape", 0)
+                        if isinstance(shape_node, cst.Name):
+                            bound = st.env.lookup(shape_node.value)
+                            if isinstance(bound, (cst.List, cst.Tuple)):
+                                shape_node = bound
+                        shape, dtype = _shape(shape_node), _kw(value, "dtype", 1)
                         init = None
                     scope = ALLOC_SCOPES[op]
                     scope_arg = _kw(value, "scope", 2)

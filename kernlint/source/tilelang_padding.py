@@ -46,32 +46,38 @@ def _tail_dims(state: TileLangState, op: Op) -> list[int]:
         return []
     loop_vars = {v for lp in state.loops for v in lp.vars}
     varying = loop_vars | set(state.launch.block_vars if state.launch else ())
+    # Which global dimension each tile dimension walks (TileLang's legalize_pairwise_extents): sliced
+    # dimensions of the source pair in order with the tile's non-1 dimensions when their counts match;
+    # otherwise (point indices, X[bx * bm, 0]) extents align from the right.
+    tile_dims = [t for t in range(len(tile)) if state.env.value(tile[t]) != 1]
+    sliced = [g for g, (_, stop) in enumerate(src.dims) if stop is not None]
+    if sliced and len(sliced) == len(tile_dims):
+        pairs = list(zip(tile_dims, sliced))
+    else:
+        pairs = [(t, len(gshape) - len(tile) + t) for t in tile_dims if len(gshape) - len(tile) + t >= 0]
+        pairs = [(t, g) for t, g in pairs if src.dims[g][1] is None]
     out = []
-    # extents align from the right (TileLang's legalize_pairwise_extents)
-    for t in range(len(tile)):
-        g = len(gshape) - len(tile) + t
-        if g < 0:
-            continue
+    for t, g in pairs:
         start, stop = src.dims[g]
         extent = tile[t]
-        if state.env.value(extent) == 1 or start is None:
-            continue
-        if stop is not None:
-            continue  # an explicit slice: the user bounded it
+        if stop is not None and start is None and isinstance(stop, cst.Name) and stop.value == "__end__":
+            continue  # X[:, ...]: the whole dimension
+        if start is None:
+            start = cst.Integer("0")
         if state.depends(start) & varying:
             # start = v * B for v over ceildiv(S, B): the last tile runs over unless S % B == 0
             if not state.divisible(gshape[g], extent):
                 out.append(t)
-        else:
-            # a fixed tile (X[bx, 0] into a (block_M, block_N) tile): it overruns when start + extent > size,
-            # which is unknown unless the tile spans exactly the tensor's dimension
-            if state.code(extent) == state.code(gshape[g]):
-                continue
-            for env in state.configs:
-                s, e, d = env.value(start), env.value(extent), env.value(gshape[g])
-                if not all(isinstance(x, int) for x in (s, e, d)) or s + e > d:
-                    out.append(t)
-                    break
+            continue
+        # a fixed tile (X[bx, 0] into a (block_M, block_N) tile): it overruns when start + extent > size,
+        # which is unknown unless the tile spans exactly the tensor's dimension
+        if state.code(extent) == state.code(gshape[g]):
+            continue
+        for env in state.configs:
+            s0, e, d = env.value(start), env.value(extent), env.value(gshape[g])
+            if not all(isinstance(x, int) for x in (s0, e, d)) or s0 + e > d:
+                out.append(t)
+                break
     return out
 
 

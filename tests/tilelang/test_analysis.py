@@ -120,3 +120,35 @@ def test_padding_flows_through_exp_to_sum_but_is_cleared_by_if_then_else():
     # and dim 0 (rows, 64 | M unknown) is padded but zero for a sum
     assert [(s.code(f.op.node), f.dim, f.kind) for f in flows] == [("T.reduce_sum(y, s, dim=1)", 1, "nonzero")]
     assert flows[0].op.index == 4
+
+
+def test_sliced_copy_and_named_shape_find_the_tail_only_when_the_size_is_not_a_multiple():
+    text = textwrap.dedent(
+        '''
+        import tilelang.language as T
+
+        def attn_rowmax(batch, seq_len, dim, block_N=128):
+            shape = [batch, seq_len, dim]
+
+            @T.prim_func
+            def main(K: T.Tensor(shape, "float32"), Y: T.Tensor((batch, dim), "float32")):
+                with T.Kernel(batch, threads=128) as bz:
+                    k_tile = T.alloc_fragment((block_N, dim), "float32")
+                    m = T.alloc_fragment((dim,), "float32")
+                    for k in T.serial(T.ceildiv(seq_len, block_N)):
+                        T.copy(K[bz, k * block_N:(k + 1) * block_N, :], k_tile)
+                        T.reduce_max(k_tile, m, dim=0)
+                    T.copy(m, Y[bz, 0])
+
+            return main
+
+        a = attn_rowmax(2, 4096, 64)
+        b = attn_rowmax(2, SEQ, 64)
+        '''
+    )
+    s = states(text)["main"]
+    assert [s.code(d) for d in s.buffers["K"].shape] == ["batch", "seq_len", "dim"]
+    flows = pad_flows(s)
+    assert [(f.reduce, f.dim) for f in flows] == [("max", 0)]  # the SEQ call site is unknown
+    s_known = states(text.replace("attn_rowmax(2, SEQ, 64)", "attn_rowmax(2, 8192, 64)"))["main"]
+    assert pad_flows(s_known) == []
