@@ -17,6 +17,8 @@ class UnmaskedAccessIR(IRRule):
     category = "out-of-bounds"
     level = Level.WARNING
     precision = "medium"
+    #: report only accesses inside inlined helpers (direct ones are the source rules' job)
+    options = {"only_inlined": True}
     confirm = Confirmation(
         "compute-sanitizer", check="memcheck", threshold="> 0 invalid __global__ accesses",
         env=(("PYTORCH_NO_CUDA_MEMORY_CACHING", "1"),),
@@ -30,8 +32,9 @@ class UnmaskedAccessIR(IRRule):
 Reads the kernel's TTIR, where every ``@triton.jit`` helper is already inlined, and flags each
 ``tt.load``/``tt.store`` of a tensor of pointers that carries no mask while its addresses are built
 from ``tl.arange`` (``tt.make_range``) *and* ``tl.program_id``. The finding is placed on the line
-of the access itself, inside the helper when there is one, with the inlined call chain in its
-evidence. It complements the source rules, which cannot see through helper calls.
+of the access itself, inside the helper, with the inlined call chain in its evidence. By default
+only accesses inside inlined helpers are reported (option ``only_inlined``): direct accesses are
+the source rules' job, which also know when an extent is provably in range.
 
 ## Why is this bad?
 When the problem size is not a multiple of the block size, the last program's offsets run past the
@@ -107,6 +110,8 @@ def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             if "tt.make_range" not in names or "tt.get_program_id" not in names:
                 continue
             if "tt.make_tensor_ptr" in names or "tt.make_tensor_descriptor" in names:
+                continue
+            if self.opts["only_inlined"] and len(op.frames) < 2:
                 continue
             line, col, chain = compiled.user_frame(op.frames)
             what = "load" if op.name == "tt.load" else "store"

@@ -1,6 +1,7 @@
 """A content-addressed on-disk cache of compiled artefacts (and of the findings drawn from them).
 
-The key hashes everything the artefacts depend on: the kernel's file contents, the kernel name,
+The key hashes everything the artefacts depend on: the kernel's file contents and path (debug
+info names it), the kernel name,
 the specialization, Triton's version, the target architecture and this cache's format version.
 Entries are gzip-compressed JSON files written atomically (write to a temporary file, rename), so
 concurrent runs (pre-commit, editor, CI) never read a half-written entry.
@@ -32,9 +33,11 @@ def triton_version() -> str:
         return "none"
 
 
-def artifact_key(source: str, kernel: str, spec_key: str, capability: int) -> str:
+def artifact_key(source: str, kernel: str, spec_key: str, capability: int, path: str = "") -> str:
+    """The path is part of the key because the artefacts' debug info names the file."""
     h = hashlib.sha256()
-    for part in (FORMAT_VERSION, triton_version(), str(capability), kernel, spec_key, source):
+    real = os.path.realpath(path) if path else ""
+    for part in (FORMAT_VERSION, triton_version(), str(capability), real, kernel, spec_key, source):
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     return h.hexdigest()

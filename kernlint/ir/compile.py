@@ -152,7 +152,7 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - very old Triton
         CompilationError = ()  # type: ignore[assignment]
     try:
-        with _ptxas_log_enabled(), contextlib.redirect_stdout(log):
+        with _private_triton_cache(), _ptxas_log_enabled(), contextlib.redirect_stdout(log):
             ck = _triton_compile(fn, job["spec"], job["constexprs"], job["capability"])
     except BaseException as e:  # noqa: BLE001
         if isinstance(e, CompilationError):
@@ -191,6 +191,41 @@ def _triton_version() -> str:
 
 
 @contextlib.contextmanager
+def _private_triton_cache():
+    """A fresh, empty Triton cache for one compilation.
+
+    Triton's cache key ignores the file a kernel comes from, so a hit could hand back artefacts
+    whose debug info names another file, and a hit skips ptxas and its resource log. kernlint
+    caches compiled artefacts itself (:mod:`kernlint.ir.cache`).
+    """
+    import shutil
+
+    directory = tempfile.mkdtemp(prefix="kernlint-triton-")
+    knobs = None
+    try:
+        from triton import knobs as _knobs
+
+        knobs = _knobs if hasattr(_knobs, "cache") and hasattr(_knobs.cache, "dir") else None
+    except ImportError:
+        pass
+    old_env = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = directory
+    old_knob = knobs.cache.dir if knobs is not None else None
+    if knobs is not None:
+        knobs.cache.dir = directory
+    try:
+        yield
+    finally:
+        if knobs is not None:
+            knobs.cache.dir = old_knob
+        if old_env is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = old_env
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
 def _ptxas_log_enabled():
     """Ask Triton to print ptxas' ``-v`` log (it runs ptxas with ``-v`` anyway)."""
     knobs = None
@@ -220,8 +255,6 @@ def _ptxas_log_enabled():
 
 
 def _worker_main(conn) -> None:
-    # Triton's own cache would skip ptxas (and its log) on a hit; kernlint caches instead.
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="kernlint-triton-")
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import warnings
 

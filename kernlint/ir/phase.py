@@ -141,7 +141,7 @@ def run_ir_phase(
             specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree)
             for spec in specs:
                 counts["specializations"] += 1
-                key = artifact_key(source, kernel.name, spec.key(), capability)
+                key = artifact_key(source, kernel.name, spec.key(), capability, path)
                 cached = cache.get(f"{key}-{rules_key}", kind="findings")
                 if cached is not None:
                     counts["findings_cache_hits"] += 1
@@ -203,7 +203,7 @@ def compiled_kernels(paths_or_kernels: Sequence[str | os.PathLike | Kernel], arc
             if ks is None:
                 continue
             for spec in specializations_for(kernel, source, max_configs=max_configs, tree=tree)[0]:
-                key = artifact_key(source, kernel.name, spec.key(), capability)
+                key = artifact_key(source, kernel.name, spec.key(), capability, path)
                 out.append((CompileJob(path, kernel.name, spec, capability, key), ks.def_line, cache.get(key)))
     missing = [j for j, _, r in out if r is None]
     results = run_jobs(missing, workers=jobs) if missing else {}

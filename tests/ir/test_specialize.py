@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from kernlint.ir.specialize import parse_config, specializations_for
+
+KERNEL = '''import triton
+import triton.language as tl
+
+{decorators}
+@triton.jit
+def k(x_ptr, out_fp16_ptr, n, stride_m, eps, BLOCK: tl.constexpr, HAS_BIAS: tl.constexpr, GROUP_M: tl.constexpr = 4):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * stride_m, mask=offs < n)
+    tl.store(out_fp16_ptr + offs, x + eps)
+
+def launch(x, y):
+    k[(1,)](x, y, 10, 1, 1e-5, BLOCK=256, HAS_BIAS=True)
+'''
+
+
+def test_fallback_types_and_constexpr_defaults():
+    specs, problems = specializations_for("k", KERNEL.format(decorators="").replace("def launch", "def _l").replace("k[(1,)]", "pass  #"))
+    assert problems == []
+    (s,) = specs
+    assert s.origin == "fallback"
+    assert s.signature["x_ptr"] == "*fp32" and s.signature["out_fp16_ptr"] == "*fp16"
+    assert s.signature["n"] == "i32" and s.signature["stride_m"] == "i32" and s.signature["eps"] == "fp32"
+    assert s.constexprs == {"BLOCK": 64, "HAS_BIAS": False, "GROUP_M": 4}
+    assert "x_ptr" in s.divisible and "n" in s.divisible
+
+
+def test_launch_site_inference():
+    specs, _ = specializations_for("k", KERNEL.format(decorators=""))
+    (s,) = specs
+    assert s.origin == "launch" and s.constexprs["BLOCK"] == 256 and s.constexprs["HAS_BIAS"] is True
+
+
+def test_comment_wins_and_sets_types_and_options():
+    src = KERNEL.format(decorators='# kernlint: specialize(BLOCK=128, x_ptr="*bf16", n="i32", num_warps=8)\n'
+                                   '# kernlint: specialize(BLOCK=32)')
+    specs, problems = specializations_for("k", src)
+    assert problems == []
+    assert [s.constexprs["BLOCK"] for s in specs] == [128, 32]
+    assert specs[0].signature["x_ptr"] == "*bf16" and specs[0].num_warps == 8
+    assert "n" not in specs[0].divisible and "n" in specs[1].divisible
+    assert all(s.origin == "comment" for s in specs)
+
+
+def test_autotune_configs_capped():
+    configs = ",\n".join(f'triton.Config({{"BLOCK": {2 ** i}}}, num_warps={2 ** (i % 3)}, num_stages=2)'
+                         for i in range(5, 11))
+    src = KERNEL.format(decorators=f"@triton.autotune(configs=[{configs}], key=['n'])")
+    specs, _ = specializations_for("k", src, max_configs=3)
+    assert [s.constexprs["BLOCK"] for s in specs] == [32, 64, 128]
+    assert [s.num_warps for s in specs] == [4, 1, 2]
+    assert specs[0].label.startswith("autotune[0]")
+
+
+def test_parse_config_kwargs_form():
+    values, nw, ns = parse_config("triton.Config(kwargs={'BLOCK_M': 64}, num_warps=4)")
+    assert values == {"BLOCK_M": 64} and nw == 4 and ns is None
+
+
+def test_malformed_comment_is_a_problem_not_a_crash():
+    src = KERNEL.format(decorators="# kernlint: specialize(BLOCK=)")
+    specs, problems = specializations_for("k", src)
+    assert problems and specs
