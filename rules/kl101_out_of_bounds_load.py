@@ -94,7 +94,7 @@ import triton.language as tl
 
 @triton.jit
 def head(x_ptr, y_ptr, stride, D: tl.constexpr):
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, D)
     tl.store(y_ptr + row * stride + cols, tl.load(x_ptr + row * stride + cols))
 ''',

@@ -59,7 +59,7 @@ import triton.language as tl
 
 @triton.jit
 def softmax(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
     y = tl.exp(x - tl.max(x, axis=0))
@@ -73,7 +73,7 @@ import triton.language as tl
 
 @triton.jit
 def softmax(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
     y = tl.exp(x - tl.max(x, axis=0))

@@ -14,11 +14,19 @@ from kernlint.source.locate import KernelLocator
 
 @dataclass
 class Launch:
-    """``kernel[grid](args...)`` somewhere in the module."""
+    """``kernel[grid](args...)`` somewhere in the module (``start``/``end``: offsets in the source)."""
 
     kernel: str
     grid: cst.BaseExpression
     call: cst.Call
+    start: int = 0
+    end: int = 0
+
+    def keyword(self, name: str) -> cst.BaseExpression | None:
+        for arg in self.call.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg.value
+        return None
 
 
 @dataclass
@@ -35,25 +43,23 @@ class ModuleInfo:
     module: cst.Module
     imports: N.ImportMap
     kernels: list[DiscoveredKernel] = field(default_factory=list)
-    _launches: list[Launch] | None = None
+    _launches: dict[str, list[Launch]] = field(default_factory=dict)
     #: module-level NAME = <int literal> constants
     constants: dict[str, int] = field(default_factory=dict)
     #: module-level NAME = [...] assignments (e.g. autotune config lists)
     lists: dict[str, cst.BaseExpression] = field(default_factory=dict)
 
-    @property
-    def launches(self) -> list[Launch]:
-        """Every ``kernel[grid](...)`` call; found on first use (it needs a full tree walk)."""
-        if self._launches is None:
-            self._launches = []
-            if "](" in self.source:
-                self.module.visit(_LaunchFinder(self))
-        return self._launches
-
     def launches_of(self, name: str) -> list[Launch]:
-        if f"{name}[" not in self.source:
-            return []
-        return [launch for launch in self.launches if launch.kernel == name]
+        if name not in self._launches:
+            self._launches[name] = find_launches(self.source, name) if f"{name}" in self.source else []
+        return self._launches[name]
+
+    def span_of_offsets(self, start: int, end: int) -> Span:
+        def at(offset: int) -> tuple[int, int]:
+            line_start = self.source.rfind("\n", 0, offset) + 1
+            return self.source.count("\n", 0, offset) + 1, offset - line_start + 1
+
+        return Span(*at(start), *at(end))
 
 
 def _code(module: cst.Module, node: cst.CSTNode) -> str:
@@ -85,16 +91,47 @@ def _decorator(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> 
     return canonical, d
 
 
-class _LaunchFinder(cst.CSTVisitor):
-    def __init__(self, info: ModuleInfo) -> None:
-        self.info = info
+def _matching(text: str, start: int, open_ch: str, close_ch: str, limit: int = 20000) -> int:
+    """Index of the bracket closing the one at ``start`` (strings are not special-cased)."""
+    depth = 0
+    for i in range(start, min(len(text), start + limit)):
+        ch = text[i]
+        if ch == open_ch:
+            depth += 1
+        elif ch == close_ch:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
 
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Subscript) and isinstance(func.value, (cst.Name, cst.Attribute)):
-            name = N.dotted(func.value)
-            if name and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index):
-                self.info._launches.append(Launch(name.split(".")[-1], func.slice[0].slice.value, node))
+
+def find_launches(source: str, name: str) -> list[Launch]:
+    """``name[grid](args)`` calls, found in the text and parsed piecewise (no full-tree walk)."""
+    out = []
+    for m in re.finditer(rf"(?<![\w.])(?:\w+\.)*{re.escape(name)}\s*\[", source):
+        line_start = source.rfind("\n", 0, m.start()) + 1
+        if source[line_start:m.start()].lstrip().startswith("#"):
+            continue
+        open_sq = m.end() - 1
+        close_sq = _matching(source, open_sq, "[", "]")
+        if close_sq < 0:
+            continue
+        rest = close_sq + 1
+        while rest < len(source) and source[rest] in " \t":
+            rest += 1
+        if rest >= len(source) or source[rest] != "(":
+            continue
+        close_par = _matching(source, rest, "(", ")")
+        if close_par < 0:
+            continue
+        try:
+            grid = cst.parse_expression(source[open_sq + 1:close_sq])
+            call = cst.parse_expression("_k" + source[rest:close_par + 1])
+        except Exception:  # noqa: BLE001 - not a launch we can read
+            continue
+        if isinstance(call, cst.Call):
+            out.append(Launch(name, grid, call, m.start(), close_par + 1))
+    return out
 
 
 class _TileLangKernelBlock(cst.CSTVisitor):

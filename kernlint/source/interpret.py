@@ -25,6 +25,7 @@ ATOMICS = {
     for n in ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas")
 }
 REDUCTIONS = {TL + n: n for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum")}
+PAD_TAGS = frozenset({"masked-no-other", "masked-other-zero"})
 PASSTHROUGH = {TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")}
 
 
@@ -84,6 +85,8 @@ class KernelState:
     #: every mask-like value computed in the kernel (passed or not), with its node
     masks: list[tuple[Val, cst.CSTNode]] = field(default_factory=list)
     pid_axes: set[int] = field(default_factory=set)
+    #: ``pid * runtime size`` products computed in int32 (tag -> node)
+    products: dict[str, cst.CSTNode] = field(default_factory=dict)
     #: the first node that binds each variable (for messages)
     env: dict[str, Val] = field(default_factory=dict)
 
@@ -400,9 +403,14 @@ class Interpreter:
             out = V.add(a, b)
             if name == "Subtract" and a.const is not None and b.const is not None:
                 out = out.with_(const=a.const - b.const)
-            return out
+            return self._pad_nonzero(out, a, b)
         if name in ("Multiply", "LeftShift"):
-            return V.mul(a, b)
+            out = V.mul(a, b)
+            if name == "Multiply" and self._int32_product(a, b):
+                key = f"i32mul:{len(self.state.products)}"
+                self.state.products[key] = node
+                out = out.with_(tags=out.tags | {key})
+            return out
         if name == "Modulo":
             return V.wrap(a, b)
         if name in ("BitAnd", "BitOr"):
@@ -414,8 +422,35 @@ class Interpreter:
             out = out.with_(index=a.index)
         if name == "Divide":
             out = out.with_(tags=out.tags | {"divide"})
+            if b.tags & PAD_TAGS:  # dividing by padding zeros
+                out = self._pad_nonzero(out, a, b, always=True)
         return out
 
+    @staticmethod
+    def _int32_product(a: Val, b: Val) -> bool:
+        """A program id times a runtime size (``pid * stride``), both int32 scalars."""
+        if a.rank or b.rank or a.int64 or b.int64:
+            return False
+        return any(
+            x.pid and not x.data and y.params and y.runtime and not y.pid and not y.constexpr and not y.data
+            for x, y in ((a, b), (b, a))
+        )
+
+    @staticmethod
+    def _pad_nonzero(out: Val, a: Val, b: Val, always: bool = False) -> Val:
+        """Padding lanes of a masked load (0) stop being 0 after ``x - m``, ``exp(x)``, ``1 / x``."""
+        padded = (a.tags | b.tags) & PAD_TAGS
+        if not padded:
+            return out
+        if always:
+            return out.with_(tags=out.tags | {"pad-nonzero"})
+        other = b if a.tags & PAD_TAGS else a
+        # a scalar (or a broadcast reduction, e.g. a row mean) shifts every padding lane away from 0
+        broadcast = other.rank == 0 or any(t.startswith("reduction:") for t in other.tags)
+        zero_in_padding = other.const == 0 or bool(other.tags & PAD_TAGS) or "fill" in other.tags
+        if broadcast and not zero_in_padding:
+            return out.with_(tags=out.tags | {"pad-nonzero"})
+        return out
     def compare(self, node: cst.Comparison) -> Val:
         left_node = node.left
         left = self.expr(left_node)
@@ -507,42 +542,70 @@ class Interpreter:
             if self.recording and arg_node is not None:
                 self.state.reductions.append(Reduction(REDUCTIONS[fname], node, arg, arg_node))
             axis = args[1] if len(args) > 1 else kwargs.get("axis")
+            # a reduced value carries no padding lanes of its own
+            tags = frozenset(
+                t for t in arg.tags if t not in PAD_TAGS and t != "pad-nonzero" and not t.startswith("padax:")
+            ) | {f"reduction:{REDUCTIONS[fname]}"}
             if axis is None or axis.const is None or arg.rank == 0:
-                return arg.with_(rank=0, lanes=(), bounds=(), tags=arg.tags | {f"reduction:{REDUCTIONS[fname]}"})
+                return arg.with_(rank=0, lanes=(), bounds=(), tags=tags)
             ax = int(axis.const) % max(arg.rank, 1)
             lanes = tuple((d if d < ax else d - 1, l) for d, l in arg.lanes if d != ax)
-            return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), tags=arg.tags | {f"reduction:{REDUCTIONS[fname]}"})
+            return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), tags=tags)
         if fname in PASSTHROUGH:
             return args[0] if args else V.TOP
         if fname == TL + "minimum" and len(args) == 2:
             return V.wrap(args[0], args[1]) if args[0].lanes else V.wrap(args[1], args[0])
         if fname == TL + "where" and len(args) == 3:
-            return V.join(*args).with_(bounds=())
-        if fname in (TL + "make_block_ptr", TL + "advance", TL + "make_tensor_descriptor"):
-            return V.join(*args, *kwargs.values()).with_(block_ptr=True, lanes=(), rank=0)
+            out = V.join(*args)
+            return out.with_(bounds=(), tags=frozenset(t for t in out.tags if t not in PAD_TAGS and t != "pad-nonzero" and not t.startswith("padax:")))
+        if fname in (TL + "abs", TL + "math.abs") and args:
+            return args[0].with_(tags=frozenset(t for t in args[0].tags if t not in PAD_TAGS and not t.startswith("padax:")))
+        if fname == TL + "make_block_ptr":
+            offsets = kwargs.get("offsets") or (args[3] if len(args) > 3 else V.TOP)
+            block = _kw(node, "block_shape", 4)
+            out = V.join(*args, *kwargs.values())
+            return out.with_(block_ptr=True, lanes=(), rank=0, index=offsets.index,
+                             tags=out.tags | {f"block:{n}" for n in (_names(block) if block is not None else ())})
+        if fname == TL + "advance" and args:
+            running = frozenset(f"loop:{l}" for l in self.loops if self.env.get(l, V.TOP).index)
+            return args[0].with_(index=args[0].index | running)
+        if fname in (TL + "make_tensor_descriptor",):
+            return V.join(*args, *kwargs.values()).with_(block_ptr=True, lanes=(), rank=0, tags=frozenset({"descriptor"}))
         if fname in (TL + "zeros", TL + "full", TL + "zeros_like", TL + "full_like"):
             return Val(constexpr=True, tags=frozenset(["fill"]))
         if fname in ("triton.cdiv", TL + "cdiv"):
             return V.join(*args)
         if fname.startswith(TL) and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "sqrt", "rsqrt"):
-            return V.join(*args).with_(bounds=(), tags=V.join(*args).tags | {fname.rsplit(".", 1)[-1]})
+            out = V.join(*args)
+            tags = out.tags | {fname.rsplit(".", 1)[-1]}
+            if tags & PAD_TAGS and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "rsqrt"):
+                tags |= {"pad-nonzero"}
+            return out.with_(bounds=(), tags=tags)
         out = V.join(*args, *kwargs.values())
         return out.with_(bounds=(), index=out.index if fname in ("int", "min", "max") else frozenset())
 
     def access(self, node: cst.Call, fname: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
         kind = ACCESS.get(fname) or ATOMICS[fname]
-        ptr_node = _kw(node, "pointer", 0)
+        positional = [a.value for a in node.args if a.keyword is None]
+
+        def arg(name: str, pos: int) -> tuple[cst.BaseExpression | None, Val | None]:
+            # reuse the values call() computed: evaluating twice would record events twice
+            if name in kwargs:
+                return _kw(node, name), kwargs[name]
+            if pos < len(positional):
+                return positional[pos], args[pos]
+            return None, None
+
+        ptr_node, ptr = arg("pointer", 0)
+        ptr = ptr or V.TOP
         if kind == "load":
-            mask_node = _kw(node, "mask", 1)
-            other_node = _kw(node, "other", 2)
-            value_node = None
+            mask_node, mask = arg("mask", 1)
+            other_node, _ = arg("other", 2)
+            value = None
         else:
-            value_node = _kw(node, "val" if kind == "atomic" else "value", 1)
-            mask_node = _kw(node, "mask", 2 if kind == "store" else 2)
+            _, value = arg("val" if kind == "atomic" else "value", 1)
+            mask_node, mask = arg("mask", 2)
             other_node = None
-        ptr = self.expr(ptr_node)
-        mask = self.expr(mask_node) if mask_node is not None else None
-        value = self.expr(value_node) if value_node is not None else None
         bc = any(a.keyword is not None and a.keyword.value in ("boundary_check", "padding_option") for a in node.args)
         if self.recording:
             self.state.accesses.append(
@@ -556,10 +619,11 @@ class Interpreter:
         if kind == "load":
             lanes = tuple((d, Lane(l.families, False, l.shift, True, l.constexpr_extent)) for d, l in ptr.lanes)
             tags = {"load"}
-            if other_node is None and mask_node is not None:
-                tags.add("masked-no-other")
-            elif other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and float(other_node.value) == 0.0:
-                tags.add("masked-other-zero")
+            zero_other = other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and _float(other_node.value) == 0.0
+            if mask_node is not None and (other_node is None or zero_other):
+                tags.add("masked-no-other" if other_node is None else "masked-other-zero")
+                padded = {d - ptr.rank for d, _ in mask.bounds} if mask is not None and mask.bounds else set(range(-ptr.rank, 0))
+                tags |= {f"padax:{d}" for d in padded}
             return Val(
                 rank=ptr.rank, lanes=lanes, pid=ptr.pid, loops=ptr.loops, data=True, runtime=True,
                 loaded_from=self.info.module.code_for_node(ptr_node).strip() if ptr_node is not None else None,

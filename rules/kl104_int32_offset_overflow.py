@@ -1,0 +1,95 @@
+from kernlint.model import Level
+from kernlint.rule import Confirmation
+from kernlint.source.rulebase import SourceRule
+
+
+class Int32OffsetOverflow(SourceRule):
+    code = "KL104"
+    name = "int32-offset-overflow"
+    category = "int-overflow"
+    level = Level.WARNING
+    precision = "medium"
+    confirm = Confirmation(
+        tool="compute-sanitizer",
+        check="memcheck",
+        threshold="> 0 invalid global accesses with a tensor of more than 2**31 elements",
+        env=(("PYTORCH_NO_CUDA_MEMORY_CACHING", "1"),),
+        fallback="interpreter",
+        description="run with a tensor whose element count exceeds 2**31: the wrapped offset addresses memory "
+        "before the tensor (memcheck) or the interpreter sees the negative offset",
+    )
+    summary = "`program_id * runtime size` is computed in int32 and feeds a pointer: it wraps past 2**31 elements."
+    docs = """
+## What it does
+Finds products of a program id (or anything derived from it) and a runtime size or stride — `pid *
+stride`, `row * n_cols` — that are computed in 32 bits and flow into the address of a load or store,
+with neither factor widened by `.to(tl.int64)` first.
+
+## Why is this bad?
+`tl.program_id` is int32 and Triton passes integer arguments below 2**31 as int32, so the product is
+an int32 multiply. For a tensor of more than 2**31 elements (8 GiB of fp32: long-context logits, KV
+caches, large embeddings) it wraps to a negative offset and the kernel reads or writes memory before
+the tensor. Casting the product afterwards is too late: the overflow has already happened.
+
+## Example
+```python
+row = tl.program_id(0)
+x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols)
+```
+
+## Use instead
+```python
+row = tl.program_id(0).to(tl.int64)
+x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols)
+```
+"""
+    bad = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    start = row * stride  # expect: KL104
+    x = tl.load(x_ptr + start + cols, mask=cols < n_cols)
+    tl.store(y_ptr + start + cols, x, mask=cols < n_cols)
+''',
+    )
+    good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols)
+    tl.store(y_ptr + row * stride + cols, x, mask=cols < n_cols)
+''',
+    )
+
+    def check(self, state):
+        products: dict[str, tuple] = {}
+        for access in state.accesses:
+            if access.ptr.int64:
+                continue
+            for tag in access.ptr.tags:
+                if tag.startswith("i32mul:"):
+                    node = state.products[tag]
+                    products.setdefault(state.code(node), (int(tag[7:]), node, access.kind))
+        if not products:
+            return
+        # one finding per kernel, at the first product: the fix (widen the program id) is the same
+        ordered = sorted(products.items(), key=lambda item: item[1][0])
+        text, (_, node, kind) = ordered[0]
+        others = [t for t, _ in ordered[1:]]
+        more = f" (and {len(others)} more: {', '.join(f'`{t}`' for t in others[:4])}{', ...' if len(others) > 4 else ''})" if others else ""
+        yield self.finding(
+            state, node,
+            f"int32 offset overflow: `{text}` multiplies a program id by a runtime size in 32 bits and feeds "
+            f"the address of a {kind}{more}; widen the program id with `.to(tl.int64)`",
+            products=[text, *others],
+        )

@@ -1,0 +1,136 @@
+from kernlint.model import Level
+from kernlint.rule import Confirmation
+from kernlint.source.rulebase import SourceRule
+
+PAD = {"masked-no-other", "masked-other-zero"}
+
+
+def _padded_axis(arg, axis) -> bool:
+    axes = {int(t.split(":")[1]) for t in arg.tags if t.startswith("padax:")}
+    if axis is None or arg.rank == 0:
+        return bool(axes)
+    return (int(axis) % arg.rank) - arg.rank in axes
+
+
+class WrongReductionIdentity(SourceRule):
+    code = "KL105"
+    name = "wrong-reduction-identity"
+    category = "wrong-identity"
+    level = Level.ERROR
+    confirm = Confirmation(
+        tool="differential",
+        check="reference comparison at a size that is not a multiple of the block",
+        threshold="result differs from the reference",
+        fallback="interpreter",
+        description="run the kernel on a size that leaves padding lanes and compare with the reference; ncu and "
+        "the sanitizers cannot see a wrong value",
+    )
+    summary = "Padding lanes of a masked load (missing `other`, or 0) reach a max/min or a sum after exp/log/shift."
+    docs = """
+## What it does
+Follows the lanes a mask switches off in a `tl.load`. Their value is `other` (undefined when it is
+missing). The rule reports a reduction whose result those lanes change: `tl.max`/`tl.min`/`tl.argmax`/
+`tl.argmin` over lanes padded with 0 or nothing, and `tl.sum` over padded lanes that stopped being
+0 on the way (`x - mean`, `tl.exp(x)`, `tl.log(x)`, `1 / x`). `tl.where(mask, x, identity)` resets
+the padding and silences it.
+
+## Why is this bad?
+0 is the identity of a sum, not of a max (a row of negative numbers gets max 0) nor of a sum of
+`exp(x)` (every padded lane adds `exp(0) = 1` to a softmax denominator). The result is silently
+wrong exactly when the size is not a multiple of the block — the case tests with power-of-two
+shapes never exercise.
+
+## Example
+```python
+x = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+m = tl.max(x, axis=0)
+```
+
+## Use instead
+```python
+x = tl.load(x_ptr + cols, mask=cols < n, other=-float("inf"))
+m = tl.max(x, axis=0)
+```
+"""
+    bad = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def row_max(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(out_ptr, tl.max(x, axis=0))  # expect: KL105
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def variance(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    mean = tl.sum(x, axis=0) / n
+    xc = x - mean
+    var = tl.sum(xc * xc, axis=0) / n  # expect: KL105
+    tl.store(out_ptr, var)
+''',
+    )
+    good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def variance(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < n, other=0.0)
+    mean = tl.sum(x, axis=0) / n
+    xc = tl.where(cols < n, x - mean, 0.0)
+    var = tl.sum(xc * xc, axis=0) / n
+    amax = tl.max(tl.abs(x), axis=0)
+    tl.store(out_ptr, var + amax)
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def softmax(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < n, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + cols, e / tl.sum(e, axis=0), mask=cols < n)
+''',
+    )
+
+    def check(self, state):
+        for red in state.reductions:
+            arg = red.arg
+            axis_node = red.node.args[1].value if len(red.node.args) > 1 else next(
+                (a.value for a in red.node.args if a.keyword is not None and a.keyword.value == "axis"), None
+            )
+            axis = None
+            if axis_node is not None:
+                try:
+                    axis = int(state.code(axis_node))
+                except ValueError:
+                    axis = None
+            if not _padded_axis(arg, axis):
+                continue
+            if red.op in ("max", "min", "argmax", "argmin") and arg.tags & PAD:
+                what = "no `other`" if "masked-no-other" in arg.tags else "`other=0`"
+                yield self.finding(
+                    state, red.node,
+                    f"wrong reduction identity: `tl.{red.op}` over lanes a mask padded with {what}; pad with "
+                    f"{'-inf' if red.op in ('max', 'argmax') else '+inf'} (or `tl.where` the padding away)",
+                    reduction=red.op,
+                )
+            elif red.op in ("sum", "cumsum") and "pad-nonzero" in arg.tags:
+                yield self.finding(
+                    state, red.node,
+                    f"wrong reduction identity: `tl.{red.op}` adds padding lanes of a masked load that are no "
+                    f"longer 0 (shifted, exp/log or divided); reset them with `tl.where(mask, x, 0.0)`",
+                    reduction=red.op,
+                )

@@ -1,0 +1,88 @@
+from kernlint.model import Level
+from kernlint.rule import Confirmation
+from kernlint.source.bounds import divisible_blocks
+from kernlint.source.rulebase import SourceRule
+
+
+class BlockPointerUnchecked(SourceRule):
+    code = "KL109"
+    name = "block-pointer-unchecked"
+    category = "out-of-bounds"
+    level = Level.ERROR
+    confirm = Confirmation(
+        tool="compute-sanitizer",
+        check="memcheck",
+        threshold="> 0 invalid global accesses at the line",
+        env=(("PYTORCH_NO_CUDA_MEMORY_CACHING", "1"),),
+        fallback="interpreter",
+        description="memcheck reports the access past the tensor at a size that is not a multiple of the block",
+    )
+    summary = "A load/store through a `tl.make_block_ptr` that moves with the program id or a loop, without `boundary_check`."
+    docs = """
+## What it does
+Follows block pointers made by `tl.make_block_ptr` and moved by `tl.advance`. When the block's
+offsets depend on a program id or a loop counter with a runtime trip count, a `tl.load`/`tl.store`
+through it must pass `boundary_check` for the axes that can run past the tensor's shape. Sizes the
+module asserts divisible by the block (`assert K % BLOCK_K == 0`) are accepted.
+
+## Why is this bad?
+Without `boundary_check` a block pointer access is not bounds-checked at all: the last block reads
+or writes past the end of the tensor whenever the shape is not a multiple of the block.
+
+## Example
+```python
+a_blk = tl.make_block_ptr(a_ptr, (M, K), (stride_m, stride_k), (pid * BM, 0), (BM, BK), (1, 0))
+a = tl.load(a_blk)
+```
+
+## Use instead
+```python
+a = tl.load(a_blk, boundary_check=(0, 1), padding_option="zero")
+```
+"""
+    bad = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def copy_rows(a_ptr, b_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.make_block_ptr(a_ptr, (M, N), (stride, 1), (pid * BM, 0), (BM, BN), (1, 0))
+    dst = tl.make_block_ptr(b_ptr, (M, N), (stride, 1), (pid * BM, 0), (BM, BN), (1, 0))
+    tile = tl.load(src)  # expect: KL109
+    tl.store(dst, tile, boundary_check=(0, 1))
+''',
+    )
+    good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def copy_rows(a_ptr, b_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.make_block_ptr(a_ptr, (M, N), (stride, 1), (pid * BM, 0), (BM, BN), (1, 0))
+    dst = tl.make_block_ptr(b_ptr, (M, N), (stride, 1), (pid * BM, 0), (BM, BN), (1, 0))
+    tile = tl.load(src, boundary_check=(0, 1), padding_option="zero")
+    tl.store(dst, tile, boundary_check=(0, 1))
+''',
+    )
+
+    def check(self, state):
+        for access in state.accesses:
+            ptr = access.ptr
+            if not ptr.block_ptr or "descriptor" in ptr.tags or access.boundary_check or access.static_guard:
+                continue
+            if not ptr.index:
+                continue
+            blocks = {t[6:].lower() for t in ptr.tags if t.startswith("block:")}
+            if blocks and blocks <= divisible_blocks(state):
+                continue
+            movers = ", ".join(sorted(s.replace("loop:", "loop counter ").replace("pid", "program_id axis ") for s in ptr.index))
+            yield self.finding(
+                state, access.node,
+                f"block pointer {access.kind} without boundary_check: the block moves with {movers}, so the last "
+                f"block runs past the tensor unless its shape is a multiple of the block",
+                pointer=state.code(access.ptr_node) if access.ptr_node is not None else None,
+            )
