@@ -44,7 +44,8 @@ def fill(x_ptr, n):
     tl.store(x_ptr + offs, 1.0, mask=offs < n)
 ```
 If the error comes from kernlint's guessed specialization rather than from a real launch, state
-the real one with ``# kernlint: specialize(NAME=VALUE, ...)`` above the kernel.
+the real one with ``# kernlint: specialize(NAME=VALUE, ...)`` above the kernel. Errors under the
+guessed (fallback) specialization are reported at level ``note``.
 """
     bad = (
         '''import triton
@@ -77,8 +78,14 @@ def fill(x_ptr, n):
         stage = compiled.error_stage or "compile"
         what = {"import": "loading the module failed", "timeout": "compilation timed out",
                 "crash": "the compiler crashed"}.get(stage, "compilation failed")
-        yield self.finding(
+        finding = self.finding(
             compiled, line, col,
             f"{what} for {compiled.spec.label} on sm_{compiled.capability}: {compiled.error}",
             ir="compiler", excerpt=[compiled.error], stage=stage,
         )
+        if compiled.spec.origin == "fallback" and stage != "import":
+            # kernlint guessed the argument types: the error may be the guess's, not the kernel's
+            finding.level = Level.NOTE
+            finding.message += " (with kernlint's guessed argument types: state the real ones with " \
+                               "'# kernlint: specialize(...)')"
+        yield finding

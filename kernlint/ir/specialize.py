@@ -17,7 +17,9 @@ kernlint compiles, in this order of preference:
      of ``tl.load``/``tl.store``/``tl.atomic_*``/``tl.make_block_ptr``) or its name says so
      (``*_ptr``, ``ptr``, ``*_ptrs``); pointers are ``*fp32``, or ``*fp16``/``*bf16`` when the name
      hints (``fp16``, ``half``, ``bf16``), and they are assumed 16-byte aligned, as Triton's
-     launcher specializes them for tensors from PyTorch's allocator;
+     launcher specializes them for tensors from PyTorch's allocator; pointers named like integer
+     data (``lock``, ``idx``, ``indices``, ``count``, ``offsets``, ``seqlen``...) or used by
+     ``tl.atomic_cas``/``tl.atomic_xchg`` with integer operands are ``*i32``;
    - scalars named like floats (``eps``, ``scale``, ``alpha``, ``beta``, ``*_f``...) are ``fp32``;
      every other scalar is ``i32``, assumed divisible by 16 (Triton's launcher specializes
      integers that are multiples of 16, which sizes and strides usually are). Write
@@ -124,6 +126,8 @@ class KernelSource:
     defaults: dict[str, str]  # param -> default's source text
     annotations: dict[str, str]
     dereferenced: set[str]
+    #: pointers used by integer-only atomics (atomic_cas/atomic_xchg with integer operands)
+    int_pointers: set[str]
     first_line: int  # first decorator line (1-based)
     def_line: int
     autotune_configs: list[str] = field(default_factory=list)
@@ -204,6 +208,12 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
                 if new:
                     dereferenced |= new
                     changed = True
+    int_pointers: set[str] = set()
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in ("atomic_cas", "atomic_xchg")
+                and node.args and any(isinstance(a, ast.Constant) and isinstance(a.value, int)
+                                      and not isinstance(a.value, bool) for a in node.args[1:])):
+            int_pointers |= _pointer_roots(node.args[0])
     first = min([d.lineno for d in fn.decorator_list] + [fn.lineno])
     configs: list[str] = []
     for dec in fn.decorator_list:
@@ -217,8 +227,8 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
                             isinstance(t, ast.Name) and t.id == cfg.id for t in node.targets):
                         if isinstance(node.value, (ast.List, ast.Tuple)):
                             configs += [ast.unparse(e) for e in node.value.elts]
-    ks = KernelSource(name, params, constexpr, defaults, annotations, dereferenced, first, fn.lineno,
-                      configs)
+    ks = KernelSource(name, params, constexpr, defaults, annotations, dereferenced, int_pointers, first,
+                      fn.lineno, configs)
     ks.launches = find_launches(tree, name, params)
     return ks
 
@@ -243,8 +253,14 @@ def find_launches(tree: ast.AST, name: str, params: list[str]) -> list[dict[str,
 # building specializations
 
 
-def _pointer_type(name: str) -> str:
+_INT_POINTER_NAMES = re.compile(r"(lock|idx|index|indices|count|offsets|seqlen|_ids|^ids|token|expert|"
+                                r"sorted|histogram|bins|label|target)", re.I)
+
+
+def _pointer_type(name: str, int_hint: bool = False) -> str:
     low = name.lower()
+    if int_hint or _INT_POINTER_NAMES.search(name):
+        return "*i32"
     if "bf16" in low or "bfloat" in low:
         return "*bf16"
     if "fp16" in low or "half" in low or "f16" in low:
@@ -285,7 +301,7 @@ def fallback(ks: KernelSource) -> Specialization:
             signature[p] = "constexpr"
             constexprs[p] = _constexpr_fallback(p, ks.defaults.get(p))
         elif p in ks.dereferenced or _is_pointer_name(p) or "pointer" in ann:
-            signature[p] = _pointer_type(p)
+            signature[p] = _pointer_type(p, p in ks.int_pointers)
             divisible.append(p)
         elif _FLOAT_NAMES.match(p) or ann in ("float", "tl.float32"):
             signature[p] = "fp32"
