@@ -231,7 +231,7 @@ METRICS = [
     "launch__occupancy_limit_shared_mem",
     "launch__occupancy_limit_warps",
     "launch__occupancy_limit_blocks",
-    "sm__maxwarps_active.avg.pct_of_peak_sustained_active",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
 ]
 
 
@@ -268,6 +268,16 @@ def _limiter(m: dict[str, str]) -> str:
         return "n/a"
     low = min(lims.values())
     return "/".join(sorted(k for k, v in lims.items() if v == low)) + f" ({int(low)} blocks)"
+
+
+def _ncu_theoretical(m: dict[str, str], num_warps: int, capability: int) -> str:
+    from kernlint.ir.occupancy import limits_for
+
+    lims = [_num(v) for k, v in m.items() if k.startswith("launch__occupancy_limit_")]
+    lims = [v for v in lims if v is not None]
+    if not lims:
+        return "n/a"
+    return f"{100 * min(lims) * num_warps / limits_for(capability).max_warps_per_sm:.1f}%"
 
 
 def _agree(pred, meas) -> str:
@@ -308,10 +318,10 @@ def main() -> None:
             preds[name] = {"error": f"{type(e).__name__}: {e}"}
     measured, log = run_ncu(list(cases()))
     rows = []
-    for name in cases():
+    for name, case in cases().items():
         p, m = preds[name], measured.get(name, {})
         if "error" in p:
-            rows.append(f"| {name} | prediction failed: {p['error'][:80]} |" + " |" * 9)
+            rows.append(f"| {name} | prediction failed: {p['error'][:80]} |" + " |" * 10)
             continue
         mld = _num(m.get(METRICS[0]))
         mst = _num(m.get(METRICS[1]))
@@ -323,7 +333,8 @@ def main() -> None:
             f"| {m.get(METRICS[3], 'n/a')} / {m.get(METRICS[4], 'n/a')} "
             f"| {p['registers']} / {m.get(METRICS[5], 'n/a')} "
             f"| {p['limiter']} ({p['blocks']}) | {_limiter(m)} "
-            f"| {100 * p['occupancy']:.1f}% / {m.get(METRICS[10], 'n/a')} | {p['unknown_shared_insts']} |"
+            f"| {100 * p['occupancy']:.1f}% / {_ncu_theoretical(m, case[3], capability)} "
+            f"| {m.get(METRICS[10], 'n/a')} | {p['unknown_shared_insts']} |"
         )
     device = torch.cuda.get_device_name()
     text = "\n".join([
@@ -337,8 +348,8 @@ def main() -> None:
         "",
         "| kernel | ld conflicts pred/ncu | ldsm conflicts pred/ncu | st conflicts pred/ncu "
         "| shared wavefronts ld/st (ncu) | registers pred/ncu | limiter pred (blocks by resource) "
-        "| limiter ncu | theoretical occupancy pred/ncu | shared insts not evaluated |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| limiter ncu | theoretical occupancy pred/ncu | achieved occupancy (ncu) | shared insts not evaluated |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",
         "<details><summary>ncu command and output tail</summary>",

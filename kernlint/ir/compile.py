@@ -125,7 +125,10 @@ def _triton_compile(fn, spec: dict, constexpr_values: dict, capability: int):
              if p in names and signature[p] != "constexpr"}
     source_cls = ASTSource
     if type(fn).__name__ == "GluonJITFunction":  # Gluon kernels have their own front end
-        from triton.experimental.gluon import GluonASTSource as source_cls  # type: ignore[no-redef]
+        try:
+            from triton.experimental.gluon import GluonASTSource as source_cls  # type: ignore[no-redef]
+        except ImportError:  # Triton 3.6 keeps it in the runtime module
+            from triton.experimental.gluon._runtime import GluonASTSource as source_cls  # type: ignore[no-redef]
     src = source_cls(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     options = {"num_warps": spec["num_warps"], "num_stages": spec["num_stages"]}
     return triton.compile(src, target=GPUTarget("cuda", capability, 32), options=options)
