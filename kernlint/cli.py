@@ -15,7 +15,7 @@ import click
 
 from kernlint import __version__, catalogue
 from kernlint.config import ConfigError, load
-from kernlint.model import Level
+from kernlint.model import Level, Verdict
 from kernlint.report import FORMATS, render
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -53,8 +53,15 @@ def main() -> None:
 @click.option("--ir/--no-ir", default=None, help="Also compile kernels and lint TTIR/TTGIR/PTX (default: off).")
 @click.option("--arch", default=None, help="Target GPU for the IR phase, e.g. sm_90 (default), sm_80.")
 @click.option("--show-ir", is_flag=True, help="Print the IR excerpt behind each IR finding.")
+@click.option("--confirm", "confirm_", is_flag=True,
+              help="Confirm or refute each finding by running the kernels (compute-sanitizer/ncu on a GPU, "
+                   "the exact-bounds interpreter without one).")
+@click.option("--run", "run_cmd", default=None, help="Command that runs the kernels for --confirm (default: "
+              "[tool.kernlint.confirm] command, else each file's run() or __main__).")
+@click.option("--require-gpu", is_flag=True, help="With --confirm: fail (exit 2) when no GPU is available.")
+@click.option("--confirm-timeout", type=float, default=600.0, show_default=True, help="Seconds per confirming run.")
 def check(paths, select, ignore, output_format, output_file, fail_level, exit_zero, config_file, stdin_filename,
-          force_exclude, ir, arch, show_ir) -> None:
+          force_exclude, ir, arch, show_ir, confirm_, run_cmd, require_gpu, confirm_timeout) -> None:
     """Lint kernels in PATHS (files or folders; '-' reads stdin)."""
     from kernlint.check import Options, run_check
 
@@ -86,6 +93,14 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         else:
             add_ir_findings(result, paths, config, options, arch or config.arch or "sm_90", show_ir)
     by_suffix = {".sarif": "sarif", ".json": "json"}.get(output_file.suffix) if output_file else None
+    if confirm_:
+        from kernlint.confirm_glue import confirm_result
+        from kernlint.dynamic.confirm import GpuRequired
+
+        try:
+            confirm_result(result, config, run_cmd, require_gpu, confirm_timeout)
+        except GpuRequired as exc:
+            _fail(f"--require-gpu: {exc}")
     fmt = output_format or by_suffix or config.output_format or "concise"
     if fmt not in FORMATS:
         _fail(f"unknown output format {fmt!r} in configuration")
@@ -104,7 +119,8 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
     if result.errors:
         sys.exit(EXIT_ERROR)
     threshold = Level(fail_level or config.fail_level)
-    failing = [f for f in result.findings if f.level.rank >= threshold.rank]
+    # a finding a GPU run refuted does not fail the run; it stays in the report with its verdict
+    failing = [f for f in result.findings if f.level.rank >= threshold.rank and f.verdict is not Verdict.REFUTED]
     sys.exit(EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN)
 
 
@@ -142,6 +158,21 @@ def rules_command(output_format: str) -> None:
         return
     for r in rules.values():
         click.echo(f"{r.code}  {r.name:<34} {r.category:<18} {r.level.value:<8} {r.phase.value:<8} {r.summary}")
+
+
+@main.command("confirm")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--run", "run_cmd", default=None, help="Command that runs the kernels.")
+@click.option("--require-gpu", is_flag=True, help="Fail (exit 2) when no GPU is available.")
+@click.option("--output-format", type=click.Choice(FORMATS), default=None)
+@click.option("-o", "--output", "output_file", type=click.Path(path_type=Path))
+@click.pass_context
+def confirm_command(ctx, paths, run_cmd, require_gpu, output_format, output_file) -> None:
+    """Lint PATHS and confirm or refute every finding with a run (same as `check --confirm`)."""
+    ctx.invoke(check, paths=paths, confirm_=True, run_cmd=run_cmd, require_gpu=require_gpu,
+               output_format=output_format, output_file=output_file, select=(), ignore=(), fail_level=None,
+               exit_zero=False, config_file=None, stdin_filename=None, force_exclude=False, ir=None, arch=None,
+               show_ir=False, confirm_timeout=600.0)
 
 
 def _register_optional_commands() -> None:

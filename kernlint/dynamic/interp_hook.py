@@ -270,8 +270,11 @@ class Recorder:
         if active.size == 0:
             return mask
         addrs = flat_ptr[active]
+        # One access indexes one tensor: lanes that land in a neighbouring allocation crossed out of
+        # their own (on the CPU, allocations often sit back to back). The tensor is the one the
+        # lowest active lane hits (the block's start), else the one most lanes hit.
         inside = np.zeros(addrs.shape, dtype=bool)
-        home, home_lanes = None, 0
+        home, home_lanes, home_first = None, 0, False
         for i, a in enumerate(launch.allocations):
             if a.nbytes < itemsize:
                 continue
@@ -279,9 +282,9 @@ class Recorder:
             last = np.uint64(a.start + a.nbytes - itemsize)
             hit = (addrs >= start) & (addrs <= last)
             n_hit = int(np.count_nonzero(hit))
-            if n_hit > home_lanes:
-                home, home_lanes = i, n_hit
-            inside |= hit
+            first = bool(hit[0])
+            if (first and not home_first) or (first == home_first and n_hit > home_lanes):
+                home, home_lanes, home_first, inside = i, n_hit, first, hit
         pid, pid3 = self._program()
         if not inside.all():
             bad = ~inside

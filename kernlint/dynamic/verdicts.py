@@ -111,6 +111,18 @@ def apply_evidence(
             f.verdict = verdict
         out.append(f)
 
+    # The other access of a race already confirmed in the same kernel (the load of a load-modify-store,
+    # whose store the finding is on), or overlapping writes at a line whose out-of-bounds store is
+    # confirmed (a row's tail running into the next row), are the same defect, not a new one.
+    for i, e in enumerate(defects):
+        if i in used or e.category != "race" or not e.kernel:
+            continue
+        twin = next((f for f in out if f.kernel == e.kernel and f.verdict == Verdict.CONFIRMED and (
+            category_of(f.rule) == "race" or (e.line and _matches(e, f, root)))), None)
+        if twin is not None:
+            used.add(i)
+            twin.evidence.setdefault("dynamic", []).append(
+                {"tool": tool, "kind": e.kind, "note": "the other access of the same race", **e.detail})
     new, notices = _unpredicted([e for i, e in enumerate(defects) if i not in used], tool, root)
     for e in failures:
         notices.append(f"{tool}: {e.kind} in kernel {e.kernel or '?'}: {e.detail.get('message', '')}".rstrip(": "))

@@ -1,0 +1,46 @@
+"""`kernlint check --confirm` without a GPU: the interpreter fallback judges every planted bug."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures" / "triton"
+
+
+def test_every_planted_oob_and_race_is_confirmed_and_twins_stay_clean():
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", str(FIXTURES), "--confirm", "--select", "KL101,KL102,KL103",
+         "--output-format", "json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+    assert r.returncode == 1, r.stderr
+    data = json.loads(r.stdout)
+    findings = data["findings"]
+    assert findings, "the fixtures plant bugs"
+    by_file = {}
+    for f in findings:
+        by_file.setdefault(Path(f["path"]).name, []).append(f)
+    assert not [name for name in by_file if name.endswith("_good.py")]
+    for f in findings:
+        assert f["verdict"] == "confirmed", f
+        assert f["phase"] == "source", f  # nothing the static rules missed
+        assert f["evidence"]["dynamic"][0]["tool"] == "interpreter"
+    planted = {p.name for p in FIXTURES.glob("*_bad.py")}
+    assert set(by_file) == planted
+    assert any("no CUDA GPU" in n for n in data["notices"])
+
+
+def test_require_gpu_without_gpu_is_an_error():
+    import torch
+
+    if torch.cuda.is_available():
+        import pytest
+
+        pytest.skip("a GPU is present")
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", str(FIXTURES / "vector_add_bad.py"), "--confirm", "--require-gpu"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 2 and "require-gpu" in r.stderr and "Traceback" not in r.stderr
