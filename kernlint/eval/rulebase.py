@@ -89,40 +89,7 @@ class EvalRule(Rule):
         )
 
 
-def ensure_rules_package() -> None:
-    """Make ``kernlint.rules`` importable from a source checkout that was not pip-installed.
-
-    The wheel maps the top-level ``rules/`` folder to ``kernlint.rules``; a plain checkout on
-    ``sys.path`` lacks that mapping, so register the folder next to the package by hand.
-    """
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    if "kernlint.rules" in sys.modules:
-        return
-    try:
-        importlib.import_module("kernlint.rules")
-        return
-    except ImportError:
-        pass
-    import kernlint
-
-    folder = Path(__file__).resolve().parents[2] / "rules"
-    init = folder / "__init__.py"
-    if not init.is_file():
-        return
-    spec = importlib.util.spec_from_file_location(
-        "kernlint.rules", init, submodule_search_locations=[str(folder)]
-    )
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["kernlint.rules"] = mod
-    spec.loader.exec_module(mod)
-    kernlint.rules = mod
-
-
 def eval_rules() -> list[type[EvalRule]]:
-    ensure_rules_package()
     from kernlint.catalogue import all_rules
 
     return [r for r in all_rules().values() if issubclass(r, EvalRule)]
