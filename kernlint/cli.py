@@ -86,13 +86,18 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         _fail(f"unknown rule code or prefix {exc.args[0]!r} (see `kernlint rules`)")
     use_ir = ir if ir is not None else bool(config.ir)
     if use_ir:
+        from kernlint.check import enabled_rules
+        from kernlint.ir.occupancy import parse_arch
+        from kernlint.ir_glue import add_ir_findings
+
+        target = arch or config.arch or "sm_90"
         try:
-            from kernlint.ir.cli_glue import add_ir_findings
-        except ImportError as exc:
-            result.notices.append(f"IR phase unavailable: {exc}")
-        else:
-            add_ir_findings(result, paths, config, options, arch or config.arch or "sm_90", show_ir)
-    by_suffix = {".sarif": "sarif", ".json": "json"}.get(output_file.suffix) if output_file else None
+            parse_arch(target)
+        except (ValueError, KeyError) as exc:
+            _fail(f"--arch {target!r}: {exc}")
+        add_ir_findings(result, config, enabled_rules(config, options), target)
+    elif show_ir:
+        result.notices.append("--show-ir needs the IR phase: add --ir")
     if confirm_:
         from kernlint.confirm_glue import confirm_result
         from kernlint.dynamic.confirm import GpuRequired
@@ -101,6 +106,7 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
             confirm_result(result, config, run_cmd, require_gpu, confirm_timeout)
         except GpuRequired as exc:
             _fail(f"--require-gpu: {exc}")
+    by_suffix = {".sarif": "sarif", ".json": "json"}.get(output_file.suffix) if output_file else None
     fmt = output_format or by_suffix or config.output_format or "concise"
     if fmt not in FORMATS:
         _fail(f"unknown output format {fmt!r} in configuration")

@@ -37,7 +37,8 @@ class CrossProgramRace(SourceRule):
 ## What it does
 Finds the program-id axes the kernel uses and reports a plain `tl.store` whose address does not
 depend on one of them (directly, through loop counters or through loaded indices) and that is not
-guarded by a condition on that axis. A load-modify-store of one location from every program is
+guarded by a condition on that axis nor inside a spin-lock critical section (`while
+tl.atomic_cas(lock, 0, 1) == 1: pass` ... `tl.atomic_xchg(lock, 0)`). A load-modify-store of one location from every program is
 reported with its read.
 
 ## Why is this bad?
@@ -113,7 +114,7 @@ def first_writes(flag_ptr, x_ptr, out_ptr):
         if not state.pid_axes:
             return
         for access in state.accesses:
-            if access.kind != "store":
+            if access.kind != "store" or access.locked:
                 continue
             missing = state.pid_axes - access.ptr.pid
             if not missing:

@@ -1,6 +1,6 @@
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import divisible_blocks
+from kernlint.source.bounds import divisible_blocks, exact_grid_axes
 from kernlint.source.rulebase import SourceRule
 
 
@@ -74,12 +74,13 @@ def copy_rows(a_ptr, b_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
             ptr = access.ptr
             if not ptr.block_ptr or "descriptor" in ptr.tags or access.boundary_check or access.static_guard:
                 continue
-            if not ptr.index:
+            movers = {i for i in ptr.index if not (i.startswith("pid") and int(i[3:]) in exact_grid_axes(state))}
+            if not movers:
                 continue
             blocks = {t[6:].lower() for t in ptr.tags if t.startswith("block:")}
             if blocks and blocks <= divisible_blocks(state):
                 continue
-            movers = ", ".join(sorted(s.replace("loop:", "loop counter ").replace("pid", "program_id axis ") for s in ptr.index))
+            movers = ", ".join(sorted(s.replace("loop:", "loop counter ").replace("pid", "program_id axis ") for s in movers))
             yield self.finding(
                 state, access.node,
                 f"block pointer {access.kind} without boundary_check: the block moves with {movers}, so the last "

@@ -1,15 +1,12 @@
-"""A small stand-in for the core's kernel discovery: ``@triton.jit`` functions, found by parsing.
-
-The IR phase accepts :class:`kernlint.model.Kernel` objects from the core's discovery; this module
-is used when it is given plain paths. It never imports the file.
-"""
+"""Kernels for the IR phase when it is given plain paths (through the core's discovery), and
+which jit functions are helpers rather than kernels. Nothing is imported."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from kernlint.model import Decorator, Frontend, Kernel, Param, Span
+from kernlint.model import Frontend, Kernel
 
 
 def _dotted(node: ast.AST) -> str:
@@ -28,36 +25,16 @@ def _is_triton_kernel(fn: ast.FunctionDef) -> bool:
 
 
 def triton_kernels_in_source(source: str, path: str) -> list[Kernel]:
-    tree = ast.parse(source)
-    kernels = []
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef) or not _is_triton_kernel(fn):
-            continue
-        args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
-        positional = fn.args.posonlyargs + fn.args.args
-        defaults = {a.arg: ast.unparse(d) for a, d in
-                    zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults)}
-        params = [
-            Param(a.arg, ast.unparse(a.annotation) if a.annotation else None,
-                  a.annotation is not None and "constexpr" in ast.unparse(a.annotation),
-                  defaults.get(a.arg))
-            for a in args
-        ]
-        decorators, configs = [], []
-        for d in fn.decorator_list:
-            name = _dotted(d)
-            dec = Decorator(name)
-            if isinstance(d, ast.Call):
-                dec.args = [ast.unparse(a) for a in d.args]
-                dec.kwargs = {k.arg: ast.unparse(k.value) for k in d.keywords if k.arg}
-                if name.endswith("autotune"):
-                    cfg = next((k.value for k in d.keywords if k.arg == "configs"), None)
-                    if isinstance(cfg, (ast.List, ast.Tuple)):
-                        configs = [ast.unparse(e) for e in cfg.elts]
-            decorators.append(dec)
-        span = Span(fn.lineno, fn.col_offset + 1, fn.end_lineno or fn.lineno, (fn.end_col_offset or 0) + 1)
-        kernels.append(Kernel(path, fn.name, Frontend.TRITON, span, params, decorators, configs))
-    return kernels
+    """The Triton (and Gluon) kernels the core's discovery finds in ``source``."""
+    import libcst as cst
+
+    from kernlint.source.discover import discover
+
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise SyntaxError(str(exc)) from None
+    return [k.kernel for k in discover(path, source, module).kernels if k.kernel.frontend is Frontend.TRITON]
 
 
 def helper_functions(source: str) -> set[str]:

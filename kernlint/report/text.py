@@ -54,6 +54,9 @@ def full(result: RunResult, root: Path) -> str:
                 out.append(f"  {'':>{width}} | {' ' * (f.span.col - 1)}{'^' * max(end - f.span.col, 1)}")
         for key, value in f.measurements.items():
             out.append(f"  measured {key} = {value}")
+        if f.evidence.get("excerpt"):
+            out.append(f"  {f.evidence.get('ir', 'ir')} ({f.evidence.get('specialization_label', '')}):")
+            out += [f"    {line}" for line in f.evidence["excerpt"][:12]]
         out.append("")
     out += [f"note: {n}" for n in result.notices]
     out.append(summary(result))

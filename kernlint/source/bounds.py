@@ -24,6 +24,30 @@ def _families(lane: Lane) -> str:
     return " / ".join(sorted(lane.families)) or "?"
 
 
+def _last_token(name: str) -> str:
+    return name.lower().rsplit("_", 1)[-1]
+
+
+def _unused_size_for(state: KernelState, lane: Lane) -> str | None:
+    """An unread size parameter named like the block (``N`` for ``BLOCK_N``, ``n_cols`` for ``BLOCK_COLS``)."""
+    tokens = {_last_token(f) for f in lane.families}
+    return next((n for n in state.unused_sizes if _last_token(n) in tokens), None)
+
+
+def _padded_at_launch(state: KernelState, lane: Lane) -> str | None:
+    """A launch passes the block size as ``triton.next_power_of_2(...)``: the block exceeds the size."""
+    if "next_power_of_2" not in state.info.source:
+        return None
+    for launch in state.info.launches_of(state.name):
+        for family in lane.families:
+            value = launch.keyword(family)
+            if value is not None:
+                text = state.info.module.code_for_node(value)
+                if "next_power_of_2" in text:
+                    return text.strip()
+    return None
+
+
 def _bounded_elsewhere(state: KernelState, lane: Lane) -> bool:
     """Some mask computed in this kernel bounds an axis of the same block size."""
     for mask, _node in state.masks:
@@ -49,21 +73,44 @@ def divisible_blocks(state: KernelState) -> set[str]:
     return cached
 
 
-def _floor_div_grid_axes(state: KernelState) -> set[int]:
-    """Grid axes every launch of the kernel sizes with ``//`` (so no program starts a partial block)."""
+_CEIL = re.compile(r"cdiv|ceil|\+[^,]*-\s*1\s*\)\s*//|-\s*\(\s*-")
+
+
+def _grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
+    """The launch's grid, through ``grid = ...`` / ``grid = lambda meta: ...`` assigned before it."""
+    grid = launch.grid
+    if isinstance(grid, cst.Name):
+        source = state.info.source
+        found = None
+        for m in re.finditer(rf"^[ \t]*{re.escape(grid.value)}[ \t]*=[ \t]*(.+)$", source[:launch.start], re.M):
+            found = m.group(1)
+        if found is None:
+            return None
+        try:
+            grid = cst.parse_expression(found.split("#", 1)[0].strip())
+        except Exception:  # noqa: BLE001 - a multi-line or unusual grid: unknown
+            return None
+    if isinstance(grid, cst.Lambda):
+        grid = grid.body
+    return grid
+
+
+def exact_grid_axes(state: KernelState) -> set[int]:
+    """Grid axes along which no program starts a partial block: every launch in the module sizes
+    them without ceiling division (``n_rows``, ``n // BLOCK``), or leaves them at 1."""
     launches = state.info.launches_of(state.name)
     if not launches:
         return set()
     common: set[int] | None = None
     for launch in launches:
-        grid = launch.grid
-        if isinstance(grid, cst.Lambda):
-            grid = grid.body
-        elements = grid.elements if isinstance(grid, (cst.Tuple, cst.List)) else []
-        axes = {
-            i for i, e in enumerate(elements)
-            if isinstance(e.value, cst.BinaryOperation) and isinstance(e.value.operator, cst.FloorDivide)
-        }
+        grid = _grid_expression(state, launch)
+        if isinstance(grid, (cst.Tuple, cst.List)):
+            elements = [state.info.module.code_for_node(e.value) for e in grid.elements]
+        elif grid is not None and not isinstance(grid, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
+            elements = [state.info.module.code_for_node(grid)]
+        else:
+            return set()  # a grid computed elsewhere: unknown
+        axes = {i for i, text in enumerate(elements) if not _CEIL.search(text)} | {1, 2} - set(range(len(elements)))
         common = axes if common is None else common & axes
     return common or set()
 
@@ -74,7 +121,7 @@ def _exact(state: KernelState, lane: Lane) -> bool:
         return True
     pid_sources = {s for s in lane.shift if s.startswith("pid")}
     if pid_sources and pid_sources == lane.shift:
-        return {int(s[3:]) for s in pid_sources} <= _floor_div_grid_axes(state)
+        return {int(s[3:]) for s in pid_sources} <= exact_grid_axes(state)
     return False
 
 
@@ -119,6 +166,20 @@ def check_access(state: KernelState, access: Access) -> list[BoundsProblem]:
                 axis, "mask-not-passed", lane, None,
                 f"axis {axis} (block `{_families(lane)}`) is bounded by a mask elsewhere in this kernel "
                 f"but not at this access",
+            ))
+        elif not lane.shift and (padded := _padded_at_launch(state, lane)):
+            problems.append(BoundsProblem(
+                axis, "unmasked", lane, None,
+                f"axis {axis} (block `{_families(lane)}`) is not bounded by any mask, but the launch pads the "
+                f"block to a power of two (`{padded}`): the lanes past the size read or write out of bounds",
+            ))
+        elif not lane.shift and mask_bounds and (unused := _unused_size_for(state, lane)):
+            # the mask bounds other axes, so the author meant to bound the block; the size parameter
+            # named like this block, which the kernel never reads, is the missing bound
+            problems.append(BoundsProblem(
+                axis, "unmasked", lane, None,
+                f"axis {axis} (block `{_families(lane)}`) is not bounded while the mask bounds the others, "
+                f"and the kernel never reads its size parameter `{unused}`",
             ))
     order = {"other-extent": 0, "inclusive": 1, "mask-not-passed": 2, "unmasked": 3}
     return sorted(problems, key=lambda p: order[p.kind])

@@ -7,6 +7,7 @@ expression and records the events rules read: memory accesses, reductions, branc
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -25,6 +26,11 @@ ATOMICS = {
     for n in ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas")
 }
 REDUCTIONS = {TL + n: n for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum")}
+SIZE_NAME = re.compile(
+    r"^(?:[MNKDLTH]|n|[a-z]*_?(?:n|num|len|size|dim|cols|rows|elements|numel|length|width|height)"
+    r"|(?:n|num)_\w+|\w+_(?:size|len|length|dim|cols|rows|elements|numel))$",
+    re.I,
+)
 PAD_TAGS = frozenset({"masked-no-other", "masked-other-zero"})
 PASSTHROUGH = {TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")}
 
@@ -44,6 +50,8 @@ class Access:
     #: for ``tl.load``: ``boundary_check`` or ``padding_option`` given (block pointers)
     boundary_check: bool = False
     value: Val | None = None
+    #: inside a spin-lock critical section
+    locked: bool = False
 
 
 @dataclass
@@ -85,6 +93,8 @@ class KernelState:
     #: every mask-like value computed in the kernel (passed or not), with its node
     masks: list[tuple[Val, cst.CSTNode]] = field(default_factory=list)
     pid_axes: set[int] = field(default_factory=set)
+    #: names the kernel body reads
+    used_names: set[str] = field(default_factory=set)
     #: ``pid * runtime size`` products computed in int32 (tag -> node)
     products: dict[str, cst.CSTNode] = field(default_factory=dict)
     #: the first node that binds each variable (for messages)
@@ -93,6 +103,15 @@ class KernelState:
     @property
     def name(self) -> str:
         return self.kernel.kernel.name
+
+    @property
+    def unused_sizes(self) -> list[str]:
+        """Size-like runtime parameters (``N``, ``n_cols``, ``seq_len``...) the kernel never reads:
+        often the bound a mask forgot. Unused strides and pointers are common and mean nothing."""
+        return [
+            p.name for p in self.kernel.kernel.params
+            if not p.constexpr and p.name not in self.used_names and SIZE_NAME.match(p.name)
+        ]
 
     def code(self, node: cst.CSTNode) -> str:
         return self.info.module.code_for_node(node).strip()
@@ -120,6 +139,22 @@ def _float(text: str) -> float | None:
         return float(text.replace("_", ""))
     except ValueError:
         return None
+
+
+def calls(node: cst.CSTNode, attr: str) -> bool:
+    """The expression calls something named ``attr`` (cheap: walks operators and calls only)."""
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == attr or isinstance(func, cst.Name) and func.value == attr:
+            return True
+        return any(calls(a.value, attr) for a in node.args)
+    if isinstance(node, cst.Comparison):
+        return calls(node.left, attr) or any(calls(c.comparator, attr) for c in node.comparisons)
+    if isinstance(node, (cst.BinaryOperation, cst.BooleanOperation)):
+        return calls(node.left, attr) or calls(node.right, attr)
+    if isinstance(node, cst.UnaryOperation):
+        return calls(node.expression, attr)
+    return False
 
 
 def _names(node: cst.BaseExpression) -> set[str]:
@@ -154,6 +189,8 @@ class Interpreter:
         self.guards: list[Val] = []
         self.static_guard = 0
         self.loops: list[str] = []
+        #: inside a spin-lock critical section (atomic_cas acquire ... atomic_xchg release)
+        self.locked = False
         #: names in each loop's range() arguments (its block size, e.g. BLOCK_K)
         self.loop_blocks: dict[str, set[str]] = {}
         self.recording = True
@@ -199,6 +236,8 @@ class Interpreter:
             cond = self.expr(stmt.test)
             self.branch("while", stmt, cond)
             self.loop_body(stmt.body, None, cond)
+            if calls(stmt.test, "atomic_cas"):
+                self.locked = True  # `while tl.atomic_cas(lock, 0, 1) == 1: pass` takes a spin lock
         elif isinstance(stmt, cst.If):
             self.if_stmt(stmt)
         elif isinstance(stmt, cst.With):
@@ -352,6 +391,7 @@ class Interpreter:
         if node is None:
             return V.TOP
         if isinstance(node, cst.Name):
+            self.state.used_names.add(node.value)
             if node.value in self.env:
                 return self.env[node.value]
             if node.value in self.info.constants:
@@ -535,7 +575,10 @@ class Interpreter:
             lane = Lane(frozenset([text]), True, frozenset(), False, end.constexpr and start.constexpr)
             return Val(rank=1, lanes=((0, lane),), constexpr=False)
         if fname in ACCESS or fname in ATOMICS:
-            return self.access(node, fname, args, kwargs)
+            out = self.access(node, fname, args, kwargs)
+            if fname == TL + "atomic_xchg":
+                self.locked = False
+            return out
         if fname in REDUCTIONS:
             arg_node = node.args[0].value if node.args else None
             arg = args[0] if args else V.TOP
@@ -611,7 +654,7 @@ class Interpreter:
             self.state.accesses.append(
                 Access(
                     kind, node, ptr, ptr_node, mask, mask_node, other_node,
-                    tuple(self.guards), self.static_guard > 0, tuple(self.loops), bc, value,
+                    tuple(self.guards), self.static_guard > 0, tuple(self.loops), bc, value, self.locked,
                 )
             )
             if mask is not None and mask.bounds:

@@ -74,7 +74,7 @@ class ImportMap:
         return name
 
 
-TRITON_JIT = {"triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit"}
+TRITON_JIT = {"triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit", "triton.experimental.gluon.jit"}
 TRITON_AUTOTUNE = {"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"}
 TRITON_HEURISTICS = {"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"}
 TILELANG_PRIM_FUNC = {"tilelang.language.prim_func", "tvm.script.tir.prim_func", "tvm.tir.prim_func"}
