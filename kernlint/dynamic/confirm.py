@@ -230,8 +230,11 @@ def _run_ncu(step: Step, cwd, timeout):
     for f in step.findings:
         rule = _rule(f.rule)
         mine = [r for r in rows if r.kernel == f.kernel] if f.kernel else rows
-        metric = rule.confirm.check.split(",")[0].strip() if rule else ""
-        values = [r.metrics.get(metric) for r in mine if isinstance(r.metrics.get(metric), (int, float))]
+        # a check may name several metrics (e.g. bank conflicts of loads and of stores): the worst counts
+        names = [m.strip() for m in rule.confirm.check.split(",") if m.strip()] if rule else []
+        found = [(r.metrics.get(m), m) for r in mine for m in names if isinstance(r.metrics.get(m), (int, float))]
+        values = [v for v, _ in found]
+        metric = max(found)[1] if found else (names[0] if names else "")
         if failure or not mine or not values:
             f.verdict = Verdict.INCONCLUSIVE if f.verdict != Verdict.CONFIRMED else f.verdict
             why = failure or ("the kernel was not profiled" if not mine else f"ncu reported no {metric}")

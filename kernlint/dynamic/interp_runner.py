@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, os.path.dirname(path))
         if ns.entry and defines_function(path, ns.entry):
             namespace = runpy.run_path(path, run_name="__kernlint_target__")
-            result = _call_entry(namespace[ns.entry])
+            result = _call_entry(namespace[ns.entry], interpreted=not ns.no_interpret)
         else:
             runpy.run_path(path, run_name="__main__")
             result = None
@@ -51,19 +51,19 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv = [target, *ns.args]
         sys.path.insert(0, os.getcwd())
         module = importlib.import_module(module_name)
-        result = _call_entry(getattr(module, func or ns.entry))
+        result = _call_entry(getattr(module, func or ns.entry), interpreted=not ns.no_interpret)
     return result if isinstance(result, int) else 0
 
 
-def _call_entry(fn):
-    """An entry point that takes a ``device`` parameter is told to use the CPU (the interpreter's)."""
+def _call_entry(fn, interpreted: bool):
+    """Under the interpreter, an entry point that takes a ``device`` parameter is told to use the CPU."""
     import inspect
 
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         params = {}
-    return fn(device="cpu") if "device" in params else fn()
+    return fn(device="cpu") if interpreted and "device" in params else fn()
 
 
 if __name__ == "__main__":

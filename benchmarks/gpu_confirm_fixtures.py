@@ -1,0 +1,149 @@
+"""On a GPU: `kernlint check --confirm --require-gpu` over every Triton fixture, and its cost.
+
+Usage: python benchmarks/gpu_confirm_fixtures.py OUT_DIR [--jobs 4] [--raw 3]
+
+For every fixture (planted bugs and clean twins under fixtures/triton and fixtures/dynamic) it runs
+kernlint's own command line with the dynamic phase and records each finding's verdict and the
+measured numbers. A planted bug passes when every finding its ``.expected`` file lists comes back
+*confirmed*; a clean twin passes when it has no finding, or only *refuted* ones.
+
+Cost: for ``--raw`` planted files, ``--confirm`` is timed serially against the command a person
+would type for the same check (``compute-sanitizer --tool memcheck`` with the caching allocator
+off, running the file's ``run()``); the ratio of the summed wall times is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fixtures() -> list[Path]:
+    out = []
+    for folder in ("fixtures/triton", "fixtures/dynamic"):
+        out += sorted(p for p in (ROOT / folder).glob("*.py") if not p.name.startswith("_"))
+    return out
+
+
+def expected(path: Path) -> set[tuple[int, str]]:
+    exp = path.with_suffix(".expected")
+    if not exp.exists():
+        return set()
+    rows = set()
+    for line in exp.read_text().splitlines():
+        if line.strip():
+            pos, code = line.split()
+            rows.add((int(pos.split(":")[0]), code))
+    return rows
+
+
+def confirm(path: Path) -> dict:
+    argv = [sys.executable, "-m", "kernlint", "check", str(path.relative_to(ROOT)), "--confirm", "--require-gpu",
+            "--select", "KL101,KL102,KL103,KL109", "--output-format", "json"]
+    t0 = time.perf_counter()
+    r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    seconds = time.perf_counter() - t0
+    try:
+        data = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        data = {"findings": [], "notices": [], "error": (r.stdout + r.stderr)[-2000:]}
+    data["seconds"] = seconds
+    data["returncode"] = r.returncode
+    return data
+
+
+def raw_memcheck(path: Path) -> float:
+    code = f"import runpy; runpy.run_path({str(path)!r}, run_name='fixture')['run']()"
+    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
+    sys_path = str(path.parent)
+    env["PYTHONPATH"] = sys_path + os.pathsep + env.get("PYTHONPATH", "")
+    t0 = time.perf_counter()
+    subprocess.run(["compute-sanitizer", "--tool", "memcheck", sys.executable, "-c", code], cwd=ROOT,
+                   capture_output=True, text=True, env=env, timeout=900)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--raw", type=int, default=3, help="planted files timed against the raw tool command")
+    args = parser.parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    files = fixtures()
+    with cf.ThreadPoolExecutor(args.jobs) as pool:
+        results = dict(zip(files, pool.map(confirm, files)))
+
+    rows, passed = [], 0
+    for path, data in results.items():
+        exp = expected(path)
+        planted = bool(exp)
+        got = {(f["line"], f["rule"]): f for f in data["findings"]}
+        if planted:
+            ok = all(key in got and got[key]["verdict"] == "confirmed" for key in exp)
+        else:
+            ok = all(f["verdict"] == "refuted" for f in data["findings"])
+        passed += ok
+        for f in data["findings"] or [None]:
+            if f is None:
+                rows.append((path, "-", "-", "clean" if not planted else "MISSING", "", ok))
+                continue
+            numbers = ", ".join(f"{k}={v}" for k, v in sorted(f["measurements"].items())[:5])
+            tools = sorted({e.get("tool", "?") for e in f["evidence"].get("dynamic", []) if isinstance(e, dict)})
+            rows.append((path, f["rule"], f["line"], f["verdict"], f"{'/'.join(tools)} {numbers}", ok))
+
+    planted_files = [p for p in files if expected(p)][: args.raw]
+    timing = []
+    for path in planted_files:
+        confirm_s = confirm(path)["seconds"]
+        raw_s = raw_memcheck(path)
+        timing.append((path, confirm_s, raw_s))
+    ratio = sum(t[1] for t in timing) / max(sum(t[2] for t in timing), 1e-9) if timing else float("nan")
+
+    device = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                            capture_output=True, text=True).stdout.strip()
+    import torch
+    import triton
+
+    lines = [
+        "# Dynamic phase on the GPU: every fixture through `kernlint check --confirm --require-gpu`",
+        "",
+        f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- device: {device}; torch {torch.__version__}, triton {triton.__version__}, Python {platform.python_version()}",
+        f"- fixtures passing: **{passed} / {len(files)}** (planted: every expected finding confirmed; clean: no "
+        f"finding or only refuted ones)",
+        f"- cost: `--confirm` vs the raw `compute-sanitizer --tool memcheck` command on {len(timing)} planted files: "
+        f"**{ratio:.2f}x**",
+        "",
+        "| fixture | rule | line | verdict | evidence (tool, numbers) | pass |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for path, rule, line, verdict, numbers, ok in rows:
+        lines.append(f"| {path.relative_to(ROOT)} | {rule} | {line} | {verdict} | {numbers} | {'yes' if ok else 'NO'} |")
+    lines += ["", "| planted file | --confirm (s) | raw memcheck (s) | ratio |", "| --- | --- | --- | --- |"]
+    for path, c, r in timing:
+        lines.append(f"| {path.relative_to(ROOT)} | {c:.1f} | {r:.1f} | {c / r:.2f} |")
+    notices = sorted({n for d in results.values() for n in d.get("notices", [])})
+    errors = {str(p.relative_to(ROOT)): d["error"] for p, d in results.items() if d.get("error")}
+    if notices:
+        lines += ["", "Notices:", *[f"- {n}" for n in notices]]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    (args.out_dir / "gpu_confirm_fixtures.md").write_text(report)
+    (args.out_dir / "gpu_confirm_fixtures.json").write_text(json.dumps(
+        {"results": {str(p.relative_to(ROOT)): d for p, d in results.items()}, "ratio": ratio,
+         "timing": [(str(p.relative_to(ROOT)), c, r) for p, c, r in timing], "errors": errors}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
