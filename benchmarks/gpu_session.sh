@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Everything the dynamic phase needs a GPU for, in one go (one device session):
+# Everything kernlint needs a GPU for, in one go (one device session):
 #   bash benchmarks/gpu_session.sh OUT_DIR
-# writes OUT_DIR/gpu_session.tar.gz with the device description, the --confirm table over every
-# fixture (gpu_confirm_fixtures.md/.json), the GPU tests' output and the raw sanitizer/ncu
-# outputs recorded for the parser tests.
+# writes OUT_DIR/gpu_session.tar.gz: the device description, the GPU tests' output, the --confirm
+# table over every fixture (gpu_confirm_fixtures.md/.json), raw compute-sanitizer/ncu outputs for
+# the parser tests (raw/<fixture>.<tool>.<variant>.txt) and the `kernlint eval` GPU check.
 set -u
 out=${1:?usage: gpu_session.sh OUT_DIR}
 w="$out/work"
-mkdir -p "$w"
+mkdir -p "$w/raw"
 export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
+root=$(pwd)
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
@@ -16,11 +17,23 @@ export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
     ncu --version | tail -1
     date -u
 } > "$w/device.txt" 2>&1
-timeout 290 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 6 --raw 3 > "$w/confirm.log" 2>&1
-echo "confirm: exit $?" >> "$w/device.txt"
-timeout 110 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
-echo "pytest -m gpu: exit $?" >> "$w/device.txt"
-timeout 140 python3 benchmarks/dynamic_gpu_check.py "$w/dyn" --repeat 1 --fixtures oob_no_mask smem_matmul_clean > "$w/dyn.log" 2>&1
-echo "dynamic_gpu_check: exit $?" >> "$w/device.txt"
+step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@"; echo "$name: exit $? in $((SECONDS - t0)) s" >> "$w/device.txt"; }
+
+step "pytest -m gpu" 90 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
+step "confirm fixtures" 180 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 --raw 2 > "$w/confirm.log" 2>&1
+
+# raw tool outputs, as a person would type the commands, for the parser tests
+cd fixtures/dynamic
+entry() { echo "import sys, runpy; sys.path.insert(0, '.'); runpy.run_path('$1.py', run_name='fixture')['run']()"; }
+metrics=gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__thread_inst_executed_pred_on_per_inst_executed.ratio,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 step "raw memcheck" 25 compute-sanitizer --tool memcheck python3 -c "$(entry oob_no_mask)" > "$w/raw/oob_no_mask.memcheck.plain.txt" 2>&1
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 step "raw memcheck padding" 25 compute-sanitizer --tool memcheck --padding 64 python3 -c "$(entry oob_row_mask_only)" > "$w/raw/oob_row_mask_only.memcheck.padding.txt" 2>&1
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 step "raw memcheck clean" 25 compute-sanitizer --tool memcheck python3 -c "$(entry oob_no_mask_clean)" > "$w/raw/oob_no_mask_clean.memcheck.plain.txt" 2>&1
+step "raw racecheck" 25 compute-sanitizer --tool racecheck python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.racecheck.plain.txt" 2>&1
+step "raw synccheck" 25 compute-sanitizer --tool synccheck python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.synccheck.plain.txt" 2>&1
+step "raw ncu" 30 ncu --clock-control none --csv --metrics "$metrics" python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.ncu.plain.txt" 2>&1
+cd "$root"
+
+step "eval gpu check" 210 python3 benchmarks/gpu_eval_check.py "$w/eval" --repeats 10 > "$w/eval.log" 2>&1
 tar czf "$out/gpu_session.tar.gz" -C "$out" work
-cat "$w/device.txt"; tail -5 "$w/pytest_gpu.log"; head -12 "$w/work/gpu_confirm_fixtures.md" 2>/dev/null || head -12 "$w/gpu_confirm_fixtures.md"
+cat "$w/device.txt"; tail -3 "$w/pytest_gpu.log"; sed -n 5,6p "$w/gpu_confirm_fixtures.md"; tail -15 "$w/eval.log"

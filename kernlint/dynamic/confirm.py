@@ -97,11 +97,16 @@ def plan(
         if rule is None or rule.confirm.tool in ("none", "eval", ""):
             continue
         tool, check = rule.confirm.tool, rule.confirm.check
+        exact = rule.confirm.fallback == "interpreter" and rule.category in interp_check.CATEGORIES
         if tool in ("compute-sanitizer", "ncu") and not gpu:
-            if rule.confirm.fallback == "interpreter" and rule.category in interp_check.CATEGORIES:
+            if exact:
                 tool = "interpreter"
             else:
                 continue
+        elif tool == "compute-sanitizer" and exact:
+            # memcheck stops a kernel at its first invalid access and cannot see over-reads inside an
+            # allocation's granularity: the exact-bounds interpreter judges the rest
+            steps.setdefault(("interpreter", "interpreter"), Step("interpreter", "interpreter")).findings.append(f)
         if tool == "interpreter" or tool == "differential":
             if rule.category not in interp_check.CATEGORIES:
                 continue
@@ -218,9 +223,11 @@ def _run_sanitizer(step: Step, cwd, timeout):
     if failure is None and not report.completed:
         failure = f"compute-sanitizer {step.tool} ended without its summary (exit {rc})"
     cats = {rule_category(f.rule) for f in step.findings}
+    # a kernel with an error was aborted there: its other lines were never judged, not clean
+    aborted = {e.kernel for e in (r.to_evidence() for r in report.records) if e.kernel}
     return apply_evidence(step.findings, [r.to_evidence() for r in report.records],
                           tool=f"compute-sanitizer {step.tool}", categories=cats,
-                          executed=lambda f: True if rc == 0 else None, failure=failure)
+                          executed=lambda f: None if rc != 0 or f.kernel in aborted else True, failure=failure)
 
 
 def _run_ncu(step: Step, cwd, timeout):

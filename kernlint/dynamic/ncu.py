@@ -87,7 +87,7 @@ def ncu_command(
     launch_count: int | None = None,
     executable: str = "ncu",
 ) -> list[str]:
-    argv = [executable, "--clock-control", "none", "--csv", "--page", "raw", "--target-processes", "all",
+    argv = [executable, "--clock-control", "none", "--csv", "--target-processes", "all",
             "--metrics", ",".join(metrics)]
     regex = kernel_regex(kernels)
     if regex:
