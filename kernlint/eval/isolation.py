@@ -28,7 +28,8 @@ DEAD_PROXY = "http://127.0.0.1:9"
 def worker_env(extra: dict[str, str] | None = None, home: str | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in KEEP_ENV if k in os.environ}
     pkg_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = pkg_root
+    # the worker must import what the parent imports (kernlint and its dependencies, wherever they are)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, os.environ.get("PYTHONPATH", "")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONHASHSEED"] = "0"
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
