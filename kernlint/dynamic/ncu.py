@@ -182,7 +182,8 @@ def _short(name: str) -> str:
     return name.split("(")[0].strip()
 
 
-_THRESHOLD = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?[\d.eE+]+)\s*(%?)\s*$")
+# the leading comparison of a catalogue threshold ("> 0, within 10% of ..."): the rest is prose
+_THRESHOLD = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(%?)")
 _OPS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le, "==": operator.eq,
         "!=": operator.ne}
 
