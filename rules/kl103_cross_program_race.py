@@ -1,3 +1,5 @@
+import re
+
 import libcst as cst
 
 from kernlint.model import Level
@@ -5,17 +7,24 @@ from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
 
 
-def _single_program_launches(state) -> bool:
-    """Every launch of the kernel in this module uses a literal grid of ones."""
+_SINGLE_GUARD = re.compile(r"==\s*1\b|\b1\s*==")
+
+
+def _single_program_axes(state) -> set[int]:
+    """Grid axes every launch in the module leaves at one program (absent, or a literal 1)."""
     launches = state.info.launches_of(state.name)
     if not launches:
-        return False
+        return set()
+    common = None
     for launch in launches:
-        grid = launch.grid
-        elements = grid.elements if isinstance(grid, (cst.Tuple, cst.List)) else None
-        if not elements or not all(isinstance(e.value, cst.Integer) and e.value.value == "1" for e in elements):
-            return False
-    return True
+        grid = launch.grid.body if isinstance(launch.grid, cst.Lambda) else launch.grid
+        if not isinstance(grid, (cst.Tuple, cst.List)):
+            return set()
+        elements = grid.elements
+        axes = {i for i in range(3) if i >= len(elements)
+                or (isinstance(elements[i].value, cst.Integer) and elements[i].value.value == "1")}
+        common = axes if common is None else common & axes
+    return common or set()
 
 
 class CrossProgramRace(SourceRule):
@@ -38,7 +47,8 @@ class CrossProgramRace(SourceRule):
 Finds the program-id axes the kernel uses and reports a plain `tl.store` whose address does not
 depend on one of them (directly, through loop counters or through loaded indices) and that is not
 guarded by a condition on that axis nor inside a spin-lock critical section (`while
-tl.atomic_cas(lock, 0, 1) == 1: pass` ... `tl.atomic_xchg(lock, 0)`). A load-modify-store of one location from every program is
+tl.atomic_cas(lock, 0, 1) == 1: pass` ... `tl.atomic_xchg(lock, 0)`). Axes every launch in the
+module leaves at one program, and stores under a compile-time `if SPLIT_K == 1:`, are exempt. A load-modify-store of one location from every program is
 reported with its read.
 
 ## Why is this bad?
@@ -123,8 +133,13 @@ def first_writes(flag_ptr, x_ptr, out_ptr):
                 continue
             if access.mask is not None and access.mask.pid & missing:
                 continue
-            if _single_program_launches(state):
-                return
+            if access.static_guard and any(
+                _SINGLE_GUARD.search(state.code(g)) for g in access.guard_nodes
+            ):
+                continue  # `if SPLIT_K == 1: tl.store(...)` - only one program along that axis
+            missing -= _single_program_axes(state)
+            if not missing:
+                continue
             target = state.code(access.ptr_node) if access.ptr_node is not None else "?"
             axes = ", ".join(str(a) for a in sorted(missing))
             rmw = any(a.kind == "load" and a.ptr_node is not None and state.code(a.ptr_node) == target for a in state.accesses)

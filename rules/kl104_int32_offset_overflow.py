@@ -1,6 +1,29 @@
+import re
+
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
+
+
+def _inner_strides(state) -> set[str]:
+    """Parameters every launch passes as ``t.stride(k)`` with k >= 1: the stride of an inner
+    dimension, whose product with an index into that dimension stays below the outer stride."""
+    params = [p.name for p in state.kernel.kernel.params]
+    launches = state.info.launches_of(state.name)
+    if not launches:
+        return set()
+    inner = None
+    for launch in launches:
+        found = set()
+        positional = [a.value for a in launch.call.args if a.keyword is None]
+        for i, name in enumerate(params):
+            value = launch.keyword(name)
+            if value is None and i < len(positional):
+                value = positional[i]
+            if value is not None and re.search(r"\.stride\(\s*(?:[1-9]|-[1-9])\s*\)", state.info.module.code_for_node(value)):
+                found.add(name)
+        inner = found if inner is None else inner & found
+    return inner or set()
 
 
 class Int32OffsetOverflow(SourceRule):
@@ -72,12 +95,13 @@ def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
     )
 
     def check(self, state):
+        inner = _inner_strides(state)
         products: dict[str, tuple] = {}
         for access in state.accesses:
             if access.ptr.int64:
                 continue
             for tag in access.ptr.tags:
-                if tag.startswith("i32mul:"):
+                if tag.startswith("i32mul:") and not (state.product_factors.get(tag, frozenset()) & inner):
                     node = state.products[tag]
                     products.setdefault(state.code(node), (int(tag[7:]), node, access.kind))
         if not products:

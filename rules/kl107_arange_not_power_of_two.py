@@ -1,30 +1,13 @@
-import re
-
 import libcst as cst
 
 from kernlint.model import Level
 from kernlint.rule import Confirmation
+from kernlint.source.bounds import block_values
 from kernlint.source.rulebase import SourceRule
 
 
 def _pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
-
-
-def _candidate_values(state, name: str) -> list[tuple[int, str]]:
-    """Values a constexpr parameter takes: its default, autotune configs, launch keywords."""
-    out = []
-    for p in state.kernel.kernel.params:
-        if p.name == name and p.default is not None and re.fullmatch(r"\d+", p.default.strip()):
-            out.append((int(p.default), "its default"))
-    for i, config in enumerate(state.kernel.kernel.autotune_configs):
-        for m in re.finditer(rf"['\"]{re.escape(name)}['\"]\s*:\s*(\d+)", config):
-            out.append((int(m.group(1)), f"autotune config {i + 1}"))
-    for launch in state.info.launches_of(state.name):
-        value = launch.keyword(name)
-        if isinstance(value, cst.Integer):
-            out.append((int(value.value, 0), f"the launch on line {state.info.span_of_offsets(launch.start, launch.end).line}"))
-    return out
 
 
 class ArangeNotPowerOfTwo(SourceRule):
@@ -115,7 +98,7 @@ def launch(x):
             end_node = call.arg_nodes[1] if len(call.arg_nodes) > 1 else call.kwarg_nodes.get("end")
             start_zero = start.const == 0
             if isinstance(end_node, cst.Name) and start_zero:
-                bad = [(v, src) for v, src in _candidate_values(state, end_node.value) if not _pow2(v)]
+                bad = [(v, src) for v, src in block_values(state, end_node.value) if not _pow2(v)]
                 if bad:
                     value, source = bad[0]
                     yield self.finding(

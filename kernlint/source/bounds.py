@@ -95,6 +95,34 @@ def _grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
     return grid
 
 
+_SIZE_EXPR = re.compile(r"\.shape\b|\.size\(|\.numel\(\)|\bnumel\(|\blen\(")
+
+
+def _exact_count(state: KernelState, text: str, before: int, depth: int = 0) -> bool:
+    """A grid extent that counts whole items: a literal, a tensor size, a floor division, a name
+    assigned one of those before the launch, or a product of them. Anything else (``cdiv``, a value
+    computed elsewhere) may round up to a partial block."""
+    text = text.split("#", 1)[0].strip().strip("()").strip()
+    if not text or _CEIL.search(text):
+        return False
+    if re.fullmatch(r"\d+", text) or "//" in text or _SIZE_EXPR.search(text):
+        return True
+    if depth >= 2:
+        return False
+    if re.fullmatch(r"[A-Za-z_]\w*", text):
+        found = None
+        pattern = rf"^[ \t]*(?:[\w \t]*,[ \t]*)*{re.escape(text)}[ \t]*(?:,[\w \t]*)*=(?!=)[ \t]*(.+)$"
+        for m in re.finditer(pattern, state.info.source[:before], re.M):
+            found = m.group(1)
+        if found is None:
+            # a parameter of the function that launches (`def run(rows, ...)`): a count it was given
+            defs = list(re.finditer(r"^[ \t]*def[ \t]+\w+[ \t]*\(([^)]*)\)", state.info.source[:before], re.M))
+            return bool(defs) and re.search(rf"(?<![\w.]){re.escape(text)}\b", defs[-1].group(1)) is not None
+        return _exact_count(state, found, before, depth + 1)
+    parts = re.split(r"\s*\*\s*", text)
+    return len(parts) > 1 and all(_exact_count(state, p, before, depth + 1) for p in parts)
+
+
 def exact_grid_axes(state: KernelState) -> set[int]:
     """Grid axes along which no program starts a partial block: every launch in the module sizes
     them without ceiling division (``n_rows``, ``n // BLOCK``), or leaves them at 1."""
@@ -110,15 +138,36 @@ def exact_grid_axes(state: KernelState) -> set[int]:
             elements = [state.info.module.code_for_node(grid)]
         else:
             return set()  # a grid computed elsewhere: unknown
-        axes = {i for i, text in enumerate(elements) if not _CEIL.search(text)} | {1, 2} - set(range(len(elements)))
+        axes = {i for i, text in enumerate(elements) if _exact_count(state, text, launch.start)}
+        axes |= {1, 2} - set(range(len(elements)))  # axes the grid leaves at 1
         common = axes if common is None else common & axes
     return common or set()
+
+
+def block_values(state: KernelState, name: str) -> list[tuple[int, str]]:
+    """Values a constexpr parameter takes: its default, autotune configs, launch keywords."""
+    out = []
+    for p in state.kernel.kernel.params:
+        if p.name == name and p.default is not None and re.fullmatch(r"\d+", p.default.strip()):
+            out.append((int(p.default), "its default"))
+    for i, config in enumerate(state.kernel.kernel.autotune_configs):
+        for m in re.finditer(rf"['\"]{re.escape(name)}['\"]\s*:\s*(\d+)", config):
+            out.append((int(m.group(1)), f"autotune config {i + 1}"))
+    for launch in state.info.launches_of(state.name):
+        value = launch.keyword(name)
+        if isinstance(value, cst.Integer):
+            line = state.info.span_of_offsets(launch.start, launch.end).line
+            out.append((int(value.value, 0), f"the launch on line {line}"))
+    return out
 
 
 def _exact(state: KernelState, lane: Lane) -> bool:
     """Every source that moves the axis provably stays inside the tensor."""
     if {f.lower() for f in lane.families} & divisible_blocks(state):
         return True
+    values = [v for f in lane.families for v, _ in block_values(state, f)]
+    if values and set(values) == {1}:
+        return True  # a block of one element is never partial
     pid_sources = {s for s in lane.shift if s.startswith("pid")}
     if pid_sources and pid_sources == lane.shift:
         return {int(s[3:]) for s in pid_sources} <= exact_grid_axes(state)

@@ -31,6 +31,8 @@ SIZE_NAME = re.compile(
     r"|(?:n|num)_\w+|\w+_(?:size|len|length|dim|cols|rows|elements|numel))$",
     re.I,
 )
+#: the value None (a mask left out on purpose)
+NONE = Val(constexpr=True, tags=frozenset({"none"}))
 PAD_TAGS = frozenset({"masked-no-other", "masked-other-zero"})
 PASSTHROUGH = {TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")}
 
@@ -52,6 +54,7 @@ class Access:
     value: Val | None = None
     #: inside a spin-lock critical section
     locked: bool = False
+    guard_nodes: tuple = ()
 
 
 @dataclass
@@ -95,14 +98,22 @@ class KernelState:
     pid_axes: set[int] = field(default_factory=set)
     #: names the kernel body reads
     used_names: set[str] = field(default_factory=set)
+    #: variables assigned a mask (name -> (value, node))
+    mask_vars: dict[str, tuple] = field(default_factory=dict)
     #: ``pid * runtime size`` products computed in int32 (tag -> node)
     products: dict[str, cst.CSTNode] = field(default_factory=dict)
+    #: the parameters each product multiplies (tag -> names)
+    product_factors: dict[str, frozenset] = field(default_factory=dict)
     #: the first node that binds each variable (for messages)
     env: dict[str, Val] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.kernel.kernel.name
+
+    def unused_masks(self) -> list[tuple[str, Val]]:
+        """Masks computed into a variable that nothing ever reads: computed but not passed."""
+        return [(n, v) for n, (v, _) in self.mask_vars.items() if n not in self.used_names]
 
     @property
     def unused_sizes(self) -> list[str]:
@@ -139,6 +150,17 @@ def _float(text: str) -> float | None:
         return float(text.replace("_", ""))
     except ValueError:
         return None
+
+
+def _zero_padded(v: Val) -> bool:
+    return "masked-other-zero" in v.tags and "pad-nonzero" not in v.tags
+
+
+def _has_floor_div(node: cst.CSTNode) -> bool:
+    """``N // T`` or ``(N // T) * T``: a loop bound that stops at the last whole block."""
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, cst.FloorDivide) or _has_floor_div(node.left) or _has_floor_div(node.right)
+    return False
 
 
 def calls(node: cst.CSTNode, attr: str) -> bool:
@@ -187,6 +209,7 @@ class Interpreter:
         self.state = KernelState(kernel, info)
         self.env: dict[str, Val] = {}
         self.guards: list[Val] = []
+        self.guard_nodes: list[cst.BaseExpression] = []
         self.static_guard = 0
         self.loops: list[str] = []
         #: inside a spin-lock critical section (atomic_cas acquire ... atomic_xchg release)
@@ -254,6 +277,8 @@ class Interpreter:
             val = self.expr(small.value)
             for target in small.targets:
                 self.bind(target.target, val, small.value)
+                if val.bounds and isinstance(target.target, cst.Name) and self.recording:
+                    self.state.mask_vars.setdefault(target.target.value, (val, small.value))
         elif isinstance(small, cst.AnnAssign) and small.value is not None:
             self.bind(small.target, self.expr(small.value), small.value)
         elif isinstance(small, cst.AugAssign):
@@ -305,10 +330,7 @@ class Interpreter:
             args = [self.expr(a.value) for a in iter_node.args if a.keyword is None]
             bound_args = V.join(*args) if args else V.TOP
             static = fname.endswith("static_range") or all(a.constexpr for a in args)
-            exact = any(
-                isinstance(a.value, cst.BinaryOperation) and isinstance(a.value.operator, cst.FloorDivide)
-                for a in iter_node.args
-            )
+            exact = any(_has_floor_div(a.value) for a in iter_node.args)
             if fname in ("range", TL + "range", TL + "static_range"):
                 index = frozenset() if (static or exact) else frozenset([f"loop:{var}"])
                 loop_val = Val(
@@ -360,6 +382,7 @@ class Interpreter:
         static = cond.constexpr
         before = dict(self.env)
         self.guards.append(cond)
+        self.guard_nodes.append(stmt.test)
         self.static_guard += static
         self.block(stmt.body)
         then_env = self.env
@@ -372,10 +395,14 @@ class Interpreter:
                 self.block(orelse.body)
         self.static_guard -= static
         self.guards.pop()
+        self.guard_nodes.pop()
         for name, val in then_env.items():
             other = self.env.get(name)
             if other is None:
                 self.env[name] = val
+            elif static and (val is NONE or other is NONE):
+                # `if EVEN: mask = None else: mask = offs < n`: the flag proves the unmasked case
+                self.env[name] = other if val is NONE else val
             elif other is not val:
                 merged = V.join(val, other).with_(tags=val.tags | other.tags)
                 if val.bounds == other.bounds:
@@ -396,7 +423,9 @@ class Interpreter:
                 return self.env[node.value]
             if node.value in self.info.constants:
                 return Val(constexpr=True, const=self.info.constants[node.value])
-            if node.value in ("True", "False", "None"):
+            if node.value == "None":
+                return NONE
+            if node.value in ("True", "False"):
                 return Val(constexpr=True)
             return Val(constexpr=node.value.isupper())
         if isinstance(node, cst.Integer):
@@ -446,9 +475,14 @@ class Interpreter:
             return self._pad_nonzero(out, a, b)
         if name in ("Multiply", "LeftShift"):
             out = V.mul(a, b)
+            if (name == "Multiply" and "pad-nonzero" in out.tags and "pad-inf" not in out.tags
+                    and (_zero_padded(a) or _zero_padded(b))):
+                # `(x - mean) * dy` with dy padded by 0: the product's padding is 0 again
+                out = out.with_(tags=out.tags - {"pad-nonzero"})
             if name == "Multiply" and self._int32_product(a, b):
                 key = f"i32mul:{len(self.state.products)}"
                 self.state.products[key] = node
+                self.state.product_factors[key] = (a.params | b.params)
                 out = out.with_(tags=out.tags | {key})
             return out
         if name == "Modulo":
@@ -460,10 +494,12 @@ class Interpreter:
         out = V.join(a, b)
         if name in ("Divide", "FloorDivide", "RightShift") and a.index and not b.runtime:
             out = out.with_(index=a.index)
+        if name == "FloorDivide" and a.rank == 0 and b.rank == 0:
+            out = out.with_(tags=out.tags | {"count"})  # a number of blocks or programs, not a size
         if name == "Divide":
             out = out.with_(tags=out.tags | {"divide"})
             if b.tags & PAD_TAGS:  # dividing by padding zeros
-                out = self._pad_nonzero(out, a, b, always=True)
+                out = self._pad_nonzero(out, a, b, always=True).with_(tags=out.tags | {"pad-nonzero", "pad-inf"})
         return out
 
     @staticmethod
@@ -473,12 +509,16 @@ class Interpreter:
             return False
         return any(
             x.pid and not x.data and y.params and y.runtime and not y.pid and not y.constexpr and not y.data
+            and "count" not in y.tags
             for x, y in ((a, b), (b, a))
         )
 
     @staticmethod
     def _pad_nonzero(out: Val, a: Val, b: Val, always: bool = False) -> Val:
         """Padding lanes of a masked load (0) stop being 0 after ``x - m``, ``exp(x)``, ``1 / x``."""
+        if "neutral-pad" in a.tags | b.tags:
+            # an operand padded with -inf keeps the sum's padding at -inf (the identity of max)
+            return out.with_(tags=(out.tags - PAD_TAGS - {"pad-nonzero"}) | {"neutral-pad"})
         padded = (a.tags | b.tags) & PAD_TAGS
         if not padded:
             return out
@@ -502,23 +542,26 @@ class Interpreter:
             lanes_l, lanes_r = left.lanes, right.lanes
             bound_dims: dict[int, Bound] = {}
             # lanes < bound   or   bound > lanes
-            if lanes_l and not lanes_r and op in ("LessThan", "LessThanEqual"):
-                lane_side, bound_node, strict = left, target.comparator, op == "LessThan"
-            elif lanes_r and not lanes_l and op in ("GreaterThan", "GreaterThanEqual"):
-                lane_side, bound_node, strict = right, left_node, op == "GreaterThan"
+            if lanes_l and not lanes_r and op in ("LessThan", "LessThanEqual", "Equal"):
+                lane_side, bound_node, opname = left, target.comparator, op
+            elif lanes_r and not lanes_l and op in ("GreaterThan", "GreaterThanEqual", "Equal"):
+                lane_side, bound_node, opname = right, left_node, op
             else:
                 lane_side = None
             if lane_side is not None:
                 text = self.info.module.code_for_node(bound_node).strip()
+                symbol = {"LessThan": "<", "GreaterThan": "<", "Equal": "=="}.get(opname, "<=")
                 for d, lane in lane_side.lanes:
-                    bound_dims[d] = Bound(
-                        lane.families, "<" if strict else "<=", text, _is_minus_one(bound_node), node
-                    )
+                    # `lanes == k` lets one lane through: as bounded as `< k + 1`
+                    bound_dims[d] = Bound(lane.families, symbol, text,
+                                          symbol == "==" or _is_minus_one(bound_node), node)
                 result = result.with_(bounds=tuple(sorted(bound_dims.items())))
                 if self.recording:
                     self.state.masks.append((result, node))
             left, left_node = right, target.comparator
-        return result
+        # a comparison is a boolean, not the padded numbers it compared
+        return result.with_(tags=frozenset(t for t in result.tags if t not in PAD_TAGS and t != "pad-nonzero"
+                                           and t != "pad-inf" and not t.startswith("padax:")))
 
     def subscript(self, node: cst.Subscript) -> Val:
         base = self.expr(node.value)
@@ -548,6 +591,11 @@ class Interpreter:
                 self.expr(a.value)
             dtype = target.rsplit(".", 1)[-1] if target else base.dtype
             return base.with_(int64=base.int64 or dtype in ("int64", "uint64"), dtype=dtype)
+        if fname == "float" and len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString):
+            try:
+                return Val(constexpr=True, const=float(node.args[0].value.evaluated_value))
+            except (ValueError, TypeError):
+                return Val(constexpr=True)
         args = [self.expr(a.value) for a in node.args if a.keyword is None]
         kwargs = {a.keyword.value: self.expr(a.value) for a in node.args if a.keyword is not None}
         if self.recording and fname:
@@ -596,11 +644,27 @@ class Interpreter:
             return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), tags=tags)
         if fname in PASSTHROUGH:
             return args[0] if args else V.TOP
+        if fname == TL + "maximum" and len(args) == 2:
+            out = V.join(*args)
+            if out.tags & PAD_TAGS and any(x.rank == 0 or x.constexpr for x in args):
+                # max(x, eps) lifts padding zeros to a finite non-zero value
+                out = out.with_(tags=(out.tags - PAD_TAGS) | {"pad-nonzero"})
+            return out
         if fname == TL + "minimum" and len(args) == 2:
             return V.wrap(args[0], args[1]) if args[0].lanes else V.wrap(args[1], args[0])
         if fname == TL + "where" and len(args) == 3:
+            cond, a, b = args
             out = V.join(*args)
-            return out.with_(bounds=(), tags=frozenset(t for t in out.tags if t not in PAD_TAGS and t != "pad-nonzero" and not t.startswith("padax:")))
+            tags = frozenset(t for t in out.tags if t not in PAD_TAGS and t != "pad-nonzero" and not t.startswith("padax:"))
+            if any(x.const == -float("inf") for x in (a, b)):
+                tags |= {"neutral-pad"}  # padding forced to -inf: the identity of max
+            if cond.bounds and a.lanes and b.rank == 0:
+                # `tl.where(offs < n, offs, 0)` clamps the lanes the condition bounds
+                shift = out.rank - cond.rank
+                bounded = {d + shift for d, _ in cond.bounds}
+                out = out.with_(lanes=tuple((d, Lane(l.families, False, l.shift, l.data, l.constexpr_extent))
+                                            if d in bounded else (d, l) for d, l in out.lanes))
+            return out.with_(bounds=(), tags=tags)
         if fname in (TL + "abs", TL + "math.abs") and args:
             return args[0].with_(tags=frozenset(t for t in args[0].tags if t not in PAD_TAGS and not t.startswith("padax:")))
         if fname == TL + "make_block_ptr":
@@ -617,12 +681,14 @@ class Interpreter:
         if fname in (TL + "zeros", TL + "full", TL + "zeros_like", TL + "full_like"):
             return Val(constexpr=True, tags=frozenset(["fill"]))
         if fname in ("triton.cdiv", TL + "cdiv"):
-            return V.join(*args)
+            return V.join(*args).with_(tags=V.join(*args).tags | {"count"})
         if fname.startswith(TL) and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "sqrt", "rsqrt"):
             out = V.join(*args)
             tags = out.tags | {fname.rsplit(".", 1)[-1]}
             if tags & PAD_TAGS and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "rsqrt"):
                 tags |= {"pad-nonzero"}
+                if fname.rsplit(".", 1)[-1] in ("log", "log2", "rsqrt"):
+                    tags |= {"pad-inf"}  # log(0) = -inf: not even a zero factor makes it 0 again
             return out.with_(bounds=(), tags=tags)
         out = V.join(*args, *kwargs.values())
         return out.with_(bounds=(), index=out.index if fname in ("int", "min", "max") else frozenset())
@@ -655,6 +721,7 @@ class Interpreter:
                 Access(
                     kind, node, ptr, ptr_node, mask, mask_node, other_node,
                     tuple(self.guards), self.static_guard > 0, tuple(self.loops), bc, value, self.locked,
+                    tuple(self.guard_nodes),
                 )
             )
             if mask is not None and mask.bounds:
@@ -663,6 +730,10 @@ class Interpreter:
             lanes = tuple((d, Lane(l.families, False, l.shift, True, l.constexpr_extent)) for d, l in ptr.lanes)
             tags = {"load"}
             zero_other = other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and _float(other_node.value) == 0.0
+            if other_node is not None and "inf" in self.info.module.code_for_node(other_node) and (
+                "-" in self.info.module.code_for_node(other_node)
+            ):
+                tags.add("neutral-pad")
             if mask_node is not None and (other_node is None or zero_other):
                 tags.add("masked-no-other" if other_node is None else "masked-other-zero")
                 padded = {d - ptr.rank for d, _ in mask.bounds} if mask is not None and mask.bounds else set(range(-ptr.rank, 0))
