@@ -155,10 +155,13 @@ def rule_command(code: str, output_format: str) -> None:
 
 
 @main.command("rules")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+@click.option("--output-format", type=click.Choice(["text", "json", "markdown"]), default="text")
 def rules_command(output_format: str) -> None:
     """List every rule with its code, name, category, level and phase."""
     rules = catalogue.all_rules()
+    if output_format == "markdown":
+        click.echo(catalogue.markdown(), nl=False)
+        return
     if output_format == "json":
         click.echo(json.dumps([r.metadata() for r in rules.values()], indent=2))
         return

@@ -71,3 +71,10 @@ def test_rules_ship_inside_the_package():
 
     assert kernlint.rules.__name__ == "kernlint.rules"
     assert len(catalogue.all_rules()) == len(RULES)
+
+
+def test_rules_readme_is_generated_from_the_catalogue():
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[1] / "rules" / "README.md"
+    assert readme.read_text() == catalogue.markdown(), "run: kernlint rules --output-format markdown > rules/README.md"
