@@ -31,6 +31,11 @@ def worker_env(extra: dict[str, str] | None = None, home: str | None = None) -> 
     # the worker must import what the parent imports (kernlint and its dependencies, wherever they are)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, os.environ.get("PYTHONPATH", "")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if "TRITON_INTERPRET" not in env:
+        from kernlint.dynamic.confirm import cuda_available
+
+        if not cuda_available():
+            env["TRITON_INTERPRET"] = "1"  # no GPU: Triton's interpreter runs the kernels on CPU tensors
     env["PYTHONHASHSEED"] = "0"
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
         env[k] = DEAD_PROXY

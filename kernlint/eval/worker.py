@@ -51,6 +51,20 @@ class Result:
         os.replace(tmp, self.path)
 
 
+
+def _check_guards(res, timers, flags, threads0: int, when: str) -> None:
+    """Record timers patched, global flags flipped and threads started since the candidate loaded."""
+    patched = guards.changed_timers(timers)
+    if patched:
+        res.cheat("timer-patched", f"{', '.join(patched)} replaced ({when})")
+        guards.restore_timers(timers)
+    flipped = guards.changed_flags(flags)
+    if flipped:
+        res.cheat("global-flag-changed", f"{', '.join(flipped)} ({when})")
+    # torch.compile (the baseline) starts its own worker threads while timing
+    if when != "timing" and guards.thread_count() > threads0:
+        res.cheat("background-thread", f"{guards.thread_count() - threads0} new thread(s) ({when})")
+
 def classify_exception(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}".lower()
     name = type(exc).__name__
@@ -189,16 +203,7 @@ def run_kernelbench(job: dict, res: Result, workdir: Path) -> None:
     res.data["metrics"]["candidate_kernels_defined"] = counter.names()
 
     def guard_state(when: str) -> None:
-        patched = guards.changed_timers(timers)
-        if patched:
-            res.cheat("timer-patched", f"{', '.join(patched)} replaced ({when})")
-            guards.restore_timers(timers)
-        flipped = guards.changed_flags(flags)
-        if flipped:
-            res.cheat("global-flag-changed", f"{', '.join(flipped)} ({when})")
-        # torch.compile (the baseline) starts its own worker threads while timing
-        if when != "timing" and guards.thread_count() > threads0:
-            res.cheat("background-thread", f"{guards.thread_count() - threads0} new thread(s) ({when})")
+        _check_guards(res, timers, flags, threads0, when)
 
     guard_state("import")
 
@@ -471,17 +476,8 @@ def run_tritonbench(job: dict, res: Result, workdir: Path) -> None:
     corr.update({"trials": 0, "passed": 0, "deterministic": True})
     ref_test, cand_test = getattr(ref_mod, fn_name), getattr(cand_mod, fn_name)
 
-    def guard_state(when):
-        patched = guards.changed_timers(timers)
-        if patched:
-            res.cheat("timer-patched", f"{', '.join(patched)} replaced ({when})")
-            guards.restore_timers(timers)
-        flipped = guards.changed_flags(flags)
-        if flipped:
-            res.cheat("global-flag-changed", f"{', '.join(flipped)} ({when})")
-        # torch.compile (the baseline) starts its own worker threads while timing
-        if when != "timing" and guards.thread_count() > threads0:
-            res.cheat("background-thread", f"{guards.thread_count() - threads0} new thread(s) ({when})")
+    def guard_state(when: str) -> None:
+        _check_guards(res, timers, flags, threads0, when)
 
     guard_state("import")
     for seed in seeds:
