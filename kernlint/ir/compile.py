@@ -259,6 +259,8 @@ def _ptxas_log_enabled():
 
 def _worker_main(conn) -> None:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    # compiling needs real @triton.jit functions, even when the user's shell runs the interpreter
+    os.environ.pop("TRITON_INTERPRET", None)
     import warnings
 
     warnings.filterwarnings("ignore")
