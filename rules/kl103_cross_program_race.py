@@ -4,6 +4,7 @@ import libcst as cst
 
 from kernlint.model import Level
 from kernlint.rule import Confirmation
+from kernlint.source.bounds import grid_expression
 from kernlint.source.rulebase import SourceRule
 
 
@@ -11,18 +12,21 @@ _SINGLE_GUARD = re.compile(r"==\s*1\b|\b1\s*==")
 
 
 def _single_program_axes(state) -> set[int]:
-    """Grid axes every launch in the module leaves at one program (absent, or a literal 1)."""
+    """Grid axes every launch in the module leaves at one program (absent, a literal 1, or a name the
+    module asserts is 1)."""
     launches = state.info.launches_of(state.name)
     if not launches:
         return set()
     common = None
     for launch in launches:
-        grid = launch.grid.body if isinstance(launch.grid, cst.Lambda) else launch.grid
+        grid = grid_expression(state, launch)
         if not isinstance(grid, (cst.Tuple, cst.List)):
             return set()
         elements = grid.elements
+        asserted = set(re.findall(r"^[ \t]*assert[ \t(]*(\w+)[ \t]*==[ \t]*1\b", state.info.source, re.M))
         axes = {i for i in range(3) if i >= len(elements)
-                or (isinstance(elements[i].value, cst.Integer) and elements[i].value.value == "1")}
+                or (isinstance(elements[i].value, cst.Integer) and elements[i].value.value == "1")
+                or (isinstance(elements[i].value, cst.Name) and elements[i].value.value in asserted)}
         common = axes if common is None else common & axes
     return common or set()
 

@@ -1,29 +1,6 @@
-import re
-
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
-
-
-def _inner_strides(state) -> set[str]:
-    """Parameters every launch passes as ``t.stride(k)`` with k >= 1: the stride of an inner
-    dimension, whose product with an index into that dimension stays below the outer stride."""
-    params = [p.name for p in state.kernel.kernel.params]
-    launches = state.info.launches_of(state.name)
-    if not launches:
-        return set()
-    inner = None
-    for launch in launches:
-        found = set()
-        positional = [a.value for a in launch.call.args if a.keyword is None]
-        for i, name in enumerate(params):
-            value = launch.keyword(name)
-            if value is None and i < len(positional):
-                value = positional[i]
-            if value is not None and re.search(r"\.stride\(\s*(?:[1-9]|-[1-9])\s*\)", state.info.module.code_for_node(value)):
-                found.add(name)
-        inner = found if inner is None else inner & found
-    return inner or set()
 
 
 class Int32OffsetOverflow(SourceRule):
@@ -95,19 +72,19 @@ def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
     )
 
     def check(self, state):
-        inner = _inner_strides(state)
         products: dict[str, tuple] = {}
         for access in state.accesses:
             if access.ptr.int64:
                 continue
             for tag in access.ptr.tags:
-                if tag.startswith("i32mul:") and not (state.product_factors.get(tag, frozenset()) & inner):
+                if tag.startswith("i32mul:"):
                     node = state.products[tag]
                     products.setdefault(state.code(node), (int(tag[7:]), node, access.kind))
         if not products:
             return
         # one finding per kernel, at the first product: the fix (widen the program id) is the same
-        ordered = sorted(products.items(), key=lambda item: item[1][0])
+        # headline: a product with a stride (the address arithmetic), else the first one
+        ordered = sorted(products.items(), key=lambda item: ("stride" not in item[0].lower(), item[1][0]))
         text, (_, node, kind) = ordered[0]
         others = [t for t, _ in ordered[1:]]
         more = f" (and {len(others)} more: {', '.join(f'`{t}`' for t in others[:4])}{', ...' if len(others) > 4 else ''})" if others else ""

@@ -40,7 +40,7 @@ def _padded_at_launch(state: KernelState, lane: Lane) -> str | None:
         return None
     for launch in state.info.launches_of(state.name):
         for family in lane.families:
-            value = launch.keyword(family)
+            value = launch_argument(state, launch, family)
             if value is not None:
                 text = state.info.module.code_for_node(value)
                 if "next_power_of_2" in text:
@@ -48,12 +48,58 @@ def _padded_at_launch(state: KernelState, lane: Lane) -> str | None:
     return None
 
 
-def _bounded_elsewhere(state: KernelState, lane: Lane) -> bool:
-    """Some mask computed in this kernel bounds an axis of the same block size."""
-    for mask, _node in state.masks:
-        for _d, bound in mask.bounds:
-            if bound.families & lane.families:
+def _tensor(state: KernelState, access: Access) -> frozenset[str]:
+    """The kernel parameters an access's pointer is based on (constexprs, sizes and strides left out)."""
+    from kernlint.source.interpret import SIZE_NAME
+
+    constexprs = set(state.kernel.kernel.constexprs)
+    return frozenset(p for p in access.ptr.params
+                     if p not in constexprs and "stride" not in p.lower() and not SIZE_NAME.match(p))
+
+
+def _bounded_elsewhere(state: KernelState, lane: Lane, access: Access) -> bool:
+    """The kernel bounds this block elsewhere: on the same tensor, in a mask it computed and never
+    passed, or on another tensor indexed by the same block moved the same way (the load of a row
+    that is stored unmasked)."""
+    base = _tensor(state, access)
+    for other in state.accesses:
+        if other is access or other.mask is None:
+            continue
+        shift = other.ptr.rank - other.mask.rank
+        bounded = {d + shift: b for d, b in other.mask.bounds}
+        for d, other_lane in other.ptr.lanes:
+            b = bounded.get(d)
+            if b is None or not (b.families & lane.families & other_lane.families):
+                continue
+            if base & _tensor(state, other) or other_lane.shift == lane.shift:
                 return True
+    return any(any(b.families & lane.families for _, b in mask.bounds) for _, mask in state.unused_masks())
+
+
+def _full_extent_block(state: KernelState, lane: Lane) -> bool:
+    """Every launch passes the block size as a tensor's size (``BLOCK_DMODEL=q.shape[-1]``): one
+    block spans the whole dimension."""
+    launches = state.info.launches_of(state.name)
+    if not launches:
+        return False
+    for launch in launches:
+        values = [launch_argument(state, launch, f) for f in lane.families]
+        texts = [state.info.module.code_for_node(v) for v in values if v is not None]
+        if not texts or not all(_tensor_size(state, t, launch.start) for t in texts):
+            return False
+    return True
+
+
+def _tensor_size(state: KernelState, text: str, before: int, depth: int = 0) -> bool:
+    text = text.strip()
+    if _SIZE_EXPR.search(text) and "next_power_of_2" not in text and not _CEIL.search(text):
+        return True
+    if depth < 2 and re.fullmatch(r"[A-Za-z_]\w*", text):
+        pattern = rf"^[ \t]*(?:[\w \t]*,[ \t]*)*{re.escape(text)}[ \t]*(?:,[\w \t]*)*=(?!=)[ \t]*(.+)$"
+        found = None
+        for m in re.finditer(pattern, state.info.source[:before], re.M):
+            found = m.group(1)
+        return found is not None and _tensor_size(state, found.split("#", 1)[0], before, depth + 1)
     return False
 
 
@@ -76,7 +122,7 @@ def divisible_blocks(state: KernelState) -> set[str]:
 _CEIL = re.compile(r"cdiv|ceil|\+[^,]*-\s*1\s*\)\s*//|-\s*\(\s*-")
 
 
-def _grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
+def grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
     """The launch's grid, through ``grid = ...`` / ``grid = lambda meta: ...`` assigned before it."""
     grid = launch.grid
     if isinstance(grid, cst.Name):
@@ -131,7 +177,7 @@ def exact_grid_axes(state: KernelState) -> set[int]:
         return set()
     common: set[int] | None = None
     for launch in launches:
-        grid = _grid_expression(state, launch)
+        grid = grid_expression(state, launch)
         if isinstance(grid, (cst.Tuple, cst.List)):
             elements = [state.info.module.code_for_node(e.value) for e in grid.elements]
         elif grid is not None and not isinstance(grid, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
@@ -144,6 +190,18 @@ def exact_grid_axes(state: KernelState) -> set[int]:
     return common or set()
 
 
+def launch_argument(state: KernelState, launch, name: str) -> cst.BaseExpression | None:
+    """The expression a launch passes for the kernel parameter ``name`` (keyword or position)."""
+    value = launch.keyword(name)
+    if value is not None:
+        return value
+    positional = [a.value for a in launch.call.args if a.keyword is None and not a.star]
+    names = [p.name for p in state.kernel.kernel.params]
+    if name in names and names.index(name) < len(positional):
+        return positional[names.index(name)]
+    return None
+
+
 def block_values(state: KernelState, name: str) -> list[tuple[int, str]]:
     """Values a constexpr parameter takes: its default, autotune configs, launch keywords."""
     out = []
@@ -154,7 +212,7 @@ def block_values(state: KernelState, name: str) -> list[tuple[int, str]]:
         for m in re.finditer(rf"['\"]{re.escape(name)}['\"]\s*:\s*(\d+)", config):
             out.append((int(m.group(1)), f"autotune config {i + 1}"))
     for launch in state.info.launches_of(state.name):
-        value = launch.keyword(name)
+        value = launch_argument(state, launch, name)
         if isinstance(value, cst.Integer):
             line = state.info.span_of_offsets(launch.start, launch.end).line
             out.append((int(value.value, 0), f"the launch on line {line}"))
@@ -186,6 +244,8 @@ def check_access(state: KernelState, access: Access) -> list[BoundsProblem]:
     for axis, lane in ptr.lanes:
         if not lane.arange:
             continue  # wrapped with %, clamped, or a gather through loaded indices
+        if _full_extent_block(state, lane):
+            continue
         bound = mask_bounds.get(axis)
         if bound is not None:
             if bound.families & lane.families:
@@ -210,7 +270,7 @@ def check_access(state: KernelState, access: Access) -> list[BoundsProblem]:
                 f"axis {axis} (block `{_families(lane)}`, moved by {movers}) is not bounded by any mask: "
                 f"the last block runs past the end unless the size is a multiple of the block",
             ))
-        elif not lane.shift and _bounded_elsewhere(state, lane):
+        elif not lane.shift and _bounded_elsewhere(state, lane, access):
             problems.append(BoundsProblem(
                 axis, "mask-not-passed", lane, None,
                 f"axis {axis} (block `{_families(lane)}`) is bounded by a mask elsewhere in this kernel "

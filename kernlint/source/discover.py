@@ -48,6 +48,8 @@ class ModuleInfo:
     constants: dict[str, int] = field(default_factory=dict)
     #: module-level NAME = [...] assignments (e.g. autotune config lists)
     lists: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    #: every function defined in the module, by name (the first definition)
+    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
     def launches_of(self, name: str) -> list[Launch]:
         if name not in self._launches:
@@ -245,6 +247,7 @@ def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
     info = ModuleInfo(path, source, module, N.ImportMap.from_module(module))
     finder = _Finder(info)
     finder.walk(module.body)
+    info.functions = finder.functions
     nodes = list(finder.kernel_nodes)
     for name in sorted(finder.jit_wrapped):
         fn = finder.functions.get(name)

@@ -102,8 +102,6 @@ class KernelState:
     mask_vars: dict[str, tuple] = field(default_factory=dict)
     #: ``pid * runtime size`` products computed in int32 (tag -> node)
     products: dict[str, cst.CSTNode] = field(default_factory=dict)
-    #: the parameters each product multiplies (tag -> names)
-    product_factors: dict[str, frozenset] = field(default_factory=dict)
     #: the first node that binds each variable (for messages)
     env: dict[str, Val] = field(default_factory=dict)
 
@@ -330,7 +328,8 @@ class Interpreter:
             args = [self.expr(a.value) for a in iter_node.args if a.keyword is None]
             bound_args = V.join(*args) if args else V.TOP
             static = fname.endswith("static_range") or all(a.constexpr for a in args)
-            exact = any(_has_floor_div(a.value) for a in iter_node.args)
+            exact = any(_has_floor_div(a.value) for a in iter_node.args) or any(
+                "count" in a.tags and "ceil" not in a.tags for a in args)
             if fname in ("range", TL + "range", TL + "static_range"):
                 index = frozenset() if (static or exact) else frozenset([f"loop:{var}"])
                 loop_val = Val(
@@ -351,6 +350,21 @@ class Interpreter:
         self.loop_body(stmt.body, var, loop_val, static=static)
         if stmt.orelse is not None:
             self.block(stmt.orelse.body)
+
+    def _rounds_down(self, name: str) -> bool:
+        """A helper of this module that returns a multiple of a block (``prev_multiple_of``:
+        ``tl.cdiv(a, b) * b - b`` or ``(a // b) * b``)."""
+        fn = self.info.functions.get(name)
+        if fn is None or not isinstance(fn.body, cst.IndentedBlock):
+            return False
+        for stmt in fn.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Return) and small.value is not None:
+                        text = self.info.module.code_for_node(small.value)
+                        if ("//" in text or "cdiv" in text) and "*" in text:
+                            return True
+        return False
 
     def loop_body(self, body, var: str | None, loop_val: Val, static: bool = False) -> None:
         if var:
@@ -407,6 +421,10 @@ class Interpreter:
                 merged = V.join(val, other).with_(tags=val.tags | other.tags)
                 if val.bounds == other.bounds:
                     merged = merged.with_(bounds=val.bounds)
+                elif static and val.bounds and other.bounds:
+                    # masks chosen by compile-time flags (`if DIVISIBLE_M: mask = mask_k else: mask =
+                    # mask_m & mask_k`): an axis one branch leaves open is one its flag proved safe
+                    merged = merged.with_(bounds=V.combine_masks(val, other, conj=True).bounds)
                 self.env[name] = merged
 
     def branch(self, kind: str, node: cst.CSTNode, cond: Val) -> None:
@@ -475,14 +493,16 @@ class Interpreter:
             return self._pad_nonzero(out, a, b)
         if name in ("Multiply", "LeftShift"):
             out = V.mul(a, b)
-            if (name == "Multiply" and "pad-nonzero" in out.tags and "pad-inf" not in out.tags
+            if name == "Multiply" and ({"neutral-pad"} & (a.tags | b.tags)) and (_zero_padded(a) or _zero_padded(b)):
+                # -inf padding times 0 padding is NaN
+                out = out.with_(tags=(out.tags - {"neutral-pad"}) | {"pad-nonzero", "pad-inf", "masked-other-zero"})
+            elif (name == "Multiply" and "pad-nonzero" in out.tags and "pad-inf" not in out.tags
                     and (_zero_padded(a) or _zero_padded(b))):
                 # `(x - mean) * dy` with dy padded by 0: the product's padding is 0 again
                 out = out.with_(tags=out.tags - {"pad-nonzero"})
             if name == "Multiply" and self._int32_product(a, b):
                 key = f"i32mul:{len(self.state.products)}"
                 self.state.products[key] = node
-                self.state.product_factors[key] = (a.params | b.params)
                 out = out.with_(tags=out.tags | {key})
             return out
         if name == "Modulo":
@@ -542,6 +562,8 @@ class Interpreter:
             lanes_l, lanes_r = left.lanes, right.lanes
             bound_dims: dict[int, Bound] = {}
             # lanes < bound   or   bound > lanes
+            lanes_l = tuple((d, l) for d, l in lanes_l if l.arange or l.families and not l.data)
+            lanes_r = tuple((d, l) for d, l in lanes_r if l.arange or l.families and not l.data)
             if lanes_l and not lanes_r and op in ("LessThan", "LessThanEqual", "Equal"):
                 lane_side, bound_node, opname = left, target.comparator, op
             elif lanes_r and not lanes_l and op in ("GreaterThan", "GreaterThanEqual", "Equal"):
@@ -551,7 +573,7 @@ class Interpreter:
             if lane_side is not None:
                 text = self.info.module.code_for_node(bound_node).strip()
                 symbol = {"LessThan": "<", "GreaterThan": "<", "Equal": "=="}.get(opname, "<=")
-                for d, lane in lane_side.lanes:
+                for d, lane in (lanes_l if lane_side is left else lanes_r):
                     # `lanes == k` lets one lane through: as bounded as `< k + 1`
                     bound_dims[d] = Bound(lane.families, symbol, text,
                                           symbol == "==" or _is_minus_one(bound_node), node)
@@ -655,9 +677,15 @@ class Interpreter:
         if fname == TL + "where" and len(args) == 3:
             cond, a, b = args
             out = V.join(*args)
-            tags = frozenset(t for t in out.tags if t not in PAD_TAGS and t != "pad-nonzero" and not t.startswith("padax:"))
-            if any(x.const == -float("inf") for x in (a, b)):
-                tags |= {"neutral-pad"}  # padding forced to -inf: the identity of max
+            if cond.bounds or (cond.lanes and not cond.data):
+                # an index condition (`tl.where(mask, x, identity)`, a causal mask) resets the padding
+                tags = frozenset(t for t in out.tags if t not in PAD_TAGS and t != "pad-nonzero" and not t.startswith("padax:"))
+            else:  # a test on the data itself: padding lanes pick either branch
+                tags = (a.tags | b.tags | cond.tags) - {"neutral-pad"}
+                if (a.tags | b.tags) & ({"pad-nonzero"} | PAD_TAGS) and not (a.const == 0 or b.const == 0):
+                    tags |= {"pad-nonzero"} if (a.tags | b.tags) & {"pad-nonzero"} else set()
+            if any(x.const is not None and x.const <= -1e4 for x in (a, b)):
+                tags |= {"neutral-pad"}  # padding forced to -inf (or a huge negative): max ignores it
             if cond.bounds and a.lanes and b.rank == 0:
                 # `tl.where(offs < n, offs, 0)` clamps the lanes the condition bounds
                 shift = out.rank - cond.rank
@@ -681,7 +709,7 @@ class Interpreter:
         if fname in (TL + "zeros", TL + "full", TL + "zeros_like", TL + "full_like"):
             return Val(constexpr=True, tags=frozenset(["fill"]))
         if fname in ("triton.cdiv", TL + "cdiv"):
-            return V.join(*args).with_(tags=V.join(*args).tags | {"count"})
+            return V.join(*args).with_(tags=V.join(*args).tags | {"count", "ceil"})  # rounds up: a partial last block
         if fname.startswith(TL) and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "sqrt", "rsqrt"):
             out = V.join(*args)
             tags = out.tags | {fname.rsplit(".", 1)[-1]}
@@ -691,7 +719,10 @@ class Interpreter:
                     tags |= {"pad-inf"}  # log(0) = -inf: not even a zero factor makes it 0 again
             return out.with_(bounds=(), tags=tags)
         out = V.join(*args, *kwargs.values())
-        return out.with_(bounds=(), index=out.index if fname in ("int", "min", "max") else frozenset())
+        out = out.with_(bounds=(), index=out.index if fname in ("int", "min", "max") else frozenset())
+        if isinstance(node.func, cst.Name) and out.rank == 0 and self._rounds_down(node.func.value):
+            out = out.with_(tags=out.tags | {"count"})  # a loop bound that stops at the last whole block
+        return out
 
     def access(self, node: cst.Call, fname: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
         kind = ACCESS.get(fname) or ATOMICS[fname]

@@ -29,10 +29,16 @@ class Lane:
     constexpr_extent: bool = True
 
     def merge(self, other: "Lane") -> "Lane":
+        # what moves a clamped (or wrapped) component cannot take it out of range: only the shifts
+        # of components that are still plain aranges count
+        if self.arange or other.arange:
+            shift = (self.shift if self.arange else frozenset()) | (other.shift if other.arange else frozenset())
+        else:
+            shift = self.shift | other.shift
         return Lane(
             self.families | other.families,
             self.arange or other.arange,
-            self.shift | other.shift,
+            shift,
             self.data or other.data,
             self.constexpr_extent and other.constexpr_extent,
         )
@@ -174,7 +180,9 @@ def wrap(a: Val, b: Val) -> Val:
     """``a % b`` or ``minimum(a, b)``: a runtime/constexpr scalar bound keeps every lane in range."""
     out = join(a, b)
     if b.rank == 0 and not b.data:
-        out = out.with_(lanes=tuple((d, replace(l, arange=False)) for d, l in out.lanes), index=frozenset())
+        # a wrapped scalar (`pid % n`) still tells programs apart; wrapped lanes stay in range
+        out = out.with_(lanes=tuple((d, replace(l, arange=False)) for d, l in out.lanes),
+                        index=a.index if a.rank == 0 else frozenset())
     return out
 
 
