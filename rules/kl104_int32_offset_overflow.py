@@ -73,13 +73,16 @@ def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
 
     def check(self, state):
         products: dict[str, tuple] = {}
+        tags = set()
         for access in state.accesses:
-            if access.ptr.int64:
-                continue
-            for tag in access.ptr.tags:
-                if tag.startswith("i32mul:"):
-                    node = state.products[tag]
-                    products.setdefault(state.code(node), (int(tag[7:]), node, access.kind))
+            if not access.ptr.int64:
+                tags |= {t for t in access.ptr.tags if t.startswith("i32mul:")}
+        for tag in tags:
+            node = state.products[tag]
+            kind = next(a.kind for a in state.accesses if tag in a.ptr.tags)
+            text = state.code(node)
+            if text not in products or products[text][0] > int(tag[7:]):
+                products[text] = (int(tag[7:]), node, kind)
         if not products:
             return
         # one finding per kernel, at the first product: the fix (widen the program id) is the same

@@ -95,11 +95,8 @@ def _tensor_size(state: KernelState, text: str, before: int, depth: int = 0) -> 
     if _SIZE_EXPR.search(text) and "next_power_of_2" not in text and not _CEIL.search(text):
         return True
     if depth < 2 and re.fullmatch(r"[A-Za-z_]\w*", text):
-        pattern = rf"^[ \t]*(?:[\w \t]*,[ \t]*)*{re.escape(text)}[ \t]*(?:,[\w \t]*)*=(?!=)[ \t]*(.+)$"
-        found = None
-        for m in re.finditer(pattern, state.info.source[:before], re.M):
-            found = m.group(1)
-        return found is not None and _tensor_size(state, found.split("#", 1)[0], before, depth + 1)
+        found = _last_assignment(state, text, before)
+        return found is not None and _tensor_size(state, found, before, depth + 1)
     return False
 
 
@@ -141,6 +138,24 @@ def grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
     return grid
 
 
+def _last_assignment(state: KernelState, name: str, before: int) -> str | None:
+    """The right-hand side of the last ``name = ...`` (or ``a, name = ...``) before ``before``."""
+    cache = state.info.__dict__.setdefault("_assignments", {})
+    key = (name, before)
+    if key not in cache:
+        found = None
+        target = re.compile(rf"^[\w\s,]*?(?<![\w.]){re.escape(name)}\b[\w\s,]*$")
+        for line in reversed(state.info.source[:before].splitlines()):
+            if name not in line or "=" not in line:
+                continue
+            lhs, sep, rhs = line.partition("=")
+            if sep and not rhs.startswith("=") and not lhs.rstrip().endswith(("!", "<", ">", "=")) and target.match(lhs):
+                found = rhs.split("#", 1)[0].strip()
+                break
+        cache[key] = found
+    return cache[key]
+
+
 _SIZE_EXPR = re.compile(r"\.shape\b|\.size\(|\.numel\(\)|\bnumel\(|\blen\(")
 
 
@@ -156,10 +171,7 @@ def _exact_count(state: KernelState, text: str, before: int, depth: int = 0) -> 
     if depth >= 2:
         return False
     if re.fullmatch(r"[A-Za-z_]\w*", text):
-        found = None
-        pattern = rf"^[ \t]*(?:[\w \t]*,[ \t]*)*{re.escape(text)}[ \t]*(?:,[\w \t]*)*=(?!=)[ \t]*(.+)$"
-        for m in re.finditer(pattern, state.info.source[:before], re.M):
-            found = m.group(1)
+        found = _last_assignment(state, text, before)
         if found is None:
             # a parameter of the function that launches (`def run(rows, ...)`): a count it was given
             defs = list(re.finditer(r"^[ \t]*def[ \t]+\w+[ \t]*\(([^)]*)\)", state.info.source[:before], re.M))
@@ -211,11 +223,16 @@ def block_values(state: KernelState, name: str) -> list[tuple[int, str]]:
     for i, config in enumerate(state.kernel.kernel.autotune_configs):
         for m in re.finditer(rf"['\"]{re.escape(name)}['\"]\s*:\s*(\d+)", config):
             out.append((int(m.group(1)), f"autotune config {i + 1}"))
-    for launch in state.info.launches_of(state.name):
-        value = launch_argument(state, launch, name)
-        if isinstance(value, cst.Integer):
+    # parsing launches costs: only when some launch could pass the block as a literal
+    squeezed = state.info.__dict__.get("_squeezed")
+    if squeezed is None:
+        squeezed = state.info.__dict__["_squeezed"] = state.info.source.replace(" ", "")
+    literal_launch = re.search(rf"(?<![\w.]){re.escape(name)}=\d", squeezed) is not None
+    for launch in state.info.launches_of(state.name) if literal_launch else ():
+        m = re.search(rf"(?<![\w.]){re.escape(name)}\s*=\s*(\d+)\b", launch.call_text)
+        if m:
             line = state.info.span_of_offsets(launch.start, launch.end).line
-            out.append((int(value.value, 0), f"the launch on line {line}"))
+            out.append((int(m.group(1)), f"the launch on line {line}"))
     return out
 
 
@@ -244,8 +261,6 @@ def check_access(state: KernelState, access: Access) -> list[BoundsProblem]:
     for axis, lane in ptr.lanes:
         if not lane.arange:
             continue  # wrapped with %, clamped, or a gather through loaded indices
-        if _full_extent_block(state, lane):
-            continue
         bound = mask_bounds.get(axis)
         if bound is not None:
             if bound.families & lane.families:
@@ -290,5 +305,7 @@ def check_access(state: KernelState, access: Access) -> list[BoundsProblem]:
                 f"axis {axis} (block `{_families(lane)}`) is not bounded while the mask bounds the others, "
                 f"and the kernel never reads its size parameter `{unused}`",
             ))
+    # a block the launches size to a whole dimension never runs past it (checked last: it costs)
+    problems = [p for p in problems if p.kind == "inclusive" or not _full_extent_block(state, p.lane)]
     order = {"other-extent": 0, "inclusive": 1, "mask-not-passed": 2, "unmasked": 3}
     return sorted(problems, key=lambda p: order[p.kind])

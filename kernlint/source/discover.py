@@ -18,9 +18,21 @@ class Launch:
 
     kernel: str
     grid: cst.BaseExpression
-    call: cst.Call
+    call_text: str
     start: int = 0
     end: int = 0
+    _call: cst.Call | None = None
+
+    @property
+    def call(self) -> cst.Call:
+        """The call's arguments, parsed on first use (long argument lists cost more than the grid)."""
+        if self._call is None:
+            try:
+                parsed = cst.parse_expression(self.call_text)
+            except Exception:  # noqa: BLE001 - unreadable arguments: none
+                parsed = None
+            self._call = parsed if isinstance(parsed, cst.Call) else cst.Call(func=cst.Name("_k"))
+        return self._call
 
     def keyword(self, name: str) -> cst.BaseExpression | None:
         for arg in self.call.args:
@@ -128,11 +140,9 @@ def find_launches(source: str, name: str) -> list[Launch]:
             continue
         try:
             grid = cst.parse_expression(source[open_sq + 1:close_sq])
-            call = cst.parse_expression("_k" + source[rest:close_par + 1])
         except Exception:  # noqa: BLE001 - not a launch we can read
             continue
-        if isinstance(call, cst.Call):
-            out.append(Launch(name, grid, call, m.start(), close_par + 1))
+        out.append(Launch(name, grid, "_k" + source[rest:close_par + 1], m.start(), close_par + 1))
     return out
 
 

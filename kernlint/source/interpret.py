@@ -33,6 +33,10 @@ SIZE_NAME = re.compile(
 )
 #: the value None (a mask left out on purpose)
 NONE = Val(constexpr=True, tags=frozenset({"none"}))
+#: calls the rules read as events (others only contribute their values)
+RECORDED_CALLS = frozenset({TL + "arange", *(TL + n for n in (
+    "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas",
+    "debug_barrier", "dot", "device_assert"))})
 PAD_TAGS = frozenset({"masked-no-other", "masked-other-zero"})
 PASSTHROUGH = {TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")}
 
@@ -75,7 +79,7 @@ class Branch:
 
 @dataclass
 class CallEvent:
-    name: str  # canonical dotted name
+    name: str  # canonical dotted name (only those in RECORDED_CALLS are recorded)
     node: cst.Call
     args: list[Val]
     arg_nodes: list[cst.BaseExpression]
@@ -98,6 +102,8 @@ class KernelState:
     pid_axes: set[int] = field(default_factory=set)
     #: names the kernel body reads
     used_names: set[str] = field(default_factory=set)
+    #: id(node) -> the statement (or header expression) it stands in, to locate it cheaply
+    anchors: dict[int, cst.CSTNode] = field(default_factory=dict)
     #: variables assigned a mask (name -> (value, node))
     mask_vars: dict[str, tuple] = field(default_factory=dict)
     #: ``pid * runtime size`` products computed in int32 (tag -> node)
@@ -206,6 +212,7 @@ class Interpreter:
         self.info = info
         self.state = KernelState(kernel, info)
         self.env: dict[str, Val] = {}
+        self.current: cst.CSTNode | None = None
         self.guards: list[Val] = []
         self.guard_nodes: list[cst.BaseExpression] = []
         self.static_guard = 0
@@ -248,6 +255,7 @@ class Interpreter:
             self.stmt(stmt)
 
     def stmt(self, stmt: cst.CSTNode) -> None:
+        self.current = stmt  # the statement a finding's node can be located within
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 self.small(small)
@@ -485,6 +493,7 @@ class Interpreter:
         return V.TOP
 
     def binop(self, op, a: Val, b: Val, node) -> Val:
+        self.state.anchors[id(node)] = self.current
         name = type(op).__name__.replace("Assign", "")
         if name in ("Add", "Subtract"):
             out = V.add(a, b)
@@ -603,6 +612,7 @@ class Interpreter:
         return V.subscript(base, pattern)
 
     def call(self, node: cst.Call) -> Val:
+        self.state.anchors[id(node)] = self.current
         fname = self.imports.resolve(node.func) or ""
         # method calls: x.to(tl.int64), x.to(tl.float32)
         if isinstance(node.func, cst.Attribute) and fname.split(".")[-1] == "to" and not fname.startswith(TL):
@@ -620,7 +630,7 @@ class Interpreter:
                 return Val(constexpr=True)
         args = [self.expr(a.value) for a in node.args if a.keyword is None]
         kwargs = {a.keyword.value: self.expr(a.value) for a in node.args if a.keyword is not None}
-        if self.recording and fname:
+        if self.recording and fname in RECORDED_CALLS:
             self.state.calls.append(
                 CallEvent(
                     fname, node, args,

@@ -1,14 +1,20 @@
-"""Source positions for nodes inside a kernel, computed lazily.
+"""Source positions for nodes inside a kernel, computed lazily and cheaply.
 
 libcst's PositionProvider regenerates the code of the whole module, which costs about twice the
-parse. Kernels are a small part of most files and most kernels have no finding, so positions are
-resolved per kernel, only when a finding needs one: the kernel's function is rendered on its own
-and shifted to where its ``def`` line stands in the file.
+parse. Positions are only needed for findings, so they are found from the text instead:
+
+1. a node whose code occurs once in the kernel's source is where that text is;
+2. otherwise the statement it stands in is found (the k-th statement of the kernel in document
+   order is the k-th statement Python's own ``ast`` reports, with exact line/column ranges), and
+   the node's code is searched inside that statement;
+3. only if both fail is the kernel rendered with PositionProvider.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -27,6 +33,7 @@ class KernelLocator:
         self.fn = fn
         self._positions = None
         self._text: str | None = None
+        self._statement_ranges: dict[int, tuple[int, int]] | None = None
         self._line_shift = 0
         self._col_shift = 0
         candidates = def_lines.get(fn.name.value, [])
@@ -59,32 +66,79 @@ class KernelLocator:
 
     @property
     def text(self) -> str:
-        """The kernel's code from its ``def`` line on, as libcst renders it (lossless)."""
+        """The kernel's source from its ``def`` line to its last line, as the file has it."""
         if self._text is None:
-            self._text = self.module.code_for_node(self.fn.with_changes(decorators=[], leading_lines=[])).rstrip("\n")
+            span = self.kernel_span()
+            self._text = "\n".join(self.source_lines[span.line - 1:span.end_line])
         return self._text
 
-    def _span_by_text(self, node: cst.CSTNode) -> Span | None:
-        """Where the node's text occurs exactly once in the kernel, its offset is its position."""
+    def _span_by_text(self, node: cst.CSTNode, within: cst.CSTNode | None = None) -> Span | None:
+        """Where the node's text occurs exactly once in the kernel (or once in the kernel's text of
+        the statement it stands in, and that statement once in the kernel), that is its position."""
         if self._def is None:
             return None
         target = self.module.code_for_node(node).strip()
         text = self.text
         start = text.find(target)
-        if not target or start < 0 or text.find(target, start + 1) >= 0:
+        if not target or start < 0:
             return None
-        end = start + len(target)
+        if text.find(target, start + 1) >= 0:
+            found = self._statement_range(within) if within is not None else None
+            if found is None:
+                return None
+            lo, hi = found
+            inside = text.find(target, lo, hi)
+            if inside < 0:
+                return None
+            start = inside
+        inner = _without_parentheses(self.module, node, target)
+        start += target.find(inner)
+        end = start + len(inner)
         def_line, indent = self._def
 
         def at(offset: int) -> tuple[int, int]:
             line = def_line + text.count("\n", 0, offset)
-            return line, offset - (text.rfind("\n", 0, offset) + 1) + indent + 1
+            return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
         return Span(*at(start), *at(end))
 
-    def span(self, node: cst.CSTNode) -> Span:
+    def _statement_range(self, stmt: cst.CSTNode) -> tuple[int, int] | None:
+        """Offsets of a statement of the kernel in ``self.text``: by its text when that occurs once,
+        else through Python's ast (which costs a parse of the kernel)."""
+        if isinstance(stmt, cst.SimpleStatementLine):
+            code = self.module.code_for_node(stmt).strip()
+            first = self.text.find(code)
+            if code and first >= 0 and self.text.find(code, first + 1) < 0:
+                return first, first + len(code)
+        if self._statement_ranges is None:
+            self._statement_ranges = self._map_statements()
+        return self._statement_ranges.get(id(stmt))
+
+    def _map_statements(self) -> dict[int, tuple[int, int]]:
+        ours = list(_cst_statements(self.fn.body))
+        try:
+            tree = ast.parse(textwrap.dedent(self.text))
+        except (SyntaxError, ValueError):
+            return {}
+        fn = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        theirs = list(_ast_statements(fn.body)) if fn is not None else []
+        if len(ours) != len(theirs):
+            return {}
+        lines = self.text.split("\n")
+        starts = [0]
+        for line in lines:
+            starts.append(starts[-1] + len(line) + 1)
+        indent = self._def[1] if self._def else 0
+        out = {}
+        for node, (first, last) in zip(ours, theirs):
+            lo = starts[first.lineno - 1] + first.col_offset + indent
+            hi = starts[last.end_lineno - 1] + last.end_col_offset + indent
+            out[id(node)] = (lo, hi)
+        return out
+
+    def span(self, node: cst.CSTNode, within: cst.CSTNode | None = None) -> Span:
         if self._positions is None:
-            fast = self._span_by_text(node)
+            fast = self._span_by_text(node, within)
             if fast is not None:
                 return fast
         positions = self._resolve()
@@ -114,3 +168,84 @@ class KernelLocator:
                 break
             last = i + 1
         return Span(line, indent + 1, last, len(lines[last - 1].rstrip()) + 1)
+
+
+_COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try)
+
+
+def _cst_statements(block):
+    """The kernel's statements in document order: a simple-statement line, or a compound statement
+    (for its header); nested functions and classes are left out, as in :func:`_ast_statements`."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else []
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        elif isinstance(stmt, _COMPOUND):
+            yield stmt
+            yield from _cst_statements(stmt.body)
+            if isinstance(stmt, cst.Try):
+                for handler in stmt.handlers:
+                    yield from _cst_statements(handler.body)
+                if stmt.finalbody is not None:
+                    yield from _cst_statements(stmt.finalbody.body)
+            orelse = getattr(stmt, "orelse", None)
+            while orelse is not None:
+                if isinstance(orelse, cst.If):
+                    yield orelse
+                    yield from _cst_statements(orelse.body)
+                    orelse = orelse.orelse
+                else:
+                    yield from _cst_statements(orelse.body)
+                    orelse = None
+
+
+_AST_COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)
+
+
+def _ast_statements(body):
+    """(first, last) ast statements per item of :func:`_cst_statements`: one line of simple
+    statements (``a = 1; b = 2`` is one libcst line), or a compound statement."""
+    group = []
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if group:
+                yield group[0], group[-1]
+                group = []
+            continue
+        if isinstance(stmt, _AST_COMPOUND):
+            if group:
+                yield group[0], group[-1]
+                group = []
+            yield stmt, stmt
+            yield from _ast_statements(stmt.body)
+            if isinstance(stmt, ast.Try):
+                for handler in stmt.handlers:
+                    yield from _ast_statements(handler.body)
+                yield from _ast_statements(stmt.orelse)
+                yield from _ast_statements(stmt.finalbody)
+            elif isinstance(stmt, ast.If):
+                orelse = stmt.orelse
+                # `elif` and `else: if` give the same order of statements in both trees
+                while len(orelse) == 1 and isinstance(orelse[0], ast.If):
+                    yield orelse[0], orelse[0]
+                    yield from _ast_statements(orelse[0].body)
+                    orelse = orelse[0].orelse
+                yield from _ast_statements(orelse)
+            else:
+                yield from _ast_statements(stmt.orelse)
+            continue
+        if group and group[-1].end_lineno == stmt.lineno:
+            group.append(stmt)
+        else:
+            if group:
+                yield group[0], group[-1]
+            group = [stmt]
+    if group:
+        yield group[0], group[-1]
+
+
+def _without_parentheses(module: cst.Module, node: cst.CSTNode, code: str) -> str:
+    """A node's code without the parentheses around it (positions, as libcst reports them, exclude them)."""
+    if getattr(node, "lpar", None):
+        return module.code_for_node(node.with_changes(lpar=[], rpar=[])).strip()
+    return code

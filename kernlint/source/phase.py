@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 import libcst as cst
 
@@ -20,13 +21,16 @@ MAX_NESTING = 200
 _NOT_BRACKETS = re.compile(r"[^()\[\]{}]+")
 
 
+_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
 def _nesting_error(path: str, text: str) -> FileError | None:
-    depth = deepest = 0
-    for ch in _NOT_BRACKETS.sub("", text):
-        depth = depth + 1 if ch in "([{" else max(depth - 1, 0)
-        deepest = max(deepest, depth)
-        if deepest > MAX_NESTING:
-            return FileError(path, f"SyntaxError: more than {MAX_NESTING} nested brackets")
+    brackets = _NOT_BRACKETS.sub("", text)
+    if len(brackets) <= 2 * MAX_NESTING:
+        return None
+    # running depth, computed in C (accumulate/map): this runs on every file
+    if max(accumulate(map(_DEPTH.__getitem__, brackets)), default=0) > MAX_NESTING:
+        return FileError(path, f"SyntaxError: more than {MAX_NESTING} nested brackets")
     return None
 
 

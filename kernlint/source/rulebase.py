@@ -22,7 +22,7 @@ class SourceRule(Rule):
         return Finding(
             rule=self.code,
             path=kernel.kernel.path,
-            span=kernel.locator.span(node),
+            span=kernel.locator.span(node, getattr(state, "anchors", {}).get(id(node))),
             message=message,
             level=self.level,
             phase=Phase.SOURCE,

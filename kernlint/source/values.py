@@ -87,7 +87,12 @@ class Val:
         return dict(self.bounds)
 
     def with_(self, **changes) -> "Val":
-        return replace(self, **changes)
+        # dataclasses.replace re-validates every field; this runs for most expressions, so copy the
+        # instance dict directly (the fields are immutable values)
+        new = object.__new__(Val)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
 
 
 TOP = Val()
@@ -100,24 +105,25 @@ def _align(val: Val, rank: int) -> tuple[dict[int, Lane], dict[int, Bound]]:
 
 def join(*vals: Val, keep_bounds: bool = False) -> Val:
     """Everything any of the values depends on (broadcasting ranks numpy-style)."""
-    unknown = any(v is TOP for v in vals)
-    vals = tuple(v for v in vals if v is not None and v is not TOP)
-    if not vals:
-        return TOP
-    if unknown:
-        vals = vals + (TOP,)
-    if len(vals) == 1 and not (vals[0].bounds and not keep_bounds):
-        return vals[0]
-    rank = max(v.rank for v in vals)
-    lanes: dict[int, Lane] = {}
-    bounds: dict[int, Bound] = {}
-    pid = loops = index = params = tags = frozenset()
-    data = runtime = int64 = block_ptr = False
-    constexpr = True
+    known = []
+    unknown = False
     for v in vals:
         if v is TOP:
-            constexpr = False
-            continue
+            unknown = True
+        elif v is not None:
+            known.append(v)
+    if not known:
+        return TOP
+    if len(known) == 1 and not unknown and not (known[0].bounds and not keep_bounds):
+        return known[0]
+    rank = max(v.rank for v in known)
+    lanes: dict[int, Lane] = {}
+    bounds: dict[int, Bound] = {}
+    empty = frozenset()
+    pid = loops = index = params = tags = empty
+    data = runtime = int64 = block_ptr = False
+    constexpr = not unknown
+    for v in known:
         if v.lanes:
             shift = rank - v.rank
             for d, lane in v.lanes:
@@ -127,11 +133,17 @@ def join(*vals: Val, keep_bounds: bool = False) -> Val:
             shift = rank - v.rank
             for d, b in v.bounds:
                 bounds[d + shift] = b
-        pid |= v.pid
-        loops |= v.loops
-        index |= v.index
-        params |= v.params
-        tags |= v.tags
+        # unions only where there is something to add (this runs for every expression)
+        if v.pid:
+            pid = pid | v.pid if pid else v.pid
+        if v.loops:
+            loops = loops | v.loops if loops else v.loops
+        if v.index:
+            index = index | v.index if index else v.index
+        if v.params:
+            params = params | v.params if params else v.params
+        if v.tags:
+            tags = tags | v.tags if tags else v.tags
         data = data or v.data
         runtime = runtime or v.runtime
         int64 = int64 or v.int64
