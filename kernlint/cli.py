@@ -52,7 +52,7 @@ def main() -> None:
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to files named on the command line too.")
 @click.option("--ir/--no-ir", default=None, help="Also compile kernels and lint TTIR/TTGIR/PTX (default: off).")
 @click.option("--arch", default=None, help="Target GPU for the IR phase, e.g. sm_90 (default), sm_80.")
-@click.option("--show-ir", is_flag=True, help="Print the IR excerpt behind each IR finding.")
+@click.option("--show-ir", is_flag=True, help="Print the IR excerpt behind each IR finding (the full format always does).")
 @click.option("--confirm", "confirm_", is_flag=True,
               help="Confirm or refute each finding by running the kernels (compute-sanitizer/ncu on a GPU, "
                    "the exact-bounds interpreter without one).")
@@ -110,7 +110,7 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
     fmt = output_format or by_suffix or config.output_format or "concise"
     if fmt not in FORMATS:
         _fail(f"unknown output format {fmt!r} in configuration")
-    text = render(result, fmt, config.root)
+    text = render(result, fmt, config.root, show_ir=show_ir)
     if output_file is not None:
         try:
             output_file.parent.mkdir(parents=True, exist_ok=True)

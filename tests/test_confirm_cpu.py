@@ -27,7 +27,9 @@ def test_every_planted_oob_and_race_is_confirmed_and_twins_stay_clean():
         assert f["verdict"] == "confirmed", f
         assert f["phase"] == "source", f  # nothing the static rules missed
         assert f["evidence"]["dynamic"][0]["tool"] == "interpreter"
-    planted = {p.name for p in FIXTURES.glob("*_bad.py")}
+    selected = ("KL101", "KL102", "KL103")
+    planted = {p.name for p in FIXTURES.glob("*_bad.py")
+               if any(code in p.with_suffix(".expected").read_text() for code in selected)}
     assert set(by_file) == planted
     assert any("no CUDA GPU" in n for n in data["notices"])
 

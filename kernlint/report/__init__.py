@@ -25,11 +25,11 @@ def render_json(result: RunResult, root: Path) -> str:
     ) + "\n"
 
 
-def render(result: RunResult, fmt: str, root: Path) -> str:
+def render(result: RunResult, fmt: str, root: Path, show_ir: bool = False) -> str:
     if fmt == "concise":
         from kernlint.report.text import concise
 
-        return concise(result, root)
+        return concise(result, root, show_ir)
     if fmt == "full":
         from kernlint.report.text import full
 

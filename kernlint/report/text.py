@@ -11,11 +11,20 @@ def _verdict(f: Finding) -> str:
     return "" if f.verdict is Verdict.SUSPECTED else f" [{f.verdict.value}]"
 
 
-def concise(result: RunResult, root: Path) -> str:
+def ir_excerpt(f: Finding) -> list[str]:
+    """The compiler output behind an IR finding (its specialization, then the IR lines)."""
+    if not f.evidence.get("excerpt"):
+        return []
+    head = f"  {f.evidence.get('ir', 'ir')} ({f.evidence.get('specialization_label', '')}):"
+    return [head, *(f"    {line}" for line in f.evidence["excerpt"][:12])]
+
+
+def concise(result: RunResult, root: Path, show_ir: bool = False) -> str:
     lines = [f"{e.path}:{e.line}:{e.col}: error: {e.message}" for e in result.errors]
-    lines += [
-        f"{f.path}:{f.span.line}:{f.span.col}: {f.rule} {f.message}{_verdict(f)}" for f in result.sorted_findings()
-    ]
+    for f in result.sorted_findings():
+        lines.append(f"{f.path}:{f.span.line}:{f.span.col}: {f.rule} {f.message}{_verdict(f)}")
+        if show_ir:
+            lines += ir_excerpt(f)
     lines += [f"note: {n}" for n in result.notices]
     lines.append(summary(result))
     return "\n".join(lines) + "\n"
@@ -54,9 +63,7 @@ def full(result: RunResult, root: Path) -> str:
                 out.append(f"  {'':>{width}} | {' ' * (f.span.col - 1)}{'^' * max(end - f.span.col, 1)}")
         for key, value in f.measurements.items():
             out.append(f"  measured {key} = {value}")
-        if f.evidence.get("excerpt"):
-            out.append(f"  {f.evidence.get('ir', 'ir')} ({f.evidence.get('specialization_label', '')}):")
-            out += [f"    {line}" for line in f.evidence["excerpt"][:12]]
+        out += ir_excerpt(f)
         out.append("")
     out += [f"note: {n}" for n in result.notices]
     out.append(summary(result))
