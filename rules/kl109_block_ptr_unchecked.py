@@ -74,7 +74,8 @@ def copy_rows(a_ptr, b_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
             ptr = access.ptr
             if not ptr.block_ptr or "descriptor" in ptr.tags or access.boundary_check or access.static_guard:
                 continue
-            movers = {i for i in ptr.index if not (i.startswith("pid") and int(i[3:]) in exact_grid_axes(state))}
+            movers = {i for i in ptr.index if not i.startswith("exact:")
+                      and not (i.startswith("pid") and int(i[3:]) in exact_grid_axes(state))}
             if not movers:
                 continue
             blocks = {t[6:].lower() for t in ptr.tags if t.startswith("block:")}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -71,7 +71,8 @@ def _bounded_elsewhere(state: KernelState, lane: Lane, access: Access) -> bool:
             b = bounded.get(d)
             if b is None or not (b.families & lane.families & other_lane.families):
                 continue
-            if base & _tensor(state, other) or other_lane.shift == lane.shift:
+            other_moves = frozenset(x for x in other_lane.shift if not x.startswith("exact:"))
+            if base & _tensor(state, other) or other_moves == lane.shift:
                 return True
     return any(any(b.families & lane.families for _, b in mask.bounds) for _, mask in state.unused_masks())
 
@@ -261,6 +262,10 @@ def check_access(state: KernelState, access: Access) -> list[BoundsProblem]:
     for axis, lane in ptr.lanes:
         if not lane.arange:
             continue  # wrapped with %, clamped, or a gather through loaded indices
+        moves = frozenset(s for s in lane.shift if not s.startswith("exact:"))
+        if lane.shift and not moves:
+            continue  # moved only by loops that stop at the last whole block
+        lane = replace(lane, shift=moves)
         bound = mask_bounds.get(axis)
         if bound is not None:
             if bound.families & lane.families:

@@ -298,7 +298,7 @@ class Interpreter:
                 moved = _names(small.value)
                 running = set()
                 for loop in self.loops:
-                    if self.env.get(loop, V.TOP).index:
+                    if f"loop:{loop}" in self.env.get(loop, V.TOP).index:
                         running.add(f"loop:{loop}")
                         moved |= self.loop_blocks.get(loop, set())
                 if running:
@@ -339,7 +339,10 @@ class Interpreter:
             exact = any(_has_floor_div(a.value) for a in iter_node.args) or any(
                 "count" in a.tags and "ceil" not in a.tags for a in args)
             if fname in ("range", TL + "range", TL + "static_range"):
-                index = frozenset() if (static or exact) else frozenset([f"loop:{var}"])
+                # an exact loop (static, or stopping at the last whole block) still moves the block,
+                # but never past the tensor: its marker says so
+                index = (frozenset() if static else frozenset([f"exact:{var}"]) if exact
+                         else frozenset([f"loop:{var}"]))
                 loop_val = Val(
                     pid=bound_args.pid,
                     loops=bound_args.loops | ({var} if var else set()),
@@ -712,7 +715,7 @@ class Interpreter:
             return out.with_(block_ptr=True, lanes=(), rank=0, index=offsets.index,
                              tags=out.tags | {f"block:{n}" for n in (_names(block) if block is not None else ())})
         if fname == TL + "advance" and args:
-            running = frozenset(f"loop:{l}" for l in self.loops if self.env.get(l, V.TOP).index)
+            running = frozenset(f"loop:{l}" for l in self.loops if f"loop:{l}" in self.env.get(l, V.TOP).index)
             return args[0].with_(index=args[0].index | running)
         if fname in (TL + "make_tensor_descriptor",):
             return V.join(*args, *kwargs.values()).with_(block_ptr=True, lanes=(), rank=0, tags=frozenset({"descriptor"}))
