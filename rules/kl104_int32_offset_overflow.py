@@ -1,6 +1,64 @@
+import re
+
+import libcst as cst
+
 from kernlint.model import Level
 from kernlint.rule import Confirmation
+from kernlint.source.bounds import grid_expression, launch_argument
 from kernlint.source.rulebase import SourceRule
+
+_SHAPE = re.compile(r"^\s*(\w+)\.(?:shape\[|size\()\s*(-?\d+)\s*[\])]\s*$")
+_STRIDE = re.compile(r"^\s*(\w+)\.stride\(\s*(-?\d+)\s*\)\s*$")
+
+
+def _resolve(state, text: str, before: int) -> str:
+    """``head`` -> ``q.shape[1]`` through ``batch, head = b.shape[0], q.shape[1]`` before ``before``."""
+    name = text.strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return text
+    for line in reversed(state.info.source[:before].splitlines()):
+        lhs, sep, rhs = line.partition("=")
+        if not sep or rhs.startswith("=") or name not in lhs:
+            continue
+        targets = [t.strip() for t in lhs.split(",")]
+        if name not in targets:
+            continue
+        try:
+            value = cst.parse_expression(rhs.split("#", 1)[0].strip())
+        except Exception:  # noqa: BLE001 - not an expression we can read
+            return text
+        code = state.info.module.code_for_node
+        if isinstance(value, cst.Tuple) and len(value.elements) == len(targets):
+            return code(value.elements[targets.index(name)].value)
+        return code(value) if len(targets) == 1 else text
+    return text
+
+
+def _within_one_slice(state, index: frozenset, params: frozenset) -> bool:
+    """``pid * stride`` where every launch runs that program-id axis over ``t.shape[k]`` and passes
+    ``t.stride(k)``: the product stays below one slice of the outer dimension (``t.stride(k - 1)``),
+    e.g. a head index times the head stride inside one token row."""
+    if len(index) != 1 or len(params) != 1:
+        return False
+    (source,), (param,) = tuple(index), tuple(params)
+    if not source.startswith("pid"):
+        return False
+    axis = int(source[3:])
+    launches = state.info.launches_of(state.name)
+    if not launches:
+        return False
+    code = state.info.module.code_for_node
+    for launch in launches:
+        grid = grid_expression(state, launch)
+        elements = grid.elements if isinstance(grid, (cst.Tuple, cst.List)) else []
+        stride = launch_argument(state, launch, param)
+        if axis >= len(elements) or stride is None:
+            return False
+        shape = _SHAPE.match(_resolve(state, code(elements[axis].value), launch.start))
+        strides = _STRIDE.match(code(stride))
+        if not (shape and strides and shape.groups() == strides.groups() and int(shape.group(2)) != 0):
+            return False
+    return True
 
 
 class Int32OffsetOverflow(SourceRule):
@@ -78,6 +136,8 @@ def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
             if not access.ptr.int64:
                 tags |= {t for t in access.ptr.tags if t.startswith("i32mul:")}
         for tag in tags:
+            if _within_one_slice(state, *state.product_factors.get(tag, (frozenset(), frozenset()))):
+                continue
             node = state.products[tag]
             kind = next(a.kind for a in state.accesses if tag in a.ptr.tags)
             text = state.code(node)

@@ -108,6 +108,8 @@ class KernelState:
     mask_vars: dict[str, tuple] = field(default_factory=dict)
     #: ``pid * runtime size`` products computed in int32 (tag -> node)
     products: dict[str, cst.CSTNode] = field(default_factory=dict)
+    #: tag -> (index sources of the program-id factor, parameters of the size factor)
+    product_factors: dict[str, tuple] = field(default_factory=dict)
     #: the first node that binds each variable (for messages)
     env: dict[str, Val] = field(default_factory=dict)
 
@@ -515,6 +517,8 @@ class Interpreter:
             if name == "Multiply" and self._int32_product(a, b):
                 key = f"i32mul:{len(self.state.products)}"
                 self.state.products[key] = node
+                pid_side, size_side = (a, b) if a.pid and not b.pid else (b, a)
+                self.state.product_factors[key] = (pid_side.index, size_side.params)
                 out = out.with_(tags=out.tags | {key})
             return out
         if name == "Modulo":
