@@ -1,10 +1,8 @@
 import re
 
-import libcst as cst
-
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import grid_expression, launch_argument
+from kernlint.source.discover import Launch, split_top_level
 from kernlint.source.rulebase import SourceRule
 
 _SHAPE = re.compile(r"^\s*(\w+)\.(?:shape\[|size\()\s*(-?\d+)\s*[\])]\s*$")
@@ -23,39 +21,47 @@ def _resolve(state, text: str, before: int) -> str:
         targets = [t.strip() for t in lhs.split(",")]
         if name not in targets:
             continue
-        try:
-            value = cst.parse_expression(rhs.split("#", 1)[0].strip())
-        except Exception:  # noqa: BLE001 - not an expression we can read
-            return text
-        code = state.info.module.code_for_node
-        if isinstance(value, cst.Tuple) and len(value.elements) == len(targets):
-            return code(value.elements[targets.index(name)].value)
-        return code(value) if len(targets) == 1 else text
+        values = split_top_level(rhs.split("#", 1)[0].strip())
+        if len(values) == len(targets):
+            return values[targets.index(name)]
+        return text
     return text
 
 
 def _within_one_slice(state, index: frozenset, params: frozenset) -> bool:
+    cache = state.__dict__.setdefault("_one_slice", {})
+    key = (index, params)
+    if key not in cache:
+        cache[key] = _check_one_slice(state, index, params)
+    return cache[key]
+
+
+def _check_one_slice(state, index: frozenset, params: frozenset) -> bool:
     """``pid * stride`` where every launch runs that program-id axis over ``t.shape[k]`` and passes
     ``t.stride(k)``: the product stays below one slice of the outer dimension (``t.stride(k - 1)``),
     e.g. a head index times the head stride inside one token row."""
     if len(index) != 1 or len(params) != 1:
         return False
     (source,), (param,) = tuple(index), tuple(params)
-    if not source.startswith("pid"):
+    if not source.startswith("pid") or "stride" not in state.info.source:
         return False
     axis = int(source[3:])
     launches = state.info.launches_of(state.name)
     if not launches:
         return False
-    code = state.info.module.code_for_node
+    names = [p.name for p in state.kernel.kernel.params]
     for launch in launches:
-        grid = grid_expression(state, launch)
-        elements = grid.elements if isinstance(grid, (cst.Tuple, cst.List)) else []
-        stride = launch_argument(state, launch, param)
-        if axis >= len(elements) or stride is None:
+        elements = launch.grid_elements()
+        if elements is None:  # `grid = (...)` assigned before the launch
+            elements = Launch(launch.kernel, _resolve(state, launch.grid_text, launch.start), "").grid_elements() or []
+        positional, keywords = launch.argument_texts()
+        stride_text = keywords.get(param)
+        if stride_text is None and param in names and names.index(param) < len(positional):
+            stride_text = positional[names.index(param)]
+        if axis >= len(elements) or stride_text is None:
             return False
-        shape = _SHAPE.match(_resolve(state, code(elements[axis].value), launch.start))
-        strides = _STRIDE.match(code(stride))
+        shape = _SHAPE.match(_resolve(state, elements[axis], launch.start))
+        strides = _STRIDE.match(stride_text)
         if not (shape and strides and shape.groups() == strides.groups() and int(shape.group(2)) != 0):
             return False
     return True

@@ -12,16 +12,72 @@ from kernlint.source import names as N
 from kernlint.source.locate import KernelLocator
 
 
+def split_top_level(text: str) -> list[str]:
+    """``a, f(b, c), d`` -> ``['a', 'f(b, c)', 'd']`` (commas inside brackets stay)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    if text[start:].strip():
+        parts.append(text[start:].strip())
+    return parts
+
+    @property
+    def call(self) -> cst.Call:
+        """The call's arguments, parsed on first use (long argument lists cost more than the grid)."""
+        if self._call is None:
+            try:
+                parsed = cst.parse_expression(self.call_text)
+            except Exception:  # noqa: BLE001 - unreadable arguments: none
+                parsed = None
+            self._call = parsed if isinstance(parsed, cst.Call) else cst.Call(func=cst.Name("_k"))
+        return self._call
+
+
 @dataclass
 class Launch:
     """``kernel[grid](args...)`` somewhere in the module (``start``/``end``: offsets in the source)."""
 
     kernel: str
-    grid: cst.BaseExpression
+    grid_text: str
     call_text: str
     start: int = 0
     end: int = 0
     _call: cst.Call | None = None
+    _grid: cst.BaseExpression | None = None
+
+    @property
+    def grid(self) -> cst.BaseExpression:
+        """The grid expression, parsed on first use."""
+        if self._grid is None:
+            try:
+                self._grid = cst.parse_expression(self.grid_text)
+            except Exception:  # noqa: BLE001 - an unreadable grid: unknown
+                self._grid = cst.Name("_unknown_grid")
+        return self._grid
+
+    def grid_elements(self) -> list[str] | None:
+        """The grid's elements as text when it is written as a tuple/list literal (no parse)."""
+        text = self.grid_text.strip()
+        if not text or text[0] not in "([" or text[-1] not in ")]":
+            return None
+        return split_top_level(text[1:-1])
+
+    def argument_texts(self) -> tuple[list[str], dict[str, str]]:
+        """The call's positional and keyword arguments as text (no parse)."""
+        positional, keywords = [], {}
+        for part in split_top_level(self.call_text[self.call_text.find("(") + 1:self.call_text.rfind(")")]):
+            m = re.match(r"^([A-Za-z_]\w*)\s*=(?!=)\s*(.*)$", part, re.S)
+            if m:
+                keywords[m.group(1)] = m.group(2).strip()
+            elif not part.startswith("*"):
+                positional.append(part)
+        return positional, keywords
 
     @property
     def call(self) -> cst.Call:
@@ -138,11 +194,7 @@ def find_launches(source: str, name: str) -> list[Launch]:
         close_par = _matching(source, rest, "(", ")")
         if close_par < 0:
             continue
-        try:
-            grid = cst.parse_expression(source[open_sq + 1:close_sq])
-        except Exception:  # noqa: BLE001 - not a launch we can read
-            continue
-        out.append(Launch(name, grid, "_k" + source[rest:close_par + 1], m.start(), close_par + 1))
+        out.append(Launch(name, source[open_sq + 1:close_sq], "_k" + source[rest:close_par + 1], m.start(), close_par + 1))
     return out
 
 
