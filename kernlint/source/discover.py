@@ -27,18 +27,6 @@ def split_top_level(text: str) -> list[str]:
         parts.append(text[start:].strip())
     return parts
 
-    @property
-    def call(self) -> cst.Call:
-        """The call's arguments, parsed on first use (long argument lists cost more than the grid)."""
-        if self._call is None:
-            try:
-                parsed = cst.parse_expression(self.call_text)
-            except Exception:  # noqa: BLE001 - unreadable arguments: none
-                parsed = None
-            self._call = parsed if isinstance(parsed, cst.Call) else cst.Call(func=cst.Name("_k"))
-        return self._call
-
-
 @dataclass
 class Launch:
     """``kernel[grid](args...)`` somewhere in the module (``start``/``end``: offsets in the source)."""
