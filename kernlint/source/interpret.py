@@ -158,6 +158,15 @@ def _float(text: str) -> float | None:
         return None
 
 
+def _is_advance(node: cst.Assign) -> bool:
+    """``name = name + x`` / ``name = name - x``."""
+    if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+        return False
+    value = node.value
+    return (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract))
+            and isinstance(value.left, cst.Name) and value.left.value == node.targets[0].target.value)
+
+
 def _zero_padded(v: Val) -> bool:
     return "masked-other-zero" in v.tags and "pad-nonzero" not in v.tags
 
@@ -281,6 +290,13 @@ class Interpreter:
             self.block(stmt)
 
     def small(self, small: cst.CSTNode) -> None:
+        if isinstance(small, cst.Assign) and _is_advance(small):
+            # `p = p + inc` advances like `p += inc`
+            small = cst.AugAssign(
+                target=small.targets[0].target,
+                operator=cst.AddAssign() if isinstance(small.value.operator, cst.Add) else cst.SubtractAssign(),
+                value=small.value.right,
+            )
         if isinstance(small, cst.Assign):
             val = self.expr(small.value)
             for target in small.targets:
