@@ -97,8 +97,6 @@ class KernelState:
     reductions: list[Reduction] = field(default_factory=list)
     branches: list[Branch] = field(default_factory=list)
     calls: list[CallEvent] = field(default_factory=list)
-    #: every mask-like value computed in the kernel (passed or not), with its node
-    masks: list[tuple[Val, cst.CSTNode]] = field(default_factory=list)
     pid_axes: set[int] = field(default_factory=set)
     #: names the kernel body reads
     used_names: set[str] = field(default_factory=set)
@@ -410,7 +408,6 @@ class Interpreter:
                 self.env[name] = V.join(before[name], val, keep_bounds=False).with_(
                     tags=before[name].tags | val.tags, const=None,
                     bounds=val.bounds if val.bounds == before[name].bounds else (),
-                    dtype=val.dtype, loaded_from=val.loaded_from,
                 )
         self.recording = recording
         if var:
@@ -610,8 +607,6 @@ class Interpreter:
                     bound_dims[d] = Bound(lane.families, symbol, text,
                                           symbol == "==" or _is_minus_one(bound_node), node)
                 result = result.with_(bounds=tuple(sorted(bound_dims.items())))
-                if self.recording:
-                    self.state.masks.append((result, node))
             left, left_node = right, target.comparator
         # a comparison is a boolean, not the padded numbers it compared
         return result.with_(tags=frozenset(t for t in result.tags if t not in PAD_TAGS and t != "pad-nonzero"
@@ -644,8 +639,7 @@ class Interpreter:
             target = target or ""
             for a in node.args[1:]:
                 self.expr(a.value)
-            dtype = target.rsplit(".", 1)[-1] if target else base.dtype
-            return base.with_(int64=base.int64 or dtype in ("int64", "uint64"), dtype=dtype)
+            return base.with_(int64=base.int64 or target.rsplit(".", 1)[-1] in ("int64", "uint64"))
         if fname == "float" and len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString):
             try:
                 return Val(constexpr=True, const=float(node.args[0].value.evaluated_value))
@@ -788,15 +782,12 @@ class Interpreter:
                     tuple(self.guard_nodes),
                 )
             )
-            if mask is not None and mask.bounds:
-                self.state.masks.append((mask, mask_node))
         if kind == "load":
             lanes = tuple((d, Lane(l.families, False, l.shift, True, l.constexpr_extent)) for d, l in ptr.lanes)
             tags = {"load"}
             zero_other = other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and _float(other_node.value) == 0.0
-            if other_node is not None and "inf" in self.info.module.code_for_node(other_node) and (
-                "-" in self.info.module.code_for_node(other_node)
-            ):
+            other_code = self.info.module.code_for_node(other_node) if other_node is not None else ""
+            if "inf" in other_code and "-" in other_code:
                 tags.add("neutral-pad")
             if mask_node is not None and (other_node is None or zero_other):
                 tags.add("masked-no-other" if other_node is None else "masked-other-zero")
@@ -804,7 +795,6 @@ class Interpreter:
                 tags |= {f"padax:{d}" for d in padded}
             return Val(
                 rank=ptr.rank, lanes=lanes, pid=ptr.pid, loops=ptr.loops, data=True, runtime=True,
-                loaded_from=self.info.module.code_for_node(ptr_node).strip() if ptr_node is not None else None,
                 tags=frozenset(tags), params=ptr.params,
             )
         if kind == "atomic":

@@ -70,10 +70,6 @@ class Val:
     bounds: tuple[tuple[int, Bound], ...] = ()
     int64: bool = False
     block_ptr: bool = False
-    #: for loaded values: source text of the pointer they were loaded from
-    loaded_from: str | None = None
-    #: ``tl.load`` element dtype hint or cast target ("fp16", "int64" ...)
-    dtype: str | None = None
     params: frozenset[str] = frozenset()
     #: what produced this value: "load", "other-zero", "reduction:max"...
     tags: frozenset[str] = field(default=frozenset())
