@@ -2,7 +2,8 @@ import re
 
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.discover import Launch, split_top_level
+from kernlint.source.bounds import assigned_value
+from kernlint.source.discover import tuple_elements
 from kernlint.source.rulebase import SourceRule
 
 _SHAPE = re.compile(r"^\s*(\w+)\.(?:shape\[|size\()\s*(-?\d+)\s*[\])]\s*$")
@@ -14,18 +15,7 @@ def _resolve(state, text: str, before: int) -> str:
     name = text.strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
         return text
-    for line in reversed(state.info.source[:before].splitlines()):
-        lhs, sep, rhs = line.partition("=")
-        if not sep or rhs.startswith("=") or name not in lhs:
-            continue
-        targets = [t.strip() for t in lhs.split(",")]
-        if name not in targets:
-            continue
-        values = split_top_level(rhs.split("#", 1)[0].strip())
-        if len(values) == len(targets):
-            return values[targets.index(name)]
-        return text
-    return text
+    return assigned_value(state, name, before) or text
 
 
 def _within_one_slice(state, index: frozenset, params: frozenset) -> bool:
@@ -53,7 +43,7 @@ def _check_one_slice(state, index: frozenset, params: frozenset) -> bool:
     for launch in launches:
         elements = launch.grid_elements()
         if elements is None:  # `grid = (...)` assigned before the launch
-            elements = Launch(launch.kernel, _resolve(state, launch.grid_text, launch.start), "").grid_elements() or []
+            elements = tuple_elements(_resolve(state, launch.grid_text, launch.start)) or []
         positional, keywords = launch.argument_texts()
         stride_text = keywords.get(param)
         if stride_text is None and param in names and names.index(param) < len(positional):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from kernlint.source.discover import split_top_level
 from kernlint.source.interpret import Access, KernelState
 from kernlint.source.values import Bound, Lane
 
@@ -139,8 +140,8 @@ def grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
     return grid
 
 
-def _last_assignment(state: KernelState, name: str, before: int) -> str | None:
-    """The right-hand side of the last ``name = ...`` (or ``a, name = ...``) before ``before``."""
+def _assignment(state: KernelState, name: str, before: int) -> tuple[list[str], str] | None:
+    """(targets, right-hand side) of the last ``name = ...`` or ``a, name = ...`` before ``before``."""
     cache = state.info.__dict__.setdefault("_assignments", {})
     key = (name, before)
     if key not in cache:
@@ -151,10 +152,27 @@ def _last_assignment(state: KernelState, name: str, before: int) -> str | None:
                 continue
             lhs, sep, rhs = line.partition("=")
             if sep and not rhs.startswith("=") and not lhs.rstrip().endswith(("!", "<", ">", "=")) and target.match(lhs):
-                found = rhs.split("#", 1)[0].strip()
+                found = ([t.strip() for t in lhs.split(",")], rhs.split("#", 1)[0].strip())
                 break
         cache[key] = found
     return cache[key]
+
+
+def _last_assignment(state: KernelState, name: str, before: int) -> str | None:
+    """The right-hand side of the last ``name = ...`` (or ``a, name = ...``) before ``before``."""
+    found = _assignment(state, name, before)
+    return found[1] if found else None
+
+
+def assigned_value(state: KernelState, name: str, before: int) -> str | None:
+    """What ``name`` was last assigned before ``before``: ``q.shape[1]`` for ``head`` in
+    ``batch, head = b.shape[0], q.shape[1]``; None when that cannot be told element by element."""
+    found = _assignment(state, name, before)
+    if found is None or name not in found[0]:
+        return None
+    targets, rhs = found
+    values = split_top_level(rhs)
+    return values[targets.index(name)] if len(values) == len(targets) else None
 
 
 _SIZE_EXPR = re.compile(r"\.shape\b|\.size\(|\.numel\(\)|\bnumel\(|\blen\(")

@@ -27,6 +27,14 @@ def split_top_level(text: str) -> list[str]:
         parts.append(text[start:].strip())
     return parts
 
+def tuple_elements(text: str) -> list[str] | None:
+    """``(a, f(b, c))`` -> ``['a', 'f(b, c)']``; None when the text is not a tuple/list literal."""
+    text = text.strip()
+    if not text or text[0] not in "([" or text[-1] not in ")]":
+        return None
+    return split_top_level(text[1:-1])
+
+
 @dataclass
 class Launch:
     """``kernel[grid](args...)`` somewhere in the module (``start``/``end``: offsets in the source)."""
@@ -51,10 +59,7 @@ class Launch:
 
     def grid_elements(self) -> list[str] | None:
         """The grid's elements as text when it is written as a tuple/list literal (no parse)."""
-        text = self.grid_text.strip()
-        if not text or text[0] not in "([" or text[-1] not in ")]":
-            return None
-        return split_top_level(text[1:-1])
+        return tuple_elements(self.grid_text)
 
     def argument_texts(self) -> tuple[list[str], dict[str, str]]:
         """The call's positional and keyword arguments as text (no parse)."""
