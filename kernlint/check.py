@@ -75,12 +75,13 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
                 result.errors.append(FileError(display, f"cannot read file: {exc.strerror or exc}"))
                 result.files += 1
                 continue
-        file_result, _ = lint_text(display, data, rules)
-        per_file = config.ignored_for(display)
-        text = data.decode("utf-8", errors="replace")
-        sup = Suppressions.parse(text)
-        file_result.findings = [
-            f for f in file_result.findings if f.rule in codes and f.rule not in per_file and not sup.suppressed(f)
-        ]
+        file_result, info = lint_text(display, data, rules)
+        if file_result.findings:
+            # suppressions are read from the text the parser decoded, only where there is something to silence
+            per_file = config.ignored_for(display)
+            sup = Suppressions.parse(info.source)
+            file_result.findings = [
+                f for f in file_result.findings if f.rule in codes and f.rule not in per_file and not sup.suppressed(f)
+            ]
         result.extend(file_result)
     return result
