@@ -11,7 +11,7 @@ from kernlint.eval import records, report_html, summary
 from kernlint.eval.api import EvalOptions
 from kernlint.eval.dataset import export
 from kernlint.eval.policy import Policy
-from kernlint.eval.problems import load_candidates, load_problems
+from kernlint.eval.problems import attach_tests, load_candidates, load_problems, select_problems
 from kernlint.eval.runner import run_batch
 
 
@@ -24,6 +24,11 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.argument("candidates", type=click.Path(exists=True))
 @click.option("-o", "--out", "out_dir", type=click.Path(), default="kernlint-eval", show_default=True,
               help="Folder for records.jsonl, summary.json/.md, report.html and dataset.jsonl.")
+@click.option("--tests", "tests_dir", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder of TritonBench test code kept apart from the references: <problem_id>.py "
+                   "holds what follows the ##### line (a test_*() returning the result tensors).")
+@click.option("--problem-ids", default=None,
+              help="Evaluate only these problems: comma-separated ids or @FILE (one id per line).")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--ray-address", default=None, help="Ray cluster address (default: start a local one).")
 @click.option("--workers", type=int, default=None, help="Parallel workers (default: one per GPU; 1 on CPU).")
@@ -46,7 +51,7 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--include-correct", is_flag=True, help="Export correct-but-rejected candidates too.")
 @click.option("--limit", type=int, default=None, help="Evaluate at most this many candidates.")
 @click.option("--progress/--no-progress", default=True)
-def eval_command(problems, candidates, out_dir, backend, ray_address, workers, seeds, shape_variants,
+def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend, ray_address, workers, seeds, shape_variants,
                  timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline,
                  max_slowdown, min_occupancy, fail_level, include_correct, limit, progress):
     """Evaluate generated kernels in CANDIDATES (folder or JSONL of answers) against PROBLEMS
@@ -55,8 +60,17 @@ def eval_command(problems, candidates, out_dir, backend, ray_address, workers, s
     Records are appended to OUT/records.jsonl as candidates finish; rerunning resumes."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    probs = load_problems(problems)
-    cands = load_candidates(candidates, probs)
+    try:
+        probs = load_problems(problems)
+        if tests_dir:
+            attach_tests(probs, tests_dir)
+        # JSONL answers map to problems by row order, so candidates are read before any selection
+        cands = load_candidates(candidates, probs)
+        if problem_ids:
+            probs = select_problems(probs, problem_ids)
+            cands = [c for c in cands if c.problem_id in probs]
+    except (ValueError, OSError, KeyError) as exc:
+        raise click.UsageError(str(exc)) from exc
     if limit is not None:
         cands = cands[:limit]
     opts = EvalOptions(

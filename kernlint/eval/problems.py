@@ -77,6 +77,39 @@ def problem_from_text(pid: str, text: str, path: str = "") -> Problem:
     return Problem(pid, kind, code, test_code=test, test_function=fn, path=path)
 
 
+def attach_tests(problems: dict[str, Problem], tests_dir: str | Path) -> int:
+    """Supply TritonBench test code kept apart from the references: ``<problem_id>.py`` in
+    ``tests_dir`` holds what would follow the ``#####`` line. Returns how many problems got one."""
+    tests_dir = Path(tests_dir)
+    n = 0
+    for pid, prob in problems.items():
+        f = tests_dir / f"{pid}.py"
+        if prob.kind != "tritonbench" or not f.is_file():
+            continue
+        text = f.read_text()
+        fn = TEST_FN.search(text)
+        if not fn:
+            raise ValueError(f"{f}: no top-level 'def test_*():' function")
+        prob.test_code, prob.test_function = text, fn.group(1)
+        n += 1
+    return n
+
+
+def select_problems(problems: dict[str, Problem], spec: str) -> dict[str, Problem]:
+    """Keep the problems named in ``spec``: comma-separated ids, or ``@file`` with one id per line
+    (``#`` comments allowed), in that order. Unknown ids are an error."""
+    if spec.startswith("@"):
+        lines = Path(spec[1:]).read_text().splitlines()
+        ids = [ln.split("#", 1)[0].strip() for ln in lines]
+    else:
+        ids = [x.strip() for x in spec.split(",")]
+    ids = [i for i in ids if i]
+    unknown = [i for i in ids if i not in problems]
+    if unknown:
+        raise ValueError(f"unknown problem id(s): {', '.join(unknown[:5])}")
+    return {i: problems[i] for i in ids}
+
+
 def load_problems(path: str | Path) -> dict[str, Problem]:
     """A problem file, a folder of ``*.py`` problems, or a TritonBench-G JSON list (field ``output``)."""
     path = Path(path)
