@@ -2,9 +2,9 @@
 
 Usage: python benchmarks/gpu_confirm_fixtures.py OUT_DIR [--jobs 4] [--raw 3]
 
-For every fixture (planted bugs and clean twins under fixtures/triton and fixtures/dynamic) it runs
-kernlint's own command line with the dynamic phase and records each finding's verdict and the
-measured numbers. A planted bug passes when every finding its ``.expected`` file lists comes back
+For every fixture (planted bugs and clean twins under fixtures/triton, fixtures/dynamic and
+fixtures/ir, the last with the IR phase on) it runs kernlint's own command line with the dynamic
+phase and records each finding's verdict and the measured numbers. A planted bug passes when every finding its ``.expected`` file lists comes back
 *confirmed*; a clean twin passes when it has no finding, or only *refuted* ones.
 
 Cost: for ``--raw`` planted files, ``--confirm`` is timed serially against the command a person
@@ -30,30 +30,34 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def fixtures() -> list[Path]:
     out = []
-    for folder in ("fixtures/triton", "fixtures/dynamic"):
+    for folder in ("fixtures/triton", "fixtures/dynamic", "fixtures/ir"):
         out += sorted(p for p in (ROOT / folder).glob("*.py") if not p.name.startswith("_"))
     return out
 
 
-SELECT = ("KL101", "KL102", "KL103", "KL109")
+#: out-of-bounds, race, sync and bank-conflict rules: the ones a sanitizer or ncu can judge
+SELECT = ("KL101", "KL102", "KL103", "KL109", "KL301", "KL302", "KL306")
 
 
 def expected(path: Path) -> set[tuple[int, str]]:
-    """The planted findings of the rules this run confirms."""
-    exp = path.with_suffix(".expected")
-    if not exp.exists():
-        return set()
+    """The planted findings of the rules this run confirms (source phase: ``.expected``; IR phase:
+    ``.expected.json``)."""
     rows = set()
-    for line in exp.read_text().splitlines():
-        if line.strip():
-            pos, code = line.split()
-            if code in SELECT:
+    exp = path.with_suffix(".expected")
+    if exp.exists():
+        for line in exp.read_text().splitlines():
+            if line.strip():
+                pos, code = line.split()
                 rows.add((int(pos.split(":")[0]), code))
-    return rows
+    ir_exp = path.with_suffix(".expected.json")
+    if ir_exp.exists():
+        rows |= {(e["line"], e["rule"]) for e in json.loads(ir_exp.read_text())}
+    return {(line, code) for line, code in rows if code in SELECT}
 
 
 def confirm(path: Path) -> dict:
-    argv = [sys.executable, "-m", "kernlint", "check", str(path.relative_to(ROOT)), "--confirm", "--require-gpu",
+    ir = ["--ir"] if path.parent.name == "ir" else []
+    argv = [sys.executable, "-m", "kernlint", "check", str(path.relative_to(ROOT)), *ir, "--confirm", "--require-gpu",
             "--select", ",".join(SELECT), "--output-format", "json"]
     t0 = time.perf_counter()
     r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)

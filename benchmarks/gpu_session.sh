@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Everything kernlint needs a GPU for, in one go (one device session):
-#   bash benchmarks/gpu_session.sh OUT_DIR
+#   bash benchmarks/gpu_session.sh OUT_DIR [all|confirm|eval]
 # writes OUT_DIR/gpu_session.tar.gz: the device description, the GPU tests' output, the --confirm
 # table over every fixture (gpu_confirm_fixtures.md/.json), raw compute-sanitizer/ncu outputs for
 # the parser tests (raw/<fixture>.<tool>.<variant>.txt) and the `kernlint eval` GPU check.
+# "confirm" and "eval" run one half each (for machines that limit the length of one command).
 set -u
-out=${1:?usage: gpu_session.sh OUT_DIR}
+out=${1:?usage: gpu_session.sh OUT_DIR [all|confirm|eval]}
+part=${2:-all}
 w="$out/work"
 mkdir -p "$w/raw"
 export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
@@ -19,8 +21,9 @@ root=$(pwd)
 } > "$w/device.txt" 2>&1
 step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@"; echo "$name: exit $? in $((SECONDS - t0)) s" >> "$w/device.txt"; }
 
-step "pytest -m gpu" 90 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
-step "confirm fixtures" 180 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 --raw 2 > "$w/confirm.log" 2>&1
+if [ "$part" != eval ]; then
+step "pytest -m gpu" 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
+step "confirm fixtures" 300 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 --raw 2 > "$w/confirm.log" 2>&1
 
 # raw tool outputs, as a person would type the commands, for the parser tests
 cd fixtures/dynamic
@@ -33,7 +36,8 @@ step "raw racecheck" 25 compute-sanitizer --tool racecheck python3 -c "$(entry s
 step "raw synccheck" 25 compute-sanitizer --tool synccheck python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.synccheck.plain.txt" 2>&1
 step "raw ncu" 30 ncu --clock-control none --csv --metrics "$metrics" python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.ncu.plain.txt" 2>&1
 cd "$root"
-
-step "eval gpu check" 210 python3 benchmarks/gpu_eval_check.py "$w/eval" --repeats 10 > "$w/eval.log" 2>&1
-tar czf "$out/gpu_session.tar.gz" -C "$out" work
+step "raw synccheck divergent" 60 compute-sanitizer --tool synccheck python3 -c "import sys, runpy; runpy.run_path('fixtures/ir/divergent_barrier_bad.py', run_name='fixture')['run']()" > "$w/raw/divergent_barrier_bad.synccheck.plain.txt" 2>&1
+fi
+[ "$part" != confirm ] && step "eval gpu check" 400 python3 benchmarks/gpu_eval_check.py "$w/eval" --repeats 10 > "$w/eval.log" 2>&1
+tar czf "$out/gpu_session_$part.tar.gz" -C "$out" work
 cat "$w/device.txt"; tail -3 "$w/pytest_gpu.log"; sed -n 5,6p "$w/gpu_confirm_fixtures.md"; tail -15 "$w/eval.log"

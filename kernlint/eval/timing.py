@@ -1,6 +1,11 @@
 """Timing: CUDA events with an L2 flush before every run, fresh inputs per timed iteration,
 warm-up and the median of N; CUDA graphs for tiny kernels; a host wall-clock cross-check. On CPU
 a ``time.perf_counter`` fallback, labelled as a smoke test (it measures the interpreter, not a GPU).
+
+The L2 flush *reads* a buffer larger than L2 by default. Flushing by writing (``zero_()``, as
+many harnesses do) leaves L2 full of dirty lines, and the timed kernel then pays for writing them
+back to DRAM: a memory-bound kernel reads slower than under ncu, whose cache control invalidates
+L2 before each profiled kernel.
 """
 
 from __future__ import annotations
@@ -22,24 +27,44 @@ def _stats(samples_ms: list[float], timer: str, **extra) -> dict:
             "min_ms": min(samples_ms), "cv": (std / mean) if mean else 0.0, "n": len(samples_ms), **extra}
 
 
-def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, iters: int = 50,
-              flush_l2: bool = True, graph_below_ms: float = 0.01) -> dict:
-    """Median event time of ``fn(*args)``; ``arg_sets`` are distinct input copies used round-robin
-    (fresh inputs per timed iteration, so nothing is served from L2 or from a result cache)."""
+FLUSH_MODES = ("read", "write", "none")
+
+
+def _l2_flusher(mode: str) -> Callable[[], Any] | None:
     import torch
 
-    flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda") if flush_l2 else None
+    if mode == "none":
+        return None
+    buf = torch.ones(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    if mode == "write":
+        return buf.zero_
+    if mode == "read":
+        out = torch.empty((), dtype=torch.int32, device="cuda")
+        return lambda: torch.amax(buf, out=out)
+    raise ValueError(f"unknown L2 flush mode {mode!r} (one of {', '.join(FLUSH_MODES)})")
+
+
+def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, iters: int = 50,
+              flush_l2: bool | str = True, graph_below_ms: float = 0.01) -> dict:
+    """Median event time of ``fn(*args)``; ``arg_sets`` are distinct input copies used round-robin
+    (fresh inputs per timed iteration, so nothing is served from L2 or from a result cache).
+
+    ``flush_l2``: True or "read" (default: a read sweep leaves L2 clean), "write" (``zero_()``,
+    leaves dirty lines), False or "none"."""
+    import torch
+
+    mode = "read" if flush_l2 is True else "none" if flush_l2 is False else str(flush_l2)
+    flush = _l2_flusher(mode)
     for i in range(warmup):
         fn(*arg_sets[i % len(arg_sets)])
     torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     host0 = time.perf_counter()
-    host_kernel = 0.0
     sleep = getattr(torch.cuda, "_sleep", None)
     for i in range(iters):
         if flush is not None:
-            flush.zero_()
+            flush()
         if sleep is not None:
             # keep the GPU busy while the host launches, so the events time the kernel and not
             # the Python launch latency
@@ -60,9 +85,8 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
         fn(*args)
         torch.cuda.synchronize()
         wall.append((time.perf_counter() - t0) * 1e3)
-    del host_kernel
     res = _stats(samples, CUDA_TIMER, wall_sync_median_ms=statistics.median(wall),
-                 host_loop_ms=host_total_ms)
+                 host_loop_ms=host_total_ms, l2_flush=mode)
     if res["median_ms"] < graph_below_ms:
         res["graph"] = time_cuda_graph(fn, arg_sets[0], iters=iters)
     return res

@@ -19,7 +19,7 @@ def test_fault_batch_classified(tmp_path):
     honest = load_candidates(FIXTURES / "candidates", probs)
     cands.append(next(c for c in honest if c.id == "vector_add/honest"))
     out = tmp_path / "records.jsonl"
-    opts = EvalOptions(seeds=(0,), shape_variants=(0,), timeout_s=15, mem_limit_mb=2048, timing=False)
+    opts = EvalOptions(seeds=(0,), shape_variants=(0,), timeout_s=40, mem_limit_mb=2048, timing=False)
     run_batch(probs, cands, out, opts, workers=2)
     recs = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert set(recs) == set(expected) | {"vector_add/honest"}
