@@ -24,6 +24,11 @@ class OutOfBoundsStore(SourceRule):
 The same dataflow check as KL101, for `tl.store` and `tl.atomic_*`: every axis of the stored block
 that can run past the end of the tensor must be bounded by the mask.
 
+Stores are accepted without a mask when the block provably stays inside the tensor: sizes asserted
+divisible by the block, grids that count whole blocks, and extents the wrapper rounds up to a
+multiple of every block size (`round_n = math.ceil(n / 64) * 64` passed for the row length of an
+output allocated with it, while the grid runs `cdiv(n, BLOCK)` programs with `BLOCK` dividing 64).
+
 ## Why is this bad?
 An out-of-bounds store corrupts whatever lives after the output tensor — often another live tensor
 of the same program, so results go wrong far from the kernel that caused it — or crashes the context
@@ -65,6 +70,27 @@ def softmax(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
     y = tl.exp(x - tl.max(x, axis=0))
     tl.store(y_ptr + row * stride + cols, y / tl.sum(y, axis=0))  # expect: KL102
 ''',
+        '''
+import math
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, ROUND_N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    row = tl.program_id(1).to(tl.int64)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0)
+    tl.store(y_ptr + row * ROUND_N + offs, 2 * x)  # expect: KL102
+
+def run(x):
+    rows, n = x.shape
+    round_n = math.ceil(n / 64) * 64  # padded to 64, but the block is 128
+    y = torch.empty((rows, round_n), device=x.device, dtype=x.dtype)
+    grid = lambda META: (triton.cdiv(n, META["BLOCK"]), rows)
+    scale[grid](x, y, n, round_n, BLOCK=128)
+    return y
+''',
     )
     good = (
         '''
@@ -78,6 +104,27 @@ def softmax(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
     y = tl.exp(x - tl.max(x, axis=0))
     tl.store(y_ptr + row * stride + cols, y / tl.sum(y, axis=0), mask=cols < n_cols)
+''',
+        '''
+import math
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, ROUND_N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    row = tl.program_id(1).to(tl.int64)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0)
+    tl.store(y_ptr + row * ROUND_N + offs, 2 * x)  # rows of y are padded to a multiple of the block
+
+def run(x):
+    rows, n = x.shape
+    round_n = math.ceil(n / 64) * 64
+    y = torch.empty((rows, round_n), device=x.device, dtype=x.dtype)
+    grid = lambda META: (triton.cdiv(n, META["BLOCK"]), rows)
+    scale[grid](x, y, n, round_n, BLOCK=64)
+    return y
 ''',
     )
 

@@ -1,6 +1,6 @@
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import divisible_blocks, exact_grid_axes
+from kernlint.source.bounds import divisible_blocks, exact_grid_axes, rounded_extent_axes
 from kernlint.source.rulebase import SourceRule
 
 
@@ -23,7 +23,10 @@ class BlockPointerUnchecked(SourceRule):
 Follows block pointers made by `tl.make_block_ptr` and moved by `tl.advance`. When the block's
 offsets depend on a program id or a loop counter with a runtime trip count, a `tl.load`/`tl.store`
 through it must pass `boundary_check` for the axes that can run past the tensor's shape. Sizes the
-module asserts divisible by the block (`assert K % BLOCK_K == 0`) are accepted.
+module asserts divisible by the block (`assert K % BLOCK_K == 0`) are accepted, and so are extents the
+wrapper rounds up to a multiple of every block size (`round_m = triton.cdiv(M, 128) * 128` passed as
+the shape of an output allocated with it, the grid running `cdiv(M, BM)` programs with `BM` dividing
+128).
 
 ## Why is this bad?
 Without `boundary_check` a block pointer access is not bounds-checked at all: the last block reads
@@ -67,6 +70,27 @@ def copy_rows(a_ptr, b_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
     tile = tl.load(src, boundary_check=(0, 1), padding_option="zero")
     tl.store(dst, tile, boundary_check=(0, 1))
 ''',
+        '''
+import math
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def copy_rows(a_ptr, b_ptr, M, ROUND_M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.make_block_ptr(a_ptr, (M, N), (stride, 1), (pid * BM, 0), (BM, BN), (1, 0))
+    dst = tl.make_block_ptr(b_ptr, (ROUND_M, N), (stride, 1), (pid * BM, 0), (BM, BN), (1, 0))
+    tile = tl.load(src, boundary_check=(0, 1), padding_option="zero")
+    tl.store(dst, tile)  # b is padded to whole blocks: N fits one block, rows to a multiple of BM
+
+def run(a):
+    M, N = a.shape
+    round_m = triton.cdiv(M, 128) * 128
+    b = torch.empty((round_m, N), device=a.device, dtype=a.dtype)
+    copy_rows[(triton.cdiv(M, 64),)](a, b, M, round_m, N, a.stride(0), BM=64, BN=triton.next_power_of_2(N))
+    return b
+''',
     )
 
     def check(self, state):
@@ -78,9 +102,13 @@ def copy_rows(a_ptr, b_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
                       and not (i.startswith("pid") and int(i[3:]) in exact_grid_axes(state))}
             if not movers:
                 continue
-            blocks = {t[6:].lower() for t in ptr.tags if t.startswith("block:")}
+            names = frozenset(t[6:] for t in ptr.tags if t.startswith("block:"))
+            blocks = {n.lower() for n in names}
             if blocks and blocks <= divisible_blocks(state):
                 continue
+            if all(i.startswith("pid") for i in movers) and {int(i[3:]) for i in movers} <= rounded_extent_axes(
+                    state, names, ptr.params):
+                continue  # the block stays inside an extent the wrapper rounded up to a multiple of it
             movers = ", ".join(sorted(s.replace("loop:", "loop counter ").replace("pid", "program_id axis ") for s in movers))
             yield self.finding(
                 state, access.node,

@@ -128,9 +128,10 @@ def grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
         source = state.info.source
         found = None
         for m in re.finditer(rf"^[ \t]*{re.escape(grid.value)}[ \t]*=[ \t]*(.+)$", source[:launch.start], re.M):
-            found = m.group(1)
+            found = m
         if found is None:
             return None
+        found = _balanced(source, found.start(1), launch.start) or found.group(1)
         try:
             grid = cst.parse_expression(found.split("#", 1)[0].strip())
         except Exception:  # noqa: BLE001 - a multi-line or unusual grid: unknown
@@ -138,6 +139,28 @@ def grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
     if isinstance(grid, cst.Lambda):
         grid = grid.body
     return grid
+
+
+def _balanced(source: str, start: int, limit: int) -> str | None:
+    """The expression starting at ``start``, continued over lines while brackets are open (comments
+    dropped)."""
+    depth, out, i, end = 0, [], start, min(limit, start + 4000)
+    while i < end:
+        ch = source[i]
+        if ch == "#":
+            i = source.find("\n", i, end)
+            if i < 0:
+                return None
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "\n" and depth <= 0:
+            return "".join(out)
+        out.append(ch)
+        i += 1
+    return None
 
 
 def _assignment(state: KernelState, name: str, before: int) -> tuple[list[str], str] | None:
@@ -255,7 +278,121 @@ def block_values(state: KernelState, name: str) -> list[tuple[int, str]]:
     return out
 
 
-def _exact(state: KernelState, lane: Lane) -> bool:
+_CDIV = re.compile(r"^(?:triton\.|tl\.)?cdiv\((.*)\)$", re.S)
+_CEIL_DIV = re.compile(r"^\(\s*(.+?)\s*\+\s*(.+?)\s*-\s*1\s*\)\s*//\s*(.+)$", re.S)
+_CEIL_DIV_LITERAL = re.compile(r"^\(\s*(.+?)\s*\+\s*(\d+)\s*\)\s*//\s*(\d+)$", re.S)
+_META = re.compile(r"""^\w+\[\s*['"](\w+)['"]\s*\]$""")
+
+
+def _squeeze(text: str) -> str:
+    text = re.sub(r"\s+", "", text)
+    while text.startswith("(") and text.endswith(")") and _matching_paren(text) == len(text) - 1:
+        text = text[1:-1]
+    return text
+
+
+def _matching_paren(text: str) -> int:
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            return i
+    return -1
+
+
+def _ceil_division(text: str) -> tuple[str, str] | None:
+    """``cdiv(x, b)`` / ``(x + b - 1) // b`` -> (x, b), squeezed."""
+    text = _squeeze(text)
+    m = _CDIV.match(text)
+    if m:
+        args = split_top_level(m.group(1))
+        return (args[0], args[1]) if len(args) == 2 else None
+    m = _CEIL_DIV.match(text) or _CEIL_DIV_LITERAL.match(text)
+    if m and (m.re is _CEIL_DIV and _squeeze(m.group(2)) == _squeeze(m.group(3))
+              or m.re is _CEIL_DIV_LITERAL and int(m.group(2)) == int(m.group(3)) - 1):
+        return _squeeze(m.group(1)), _squeeze(m.group(3))
+    m = re.match(r"^math\.ceil\((.+)/(.+)\)$", text)
+    if m and "," not in m.group(1):
+        return _squeeze(m.group(1)), _squeeze(m.group(2))
+    return None
+
+
+def _rounded_up(text: str) -> tuple[str, str] | None:
+    """``ceil(x / b) * b``, ``cdiv(x, b) * b``, ``(x + b - 1) // b * b`` -> (x, b)."""
+    text = _squeeze(text)
+    i = text.rfind("*")
+    if i <= 0 or text[i - 1] == "*":
+        return None
+    found = _ceil_division(text[:i])
+    return found if found is not None and found[1] == _squeeze(text[i + 1:]) else None
+
+
+def _block_sizes(state: KernelState, launch, family: str) -> set[int] | None:
+    """The values a block takes at one launch (a literal, a module constant, its default or autotune
+    configs); None when one of them is unknown."""
+    value = launch_argument(state, launch, family)
+    if value is not None:
+        text = state.info.module.code_for_node(value).strip()
+        if re.fullmatch(r"\d+", text):
+            return {int(text)}
+        return {state.info.constants[text]} if text in state.info.constants else None
+    values = {v for v, where in block_values(state, family) if not where.startswith("the launch")}
+    return values or None
+
+
+def rounded_extent_axes(state: KernelState, families: frozenset[str], params: frozenset[str]) -> set[int]:
+    """Grid axes whose blocks never leave an extent the wrapper rounded up: every launch runs the axis
+    over ``cdiv(x, BLOCK)`` programs and passes a parameter the access is based on as ``x`` rounded
+    up to a multiple ``b`` of every value of ``BLOCK`` (``ceil(x / 64) * 64``): the last block ends
+    at ``cdiv(x, BLOCK) * BLOCK <= ceil(x / b) * b``, inside a tensor laid out on that extent."""
+    launches = state.info.launches_of(state.name)
+    if not launches or not families or not params:
+        return set()
+    common: set[int] | None = None
+    for launch in launches:
+        grid = grid_expression(state, launch)
+        if isinstance(grid, (cst.Tuple, cst.List)):
+            elements = [state.info.module.code_for_node(e.value) for e in grid.elements]
+        elif grid is not None:
+            elements = [state.info.module.code_for_node(grid)]
+        else:
+            return set()
+        rounded = []  # (x, b) of every parameter passed a rounded-up extent
+        for p in params:
+            value = launch_argument(state, launch, p)
+            if value is None:
+                continue
+            text = state.info.module.code_for_node(value).strip()
+            if re.fullmatch(r"[A-Za-z_]\w*", text):
+                text = _last_assignment(state, text, launch.start) or text
+            found = _rounded_up(text)
+            if found is not None:
+                rounded.append(found)
+        axes = set()
+        for axis, element in enumerate(elements):
+            division = _ceil_division(element)
+            if division is None:
+                continue
+            x, block = division
+            meta = _META.match(block)
+            block = meta.group(1) if meta else block
+            family = next((f for f in families if f == block or _squeeze(
+                state.info.module.code_for_node(launch_argument(state, launch, f)) if launch_argument(
+                    state, launch, f) is not None else "") == block), None)
+            if family is None:
+                continue
+            sizes = _block_sizes(state, launch, family)
+            for rx, b in rounded:
+                if rx != x:
+                    continue
+                if b == block or (sizes and re.fullmatch(r"\d+", b) and all(int(b) % v == 0 for v in sizes)):
+                    axes.add(axis)
+        common = axes if common is None else common & axes
+    return common or set()
+
+
+def _exact(state: KernelState, lane: Lane, params: frozenset[str] = frozenset()) -> bool:
     """Every source that moves the axis provably stays inside the tensor."""
     if {f.lower() for f in lane.families} & divisible_blocks(state):
         return True
@@ -264,7 +401,8 @@ def _exact(state: KernelState, lane: Lane) -> bool:
         return True  # a block of one element is never partial
     pid_sources = {s for s in lane.shift if s.startswith("pid")}
     if pid_sources and pid_sources == lane.shift:
-        return {int(s[3:]) for s in pid_sources} <= exact_grid_axes(state)
+        axes = {int(s[3:]) for s in pid_sources} - exact_grid_axes(state)
+        return not axes or axes <= rounded_extent_axes(state, lane.families, params)
     return False
 
 
@@ -301,7 +439,7 @@ def check_access(state: KernelState, access: Access) -> list[BoundsProblem]:
             continue
         if access.static_guard:
             continue  # e.g. `if EVEN_K: load without mask` - the designer proved it at compile time
-        if lane.shift and not _exact(state, lane):
+        if lane.shift and not _exact(state, lane, ptr.params):
             movers = ", ".join(sorted(s.replace("loop:", "loop counter ").replace("pid", "program_id axis ") for s in lane.shift))
             problems.append(BoundsProblem(
                 axis, "unmasked", lane, None,

@@ -204,6 +204,8 @@ def _names(node: cst.BaseExpression) -> set[str]:
         return set().union(*(_names(a.value) for a in node.args)) if node.args else set()
     if isinstance(node, cst.Attribute):
         return {node.attr.value}
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return set().union(*(_names(e.value) for e in node.elements)) if node.elements else set()
     return set()
 
 
