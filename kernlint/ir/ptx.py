@@ -37,7 +37,7 @@ directive_open: DIRECTIVE darg*     -> directive
 ?darg: DIRECTIVE | IDENT | INT | DECIMAL | REG | STRING | FLOAT | "(" | "," | "<" | ">" | "[" | "]" | "=" | "{" | "}"
 
 instruction: guard? OPCODE operands? ";"
-guard: "@" NOT? REG
+guard: "@" NOT? (REG | IDENT)
 operands: operand ("," operand)*
 ?operand: REG                  -> reg
         | NOT REG              -> negreg
@@ -47,6 +47,7 @@ operands: operand ("," operand)*
         | IDENT                -> sym
         | "_"                  -> sink
         | "[" addr "]"         -> address
+        | "[" base "," "{" operand ("," operand)* "}" "]" -> tensor_address
         | "{" operand ("," operand)* "}" -> vector
 addr: base (SIGN INT)?
     | INT                      -> absaddr
@@ -56,7 +57,7 @@ LABEL_DEF.3: /[$A-Za-z_][\w$]*:/
 LOC.3: ".loc"
 FILE.3: ".file"
 DIRECTIVE: /\.[A-Za-z_][\w$]*/
-OPCODE: /[a-z][a-z0-9_]*(\.[a-z0-9_]+(::[a-z0-9_]+)*)*/
+OPCODE: /[a-z][a-z0-9_]*(\.[A-Za-z0-9_]+(::[A-Za-z0-9_]+)*)*/
 REG: /%[A-Za-z_][\w]*(\.[xyz])?/
 IDENT.0: /[$A-Za-z_][\w$]*/
 FLOAT.2: /0[fFdD][0-9A-Fa-f]+/
@@ -79,18 +80,21 @@ class SourceLoc:
     col: int
     #: (file, line, col) of the call site when the location is inside an inlined function
     inlined_at: tuple[str, int, int] | None = None
+    #: the call sites further out, when the call site is itself inside an inlined function
+    outer: tuple[tuple[str, int, int], ...] = ()
 
     def frames(self) -> list[tuple[str, int, int]]:
         """Innermost first."""
         out = [(self.file, self.line, self.col)]
         if self.inlined_at:
             out.append(self.inlined_at)
+        out.extend(self.outer)
         return out
 
 
 @dataclass
 class Operand:
-    kind: str  # reg | negreg | regpair | imm | fimm | sym | sink | address | vector
+    kind: str  # reg | negreg | regpair | imm | fimm | sym | sink | address | tensor | vector
     text: str
     #: address: base (register or symbol) and offset; vector: the elements
     base: str | None = None
@@ -209,6 +213,11 @@ class _ToRecords(Transformer):
     def absaddr(self, c):
         return Operand("address", f"[{c[0]}]", base=None, offset=_int(str(c[0])))
 
+    def tensor_address(self, c):
+        """``[%rd4, {%r1, %r2}]``: a tensor map and coordinates (TMA), not a plain address."""
+        return Operand("tensor", f"[{c[0]}, {{" + ", ".join(o.text for o in c[1:]) + "}]", base=str(c[0]),
+                       elements=tuple(c[1:]))
+
     def vector(self, c):
         return Operand("vector", "{" + ", ".join(o.text for o in c) + "}", elements=tuple(c))
 
@@ -236,6 +245,7 @@ def parse(text: str) -> PtxModule:
     func: PtxFunction | None = None
     loc: SourceLoc | None = None
     raw_instructions: list[tuple[Instruction, tuple | None]] = []
+    callers: dict[tuple[int, int, int], tuple[int, int, int]] = {}
     in_header = False
     for item in tree.children:
         kind = item.data
@@ -272,7 +282,18 @@ def parse(text: str) -> PtxModule:
             c = [str(t) for t in item.children]
             file_no, line, col = int(c[1]), int(c[2]), int(c[3])
             inl = (int(c[5]), int(c[6]), int(c[7])) if len(c) >= 8 else None
-            loc = (file_no, line, col, inl)  # type: ignore[assignment]
+            # PTX names one call site per location; the call site's own caller is the one named by
+            # the latest location at that call site (nested inlining: header -> header -> kernel)
+            outer: list[tuple[int, int, int]] = []
+            at = inl
+            while at is not None and len(outer) < 8:
+                at = callers.get(at)
+                if at is None or at in outer or at == inl:
+                    break
+                outer.append(at)
+            if inl is not None:
+                callers[(file_no, line, col)] = inl
+            loc = (file_no, line, col, inl, tuple(outer))  # type: ignore[assignment]
         elif kind == "label" and func is not None:
             func.labels[str(item.children[0])[:-1]] = len(func.instructions)
         elif kind == "instruction":
@@ -298,9 +319,10 @@ def parse(text: str) -> PtxModule:
     for inst, raw in raw_instructions:
         if raw is None:
             continue
-        file_no, line, col, inl = raw  # type: ignore[misc]
+        file_no, line, col, inl, outer = raw  # type: ignore[misc]
         inlined = None
         if inl is not None:
             inlined = (module.files.get(inl[0], str(inl[0])), inl[1], inl[2])
-        inst.loc = SourceLoc(module.files.get(file_no, str(file_no)), line, col, inlined)
+        further = tuple((module.files.get(f, str(f)), ln, c) for f, ln, c in outer)
+        inst.loc = SourceLoc(module.files.get(file_no, str(file_no)), line, col, inlined, further)
     return module
