@@ -125,7 +125,8 @@ def load_module(path: str | Path, stripped: bool = True) -> types.ModuleType:
     name = _module_name(path) + ("_s" if stripped else "")
     if stripped:
         source = path.read_text(encoding="utf-8")
-        code = compile(strip_side_effects(source), str(path), "exec")
+        # dont_inherit: the user's code must not inherit this module's `from __future__ import annotations`
+        code = compile(strip_side_effects(source), str(path), "exec", dont_inherit=True)
         module = types.ModuleType(name)
         module.__file__ = str(path)
         sys.modules[name] = module

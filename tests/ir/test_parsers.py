@@ -135,3 +135,14 @@ def test_bank_model_counts_a_known_pattern():
     # 16-byte accesses, consecutive: 4 quarter-warp phases, no conflict
     total, ideal, _ = lanes.shared_wavefronts(np.arange(32, dtype=np.int64) * 16, np.ones(32, bool), 16, "st")
     assert (total, ideal) == (4, 4)
+
+
+def test_stripped_module_keeps_its_own_annotation_semantics(tmp_path):
+    # kernlint's modules use postponed annotations; the user's code must not inherit them (TileLang
+    # evaluates a prim_func's annotations, which may name the factory's arguments, at definition)
+    from kernlint.ir.loader import load_module
+
+    path = tmp_path / "annotated.py"
+    path.write_text("def f(x: int) -> float:\n    return x\n")
+    module = load_module(path, stripped=True)
+    assert module.f.__annotations__ == {"x": int, "return": float}
