@@ -32,6 +32,7 @@ import conftest  # noqa: E402,F401  - maps kernlint.rules in a plain checkout
 from kernlint.ir.phase import _collect, run_ir_phase  # noqa: E402
 from kernlint.ir.discovery import helper_functions  # noqa: E402
 from kernlint.ir.specialize import specializations_for  # noqa: E402
+from kernlint.model import Frontend  # noqa: E402
 
 BARE = r'''
 import json, os, sys, time, tempfile
@@ -70,7 +71,7 @@ def bare_jobs(paths: list[str]) -> list[dict]:
         source = Path(path).read_text()
         helpers = helper_functions(source)
         for k in kernels:
-            if k.name in helpers:
+            if k.name in helpers or k.frontend is not Frontend.TRITON:
                 continue
             for s in specializations_for(k, source)[0]:
                 jobs.append({"path": path, "kernel": k.name, "signature": s.signature,

@@ -25,10 +25,13 @@ def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: st
     options = {}
     if config.occupancy_threshold is not None:
         options["KL304"] = {"threshold": config.occupancy_threshold}
+    stats: dict = {}
     ir_findings = run_ir_phase(
         kernels, arch=arch, select=sorted(ir_codes), cache_dir=str(root / ".kernlint_cache" / "ir"),
         jobs=jobs or min(os.cpu_count() or 1, 8), max_configs=config.autotune_limit, options=options or None,
+        stats=stats,
     )
+    result.notices.extend(stats.get("notices", []))
     for f in ir_findings:
         f.path = config.relpath(Path(f.path))
     remaining = attach_to_source_findings(result.findings, ir_findings)

@@ -5,6 +5,8 @@ Modules, in pipeline order:
 - :mod:`kernlint.ir.specialize` decides *what* to compile for each kernel.
 - :mod:`kernlint.ir.discovery` finds ``@triton.jit`` kernels when the caller has none.
 - :mod:`kernlint.ir.compile` compiles them through Triton's API (worker processes, on-disk cache).
+- :mod:`kernlint.ir.tilelang` lowers TileLang kernels to CUDA (on the CPU) and compiles them to PTX
+  with nvcc, in the same workers.
 - :mod:`kernlint.ir.ptx` / :mod:`kernlint.ir.mlir` parse the artefacts, mapping every instruction
   back to the user's ``file:line:col``.
 - :mod:`kernlint.ir.lanes` evaluates PTX address arithmetic for every lane of a block.

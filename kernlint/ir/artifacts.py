@@ -88,8 +88,25 @@ class CompiledKernel:
         chain = [f"{os.path.basename(f)}:{ln}:{c}" for f, ln, c in frames]
         for f, ln, c in frames:
             if self._same_file(f) and ln > 0:
+                if self.metadata.get("frontend") == "tilelang":
+                    # ``#line`` carries no column: the statement's own start
+                    c = self._indent(ln) + 1
                 return ln, max(c, 1), chain
         return self.kernel_line, 1, chain
+
+    @cached_property
+    def _source_lines(self) -> list[str]:
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as fh:
+                return fh.read().splitlines()
+        except OSError:
+            return []
+
+    def _indent(self, line: int) -> int:
+        text = self._source_lines
+        if 0 < line <= len(text):
+            return len(text[line - 1]) - len(text[line - 1].lstrip())
+        return 0
 
     def span(self, line: int, col: int) -> Span:
         try:

@@ -272,7 +272,12 @@ def _worker_main(conn) -> None:
         if job is None:
             break
         try:
-            result = compile_job(job)
+            if job.get("frontend") == "tilelang":
+                from kernlint.ir.tilelang import lower_job
+
+                result = lower_job(job)
+            else:
+                result = compile_job(job)
         except BaseException as e:  # noqa: BLE001 - keep the worker alive
             result = {"ok": False, "stage": "internal", "error": f"{type(e).__name__}: {e}", "line": 0, "col": 0}
         result["key"] = job["key"]

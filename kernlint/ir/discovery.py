@@ -37,6 +37,19 @@ def triton_kernels_in_source(source: str, path: str) -> list[Kernel]:
     return [k.kernel for k in discover(path, source, module).kernels if k.kernel.frontend is Frontend.TRITON]
 
 
+def kernels_in_source(source: str, path: str) -> list[Kernel]:
+    """Every kernel the core's discovery finds in ``source``: Triton, Gluon and TileLang."""
+    import libcst as cst
+
+    from kernlint.source.discover import discover
+
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise SyntaxError(str(exc)) from None
+    return [k.kernel for k in discover(path, source, module).kernels]
+
+
 def helper_functions(source: str) -> set[str]:
     """``@triton.jit`` functions that are helpers, not kernels: called from another jit function
     (and never launched with ``name[grid](...)``) or returning a value."""

@@ -2,7 +2,8 @@
 
 For each Triton kernel: decide the specializations, compile what the cache lacks in worker
 processes, run the selected IR rules on each compiled artefact and return the findings, each
-carrying the specialization it came from. Both the compiled artefacts and the findings drawn from
+carrying the specialization it came from. TileLang kernels take the same path, lowered to CUDA and
+compiled to PTX with nvcc instead (:mod:`kernlint.ir.tilelang`), once per set of factory arguments. Both the compiled artefacts and the findings drawn from
 them are cached, so a warm run neither imports the user's modules nor starts a worker.
 """
 
@@ -18,10 +19,12 @@ from typing import Any, Iterable, Sequence
 from kernlint.ir.artifacts import CompiledKernel
 from kernlint.ir.cache import DEFAULT_CACHE_DIR, ArtifactCache, artifact_key
 from kernlint.ir.compile import DEFAULT_TIMEOUT_S, CompileJob, run_jobs
-from kernlint.ir.discovery import helper_functions, triton_kernels_in_source
+from kernlint.ir.discovery import helper_functions, kernels_in_source
 from kernlint.ir.occupancy import parse_arch
 from kernlint.ir.rulebase import IRRule
 from kernlint.ir.specialize import DEFAULT_MAX_CONFIGS, Specialization, read_kernel_source, specializations_for
+from kernlint.ir.tilelang import (NOTICE_MISSING, NOTICE_NO_NVCC, LowerJob, nvcc_path, tilelang_available,
+                                  tilelang_entries, toolchain_version)
 from kernlint.model import Finding, Frontend, Kernel, Phase
 
 DEFAULT_ARCH = "sm_90"
@@ -64,21 +67,45 @@ def _python_files(path: Path) -> list[Path]:
 
 
 def _collect(paths_or_kernels: Sequence[str | os.PathLike | Kernel]) -> dict[str, list[Kernel]]:
+    """Triton and TileLang kernels by file."""
     by_path: dict[str, list[Kernel]] = {}
     for item in paths_or_kernels:
         if isinstance(item, Kernel):
-            if item.frontend == Frontend.TRITON:
+            if item.frontend in (Frontend.TRITON, Frontend.TILELANG):
                 by_path.setdefault(item.path, []).append(item)
             continue
         for f in _python_files(Path(item)):
             try:
                 source = f.read_text(encoding="utf-8", errors="replace")
-                kernels = triton_kernels_in_source(source, str(f))
+                kernels = kernels_in_source(source, str(f))
             except (OSError, SyntaxError, ValueError):
                 continue
             if kernels:
                 by_path.setdefault(str(f), []).extend(kernels)
     return by_path
+
+
+def _tilelang_jobs(path: str, source: str, names: set[str], capability: int, max_configs: int
+                   ) -> list[tuple[LowerJob, int]]:
+    """The lowering jobs of the TileLang kernels ``names`` of one file, with their ``def`` lines."""
+    out = []
+    for entry in tilelang_entries(path, source, max_configs=max_configs):
+        if not entry.names & names:
+            continue
+        for spec in entry.specs:
+            key = artifact_key(source, f"tilelang:{entry.factory}", spec.key() + toolchain_version(), capability,
+                               path)
+            out.append((LowerJob(path, entry.factory, spec, capability, key, entry), entry.def_line))
+    return out
+
+
+def _tilelang_notice() -> str | None:
+    """Why TileLang kernels cannot be lowered here, or None when they can."""
+    if not tilelang_available():
+        return NOTICE_MISSING
+    if nvcc_path() is None:
+        return NOTICE_NO_NVCC
+    return None
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -114,7 +141,11 @@ def run_ir_phase(
     ``arch``: ``sm_80``, ``sm_86``, ``sm_89``, ``sm_90`` (default)... ``select``: rule codes to run
     (default: every IR rule). ``cache_dir``: on-disk cache (``None`` disables it). ``jobs``: worker
     processes (0: one per core). ``options``: per-rule options, e.g. ``{"KL304": {"threshold": 0.5}}``.
-    ``stats``, when given, is filled with counts (kernels, specializations, compiled, cache hits).
+    ``stats``, when given, is filled with counts (kernels, specializations, compiled, cache hits)
+    and ``notices``: phase parts skipped, e.g. TileLang kernels without the ``tilelang`` extra.
+
+    TileLang kernels are lowered to CUDA and compiled to PTX with nvcc (:mod:`kernlint.ir.tilelang`);
+    without TileLang installed they are skipped with one notice.
     """
     capability = parse_arch(arch)
     rules = [cls(**(options or {}).get(cls.code, {})) for cls in ir_rules(select)]
@@ -122,10 +153,27 @@ def run_ir_phase(
     rules_key = hashlib.sha256(
         repr(sorted((r.code, sorted(r.opts.items())) for r in rules)).encode() + _code_fingerprint().encode()
     ).hexdigest()[:16]
-    counts = {"kernels": 0, "specializations": 0, "compiled": 0, "findings_cache_hits": 0,
-              "artifact_cache_hits": 0, "failed": 0}
+    counts: dict[str, Any] = {"kernels": 0, "specializations": 0, "compiled": 0, "findings_cache_hits": 0,
+                              "artifact_cache_hits": 0, "failed": 0, "tilelang_kernels": 0}
+    notices: list[str] = []
     findings: list[Finding] = []
-    pending: list[tuple[CompileJob, int]] = []
+    pending: list[tuple[CompileJob | LowerJob, int]] = []
+
+    def schedule(job: CompileJob | LowerJob, def_line: int) -> None:
+        counts["specializations"] += 1
+        cached = cache.get(f"{job.key}-{rules_key}", kind="findings")
+        if cached is not None:
+            counts["findings_cache_hits"] += 1
+            findings.extend(Finding.from_dict(d) for d in cached["findings"])
+            return
+        record = cache.get(job.key)
+        if record is not None:
+            counts["artifact_cache_hits"] += 1
+            findings.extend(_check(rules, record, job, def_line, cache, rules_key))
+        else:
+            pending.append((job, def_line))
+
+    tilelang_notice: list[str | None] = []  # decided once, at the first TileLang kernel
     for path, kernels in _collect(paths_or_kernels).items():
         try:
             source = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -134,26 +182,28 @@ def run_ir_phase(
         except (OSError, SyntaxError, ValueError):
             continue
         for kernel in kernels:
+            if kernel.frontend is not Frontend.TRITON:
+                continue
             ks = read_kernel_source(source, kernel.name, tree)
             if ks is None or kernel.name in helpers:
                 continue
             counts["kernels"] += 1
             specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree)
             for spec in specs:
-                counts["specializations"] += 1
                 key = artifact_key(source, kernel.name, spec.key(), capability, path)
-                cached = cache.get(f"{key}-{rules_key}", kind="findings")
-                if cached is not None:
-                    counts["findings_cache_hits"] += 1
-                    findings.extend(Finding.from_dict(d) for d in cached["findings"])
-                    continue
-                job = CompileJob(path, kernel.name, spec, capability, key)
-                record = cache.get(key)
-                if record is not None:
-                    counts["artifact_cache_hits"] += 1
-                    findings.extend(_check(rules, record, job, ks.def_line, cache, rules_key))
-                else:
-                    pending.append((job, ks.def_line))
+                schedule(CompileJob(path, kernel.name, spec, capability, key), ks.def_line)
+        tl_names = {k.name for k in kernels if k.frontend is Frontend.TILELANG}
+        if tl_names:
+            if not tilelang_notice:
+                tilelang_notice.append(_tilelang_notice())
+            if tilelang_notice[0]:
+                continue
+            tl_jobs = _tilelang_jobs(path, source, tl_names, capability, max_configs)
+            counts["tilelang_kernels"] += len({j.entry.factory for j, _ in tl_jobs})
+            for job, def_line in tl_jobs:
+                schedule(job, def_line)
+    if tilelang_notice and tilelang_notice[0]:
+        notices.append(tilelang_notice[0])
     if pending:
         results = run_jobs([j for j, _ in pending], workers=jobs, timeout_s=timeout_s)
         for job, def_line in pending:
@@ -166,10 +216,11 @@ def run_ir_phase(
             findings.extend(_check(rules, record, job, def_line, cache, rules_key))
     if stats is not None:
         stats.update(counts)
+        stats["notices"] = notices
     return sorted(_dedupe(findings), key=lambda f: f.sort_key)
 
 
-def _check(rules: list[IRRule], record: dict, job: CompileJob, def_line: int, cache: ArtifactCache,
+def _check(rules: list[IRRule], record: dict, job: CompileJob | LowerJob, def_line: int, cache: ArtifactCache,
            rules_key: str) -> list[Finding]:
     compiled = CompiledKernel.from_record(record, job.path, job.kernel, job.spec, job.capability, def_line)
     out: list[Finding] = []
@@ -191,7 +242,7 @@ def _check(rules: list[IRRule], record: dict, job: CompileJob, def_line: int, ca
 def compiled_kernels(paths_or_kernels: Sequence[str | os.PathLike | Kernel], arch: str | int = DEFAULT_ARCH,
                      cache_dir: str | os.PathLike | None = DEFAULT_CACHE_DIR, jobs: int = 0,
                      max_configs: int = DEFAULT_MAX_CONFIGS) -> list[CompiledKernel]:
-    """The compiled artefacts themselves (for ``kernlint`` commands that print IR excerpts)."""
+    """The compiled artefacts of the Triton kernels (for ``kernlint`` commands that print IR excerpts)."""
     capability = parse_arch(arch)
     cache = ArtifactCache(cache_dir)
     out: list[tuple[CompileJob, int, dict | None]] = []
@@ -199,6 +250,8 @@ def compiled_kernels(paths_or_kernels: Sequence[str | os.PathLike | Kernel], arc
         source = Path(path).read_text(encoding="utf-8", errors="replace")
         tree = ast.parse(source)
         for kernel in kernels:
+            if kernel.frontend is not Frontend.TRITON:
+                continue
             ks = read_kernel_source(source, kernel.name, tree)
             if ks is None:
                 continue
