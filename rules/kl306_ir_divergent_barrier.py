@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from kernlint.ir.artifacts import CompiledKernel
+from kernlint.ir.asm_lines import instruction_position, statement_range
 from kernlint.ir.divergence import divergent_branches
 from kernlint.ir.rulebase import IRRule
 from kernlint.model import Finding, Level
@@ -22,8 +23,8 @@ def half_barrier(x_ptr, y_ptr):
         .reg .pred %pk;
         .reg .b32 %tk;
         mov.u32 %tk, THREAD_INDEX;
-        setp.lt.u32 %pk, %tk, 16;  // # expect: KL307
-        @%pk bra SKIP_BAR;
+        setp.lt.u32 %pk, %tk, 16;
+        @%pk bra SKIP_BAR;  // # expect: KL307
         bar.sync 0;  // # expect: KL306
         SKIP_BAR:
         mov.b32 $0, $1;
@@ -83,6 +84,7 @@ branch condition uniform across the block.
         for d in divergent_branches(func, ev):
             for bar in d.barriers:
                 line, col, chain = compiled.user_frame(bar.loc.frames() if bar.loc else [])
+                line, col = instruction_position(compiled.path, line, col, bar.text())
                 if (line, col) in seen:
                     continue
                 seen.add((line, col))
@@ -91,5 +93,6 @@ branch condition uniform across the block.
                     f"barrier '{bar.text()}' is skipped by part of a warp: the branch "
                     f"'{d.branch.inst.text()}' depends on the thread index [{compiled.spec.label}]",
                     ir="ptx", excerpt=[d.branch.inst.text(), bar.text()], chain=chain,
+                    debug_line_range=statement_range(compiled.path, line),
                     measurements={"divergent_warps": d.divergent_warps},
                 )

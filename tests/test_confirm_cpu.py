@@ -46,3 +46,17 @@ def test_require_gpu_without_gpu_is_an_error():
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert r.returncode == 2 and "require-gpu" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ir_phase_out_of_bounds_in_a_helper_is_confirmed_on_the_interpreter():
+    ir = ROOT / "fixtures" / "ir"
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", str(ir / "oob_nested_helper_bad.py"),
+         str(ir / "oob_nested_helper_clean.py"), "--ir", "--confirm", "--select", "KL101,KL301",
+         "--output-format", "json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+    data = json.loads(r.stdout)
+    got = [(Path(f["path"]).name, f["rule"], f["line"], f["verdict"]) for f in data["findings"]]
+    assert got == [("oob_nested_helper_bad.py", "KL301", 8, "confirmed")], (got, r.stderr)
+    assert data["findings"][0]["evidence"]["dynamic"][0]["kind"] == "oob-read"

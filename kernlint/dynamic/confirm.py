@@ -53,10 +53,17 @@ class Step:
     metrics: list[str] = field(default_factory=list)
     argv: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    #: interpreter step on a GPU: out-of-bounds findings it judges only when memcheck did not
+    #: confirm them (memcheck stops a kernel at its first error and misses over-reads inside an
+    #: allocation's granularity)
+    second_opinion: list[Finding] = field(default_factory=list)
 
     @property
     def kernels(self) -> list[str]:
         return sorted({f.kernel for f in self.findings if f.kernel})
+
+    def to_judge(self) -> list[Finding]:
+        return self.findings + [f for f in self.second_opinion if f.verdict != Verdict.CONFIRMED]
 
 
 def _rule(code: str):
@@ -90,7 +97,7 @@ def plan(
     sanitizer_exe: str = "compute-sanitizer",
     ncu_exe: str = "ncu",
 ) -> list[Step]:
-    """The fewest processes that judge ``findings`` (in order: interpreter, sanitizers, ncu)."""
+    """The fewest processes that judge ``findings`` (in order: sanitizers, interpreter, ncu)."""
     steps: dict[tuple[str, str], Step] = {}
     for f in findings:
         rule = _rule(f.rule)
@@ -105,8 +112,8 @@ def plan(
                 continue
         elif tool == "compute-sanitizer" and exact:
             # memcheck stops a kernel at its first invalid access and cannot see over-reads inside an
-            # allocation's granularity: the exact-bounds interpreter judges the rest
-            steps.setdefault(("interpreter", "interpreter"), Step("interpreter", "interpreter")).findings.append(f)
+            # allocation's granularity: the exact-bounds interpreter judges what it leaves unconfirmed
+            steps.setdefault(("interpreter", "interpreter"), Step("interpreter", "interpreter")).second_opinion.append(f)
         if tool == "interpreter" or tool == "differential":
             if rule.category not in interp_check.CATEGORIES:
                 continue
@@ -121,7 +128,7 @@ def plan(
                 if metric not in step.metrics:
                     step.metrics.append(metric)
     command = entry_command(target)
-    order = {"interpreter": 0, "sanitizer": 1, "ncu": 2}
+    order = {"sanitizer": 0, "interpreter": 1, "ncu": 2}
     out = sorted(steps.values(), key=lambda s: (order[s.kind], s.tool))
     for s in out:
         if s.kind == "sanitizer":
@@ -177,16 +184,18 @@ def confirm(
     for step in steps:
         t0 = time.perf_counter()
         if step.kind == "interpreter":
-            tgt = target if isinstance(target, (list, tuple)) or target.endswith(".py") else target
-            result = interp_check.run_interpreted(tgt, cwd=cwd, timeout=timeout)
-            judged, added, notes = interp_check.judge(step.findings, result)
+            todo = step.to_judge()
+            if not todo:
+                continue  # memcheck confirmed every out-of-bounds finding: no second opinion needed
+            result = interp_check.run_interpreted(target, cwd=cwd, timeout=timeout)
+            judged, added, notes = interp_check.judge(todo, result)
         elif step.kind == "sanitizer":
             judged, added, notes = _run_sanitizer(step, cwd, timeout)
         else:
             judged, added, notes = _run_ncu(step, cwd, timeout)
         new += added
         notices += notes
-        ran.append({"tool": step.tool, "argv": step.argv, "findings": len(step.findings),
+        ran.append({"tool": step.tool, "argv": step.argv, "findings": len(step.findings) + len(step.second_opinion),
                     "seconds": round(time.perf_counter() - t0, 3)})
     return ConfirmResult(findings, _dedupe(new), notices, ran, round(time.perf_counter() - started, 3))
 

@@ -108,6 +108,12 @@ class InterpResult:
     def kernels_ran(self) -> set[str]:
         return {launch["kernel"] for launch in self.launches}
 
+    def failed_launches(self) -> list[Evidence]:
+        """A launch the interpreter itself could not finish: its kernel was not judged."""
+        return [Evidence(TOOL, "tool-failure", launch["kernel"], launch.get("kernel_path"), None,
+                         detail={"message": f"the interpreter failed on this kernel: {launch['error']}"[:500]})
+                for launch in self.launches if not launch.get("completed") and launch.get("error")]
+
     def executed_sites(self) -> list[tuple[str, str, int]]:
         """(kernel, path, line) of every memory access of every launch that ran to the end."""
         out = []
@@ -246,10 +252,12 @@ def judge(
     category_of: Callable[[str], str | None] = rule_category,
 ) -> tuple[list[Finding], list[Finding], list[str]]:
     """Like :func:`confirm_findings`, keeping new findings and notices apart."""
+    failed: list[Evidence] = []
     if isinstance(result, InterpResult):
         records, failure = result.records, result.failure
         sites = result.executed_sites()
         kernels = result.kernels_ran
+        failed = result.failed_launches()
     else:
         records, failure, sites, kernels = list(result), None, None, set()
 
@@ -263,7 +271,7 @@ def judge(
             return False
         return None
 
-    return apply_evidence(findings, [r.to_evidence() for r in records], tool=TOOL, categories=CATEGORIES,
+    return apply_evidence(findings, [r.to_evidence() for r in records] + failed, tool=TOOL, categories=CATEGORIES,
                           executed=executed, failure=failure, root=root, category_of=category_of)
 
 

@@ -569,9 +569,24 @@ def install(interp_module=None) -> Recorder:
     executor.__call__ = __call__
     if orig_init is not None:
         executor._init_args_hst = _init_args_hst
+    _backport_scalar_index(interp_module)
     interp_module._kernlint_recorder = rec
     _RECORDER = rec
     return rec
+
+
+def _backport_scalar_index(interp_module) -> None:
+    """Triton <= 3.6 turns a scalar into an index with ``int(array)`` on a one-element array, an
+    error since NumPy 2.4 (``range(tl.cdiv(K, BLOCK))`` fails); newer Tritons squeeze first."""
+    orig = getattr(interp_module, "_patch_lang_tensor", None)
+    if orig is None:
+        return
+
+    def _patch_lang_tensor(tensor, scope, *rest):
+        orig(tensor, scope, *rest)
+        scope.set_attr(tensor, "__index__", lambda self: int(np.asarray(self.handle.data).squeeze()))
+
+    interp_module._patch_lang_tensor = _patch_lang_tensor
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):

@@ -49,7 +49,12 @@ def _merge(into: dict, measurements: dict) -> None:
 
 
 def _matches(ev: Evidence, f: Finding, root: str | None) -> bool:
-    if ev.line is None or not f.span.contains_line(ev.line):
+    if ev.line is None:
+        return False
+    # ``debug_line_range``: where the compiler's line table may put the finding's instruction, when
+    # the finding points at one line of it (an inline-PTX instruction where it is written)
+    lo, hi = f.evidence.get("debug_line_range") or (f.span.line, f.span.end_line)
+    if not (f.span.contains_line(ev.line) or lo <= ev.line <= hi):
         return False
     return same_file(ev.path, f.path, root)
 

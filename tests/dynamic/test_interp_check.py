@@ -144,3 +144,15 @@ def test_command_and_module_targets(results):
     assert {(r.kind, r.line) for r in by_command.records} == expected(path)
     by_module = run_interpreted(f"{path.stem}:run", cwd=str(path.parent))
     assert {(r.kind, r.line) for r in by_module.records} == expected(path)
+
+
+def test_a_launch_the_interpreter_could_not_finish_is_inconclusive(tmp_path):
+    from kernlint.dynamic.interp_check import InterpResult
+
+    path = tmp_path / "k.py"
+    launch = {"kernel": "k", "kernel_path": str(path), "completed": False, "error": "TypeError('boom')", "sites": []}
+    result = InterpResult(["python"], 1, 0.1, launches=[launch])
+    findings, new, notices = judge([_finding(path, 3, "KL101", kernel="k")], result)
+    assert findings[0].verdict == Verdict.INCONCLUSIVE
+    assert "interpreter failed" in findings[0].evidence["dynamic"][-1]["note"]
+    assert new == [] and any("boom" in n for n in notices)

@@ -72,3 +72,28 @@ def test_ncu_csv(name, text):
     for r in rows:
         assert r.kernel and r.metrics
         assert isinstance(r.metrics.get("gpu__time_duration.sum"), float)
+
+
+SYNCCHECK_DIVERGENT = DATA / "divergent_barrier_bad.synccheck.plain.txt"
+
+
+@pytest.mark.skipif(not SYNCCHECK_DIVERGENT.exists(), reason="no recorded synccheck output of the divergent barrier")
+def test_recorded_synccheck_confirms_the_ir_phase_divergent_barrier(tmp_path):
+    """Recorded with triton 3.6, whose line table puts the inline PTX at the call's last line (19);
+    the IR finding points at the barrier's own line and matches through its debug lines."""
+    from kernlint.dynamic.verdicts import apply_evidence
+    from kernlint.ir.phase import run_ir_phase
+    from kernlint.model import Verdict
+
+    root = Path(__file__).resolve().parents[2]
+    path = root / "fixtures" / "ir" / "divergent_barrier_bad.py"
+    report = sanitizer.parse_report(SYNCCHECK_DIVERGENT.read_text(), "synccheck")
+    records = [r.to_evidence() for r in report.records]
+    assert report.completed and report.error_summary == 64
+    assert {(r.kind, r.kernel, Path(r.path).name, r.line) for r in records} == {
+        ("barrier-error", "half_barrier", "divergent_barrier_bad.py", 19)}
+    findings = [f for f in run_ir_phase([str(path)], cache_dir=tmp_path, jobs=1) if f.rule == "KL306"]
+    assert [f.span.line for f in findings] == [16]
+    judged, new, _ = apply_evidence(findings, records, tool="compute-sanitizer synccheck", categories={"sync"},
+                                    executed=lambda f: True)
+    assert judged[0].verdict == Verdict.CONFIRMED and new == []
