@@ -28,7 +28,7 @@ def _ints(text: str) -> tuple[int, ...]:
               help="Folder of TritonBench test code kept apart from the references: <problem_id>.py "
                    "holds what follows the ##### line (a test_*() returning the result tensors).")
 @click.option("--problem-ids", default=None,
-              help="Evaluate only these problems: comma-separated ids or @FILE (one id per line).")
+              help="Evaluate only these problems, in this order: comma-separated ids or @FILE (one id per line).")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--ray-address", default=None, help="Ray cluster address (default: start a local one).")
 @click.option("--workers", type=int, default=None, help="Parallel workers (default: one per GPU; 1 on CPU).")
@@ -68,7 +68,8 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
         cands = load_candidates(candidates, probs)
         if problem_ids:
             probs = select_problems(probs, problem_ids)
-            cands = [c for c in cands if c.problem_id in probs]
+            order = {pid: i for i, pid in enumerate(probs)}
+            cands = sorted((c for c in cands if c.problem_id in probs), key=lambda c: order[c.problem_id])
     except (ValueError, OSError, KeyError) as exc:
         raise click.UsageError(str(exc)) from exc
     if limit is not None:

@@ -92,6 +92,57 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
     return res
 
 
+SPIN_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel: the profiled pass's delimiter
+
+
+def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int = 20,
+                      flush_l2: bool | str = True) -> dict:
+    """Median over iterations of the summed device durations of the kernels ``fn`` launches,
+    from CUPTI through torch.profiler: what ncu's ``gpu__time_duration`` measures, without the
+    launch gap and event overhead that CUDA events add (about 2 us per call), so short kernels are
+    timed as precisely as long ones. Kernels are attributed to an iteration by position between
+    two sleep kernels the harness launches (the L2 flush sits between them), never by name."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    mode = "read" if flush_l2 is True else "none" if flush_l2 is False else str(flush_l2)
+    flush = _l2_flusher(mode)
+    sleep = torch.cuda._sleep
+    fn(*arg_sets[0])
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(iters):
+            sleep(20_000)
+            if flush is not None:
+                flush()
+            sleep(200_000)  # covers the host's launch latency, as in time_cuda
+            fn(*arg_sets[i % len(arg_sets)])
+        sleep(20_000)
+        torch.cuda.synchronize()
+    kernels = sorted((e for e in prof.events() if str(getattr(e, "device_type", "")).upper().endswith("CUDA")
+                      and getattr(e, "time_range", None) is not None),
+                     key=lambda e: e.time_range.start)
+    groups: list[list[float]] = []
+    current: list[float] | None = None
+    spins = 0
+    for e in kernels:
+        if SPIN_KERNEL in e.name:
+            spins += 1
+            # the 2nd, 4th, ... sleep opens an iteration; the 1st, 3rd, ... closes the previous one
+            current = [] if spins % 2 == 0 else None
+            if current is not None:
+                groups.append(current)
+            continue
+        if current is not None:
+            current.append((e.time_range.end - e.time_range.start) / 1e3)
+    samples = [sum(g) for g in groups if g]
+    if len(groups) != iters or not samples:
+        return {"timer": "cupti-kernels", "error": f"attributed kernels to {len(groups)} of {iters} iterations "
+                f"({len(samples)} with kernels)"}
+    return _stats(samples, "cupti-kernels (sum of the kernels' device durations, L2 flushed, median)",
+                  kernels_per_call=statistics.median(len(g) for g in groups), l2_flush=mode)
+
+
 def time_cuda_graph(fn: Callable[..., Any], args: list, iters: int = 50, per_replay: int = 20) -> dict:
     """Launch-overhead-free timing for tiny kernels: replay a captured graph of ``per_replay`` calls."""
     import torch

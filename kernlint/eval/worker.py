@@ -365,6 +365,16 @@ def _stale_cache_check(res, cand_call, ref_call, ref_mod, variant, seeds, device
             res.cheat("stale-cached-result", "wrong result when the same buffers are refilled with new values")
 
 
+def _kernel_times(t: dict, fn, arg_sets, res) -> None:
+    """Device kernel time (CUPTI) next to the event time; never fatal to the evaluation."""
+    from kernlint.eval import timing
+
+    try:
+        t["kernels"] = timing.time_cuda_kernels(fn, arg_sets, iters=min(20, int(t.get("n", 20))))
+    except Exception as exc:  # noqa: BLE001 - the profiler is optional evidence
+        res.note(f"kernel-time profiling failed: {type(exc).__name__}: {str(exc)[:200]}")
+
+
 def _timing_and_census(job, res, first_passing, counter, cand_mod, device):
     import torch
     from kernlint.eval import census, timing
@@ -389,6 +399,8 @@ def _timing_and_census(job, res, first_passing, counter, cand_mod, device):
         iters, warm = int(job.get("iters", 50)), int(job.get("warmup", 5))
         t_c = timing.time_cuda(cand_fn, arg_sets, warmup=warm, iters=iters)
         t_r = timing.time_cuda(ref_fn, arg_sets, warmup=warm, iters=iters)
+        _kernel_times(t_c, cand_fn, arg_sets, res)
+        _kernel_times(t_r, ref_fn, arg_sets, res)
         if torch.cuda.current_stream() != torch.cuda.default_stream():
             res.cheat("stream-switched", "forward left a non-default current stream")
         # work hidden on another stream: events see little, a device-wide sync sees it all
@@ -496,6 +508,8 @@ def run_tritonbench(job: dict, res: Result, workdir: Path) -> None:
         _sync(device)
         if seed == seeds[0]:
             corr["null_models_passing"] = C.audit_null_models(out_r, [], scale)
+            # TritonBench's own criterion: the printed results are identical
+            corr["tritonbench_stdout_match"] = str(out_c1) == str(out_r)
         _set_seed(seed)
         out_c2 = cand_test()
         _sync(device)

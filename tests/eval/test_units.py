@@ -134,3 +134,46 @@ def test_api_evaluate_reward():
                  seeds=(0,), shape_variants=(0,), timing=False)
     assert r.verdict == "cheating" and r.reward == -1.0
     assert any(x.startswith("runtime:input-mutated") for x in r.reasons)
+
+
+def test_tests_supplied_apart_and_problem_selection(tmp_path):
+    """TritonBench references without test code get it from a folder; --problem-ids selects and orders."""
+    from click.testing import CliRunner
+
+    from kernlint.eval.cli import eval_command
+    from kernlint.eval.problems import attach_tests, select_problems
+
+    code, test, _ = split_tritonbench((FIXTURES / "problems" / "tb_add.py").read_text())
+    rows = [{"file": "tb_add.py", "output": code}, {"file": "other.py", "output": code}]
+    (tmp_path / "tb.json").write_text(json.dumps(rows))
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "tb_add.py").write_text(test)
+    probs = load_problems(tmp_path / "tb.json")
+    assert probs["tb_add"].test_function == ""
+    assert attach_tests(probs, tests) == 1 and probs["tb_add"].test_function == "test_add"
+    assert probs["other"].test_function == ""
+    (tmp_path / "ids.txt").write_text("# chosen\nother\ntb_add  # second\n")
+    assert list(select_problems(probs, "@" + str(tmp_path / "ids.txt"))) == ["other", "tb_add"]
+    with pytest.raises(ValueError, match="nope"):
+        select_problems(probs, "tb_add,nope")
+    (tests / "bad.py").write_text("x = 1\n")
+    (tmp_path / "bad.json").write_text(json.dumps([{"file": "bad.py", "output": code}]))
+    with pytest.raises(ValueError, match="no top-level"):
+        attach_tests(load_problems(tmp_path / "bad.json"), tests)
+
+    cands = tmp_path / "cands"
+    (cands / "tb_add").mkdir(parents=True)
+    (cands / "tb_add" / "same.py").write_text(code)
+    (cands / "other").mkdir()
+    (cands / "other" / "same.py").write_text(code)
+    out = tmp_path / "out"
+    args = [str(tmp_path / "tb.json"), str(cands), "--tests", str(tests), "-o", str(out), "--seeds", "0",
+            "--no-timing", "--no-progress"]
+    result = CliRunner().invoke(eval_command, [*args, "--problem-ids", "tb_add"])
+    assert result.exit_code == 0, result.output
+    recs = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["verdict"]) for r in recs] == [("tb_add/same", "passed")]
+    assert recs[0]["correctness"]["tritonbench_stdout_match"] is True
+    bad = CliRunner().invoke(eval_command, [*args, "--problem-ids", "missing"])
+    assert bad.exit_code == 2 and "unknown problem id" in bad.output
