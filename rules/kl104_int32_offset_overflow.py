@@ -2,59 +2,148 @@ import re
 
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import assigned_value
-from kernlint.source.discover import tuple_elements
+from kernlint.source.bounds import assigned_value, assignment
 from kernlint.source.rulebase import SourceRule
 
-_SHAPE = re.compile(r"^\s*(\w+)\.(?:shape\[|size\()\s*(-?\d+)\s*[\])]\s*$")
 _STRIDE = re.compile(r"^\s*(\w+)\.stride\(\s*(-?\d+)\s*\)\s*$")
+_STRIDES = re.compile(r"^\s*(\w+)\.stride\(\s*\)\s*$")
 
 
-def _resolve(state, text: str, before: int) -> str:
-    """``head`` -> ``q.shape[1]`` through ``batch, head = b.shape[0], q.shape[1]`` before ``before``."""
+def _stride_of(state, text: str, before: int) -> tuple[str, int] | None:
+    """``q.stride(1)`` (directly, or through a name assigned it before ``before``) -> ("q", 1)."""
+    m = _STRIDE.match(text)
+    if m:
+        return m.group(1), int(m.group(2))
     name = text.strip()
     if not re.fullmatch(r"[A-Za-z_]\w*", name):
-        return text
-    return assigned_value(state, name, before) or text
+        return None
+    value = assigned_value(state, name, before)
+    if value is not None:
+        m = _STRIDE.match(value)
+        return (m.group(1), int(m.group(2))) if m else None
+    found = assignment(state, name, before)  # `s_b, s_t, s_d = q.stride()`
+    if found is not None and (m := _STRIDES.match(found[1])) and name in found[0]:
+        return m.group(1), found[0].index(name)
+    return None
 
 
-def _within_one_slice(state, index: frozenset, params: frozenset) -> bool:
-    cache = state.__dict__.setdefault("_one_slice", {})
-    key = (index, params)
-    if key not in cache:
-        cache[key] = _check_one_slice(state, index, params)
-    return cache[key]
+def _stride_names(state) -> set[str]:
+    """Names the module assigns a stride to (``s_t = q.stride(1)``, ``a, b = q.stride()``)."""
+    info = state.info
+    if "_stride_names" not in info.__dict__:
+        found = set()
+        for m in re.finditer(r"^[ \t]*([A-Za-z_][\w \t,]*?)[ \t]*=[^=\n][^\n]*\.stride\(", info.source, re.M):
+            found |= {t.strip() for t in m.group(1).split(",")}
+        info.__dict__["_stride_names"] = found
+    return info.__dict__["_stride_names"]
 
 
-def _check_one_slice(state, index: frozenset, params: frozenset) -> bool:
-    """``pid * stride`` where every launch runs that program-id axis over ``t.shape[k]`` and passes
-    ``t.stride(k)``: the product stays below one slice of the outer dimension (``t.stride(k - 1)``),
-    e.g. a head index times the head stride inside one token row."""
-    if len(index) != 1 or len(params) != 1:
+def _stride_params(state, launch) -> dict[str, tuple[str, int]]:
+    """Kernel parameters this launch passes a tensor's stride: name -> (tensor, dimension)."""
+    cache = state.__dict__.setdefault("_stride_params", {})
+    if id(launch) not in cache:
+        out = {}
+        positional, keywords = launch.argument_texts()
+        names = [p.name for p in state.kernel.kernel.params]
+        body = launch.call_text[launch.call_text.find("(") + 1:]
+        if re.search(r"(?:^|,)\s*\*(?!\*)", body):
+            positional = []  # a splatted argument shifts every position after it: keywords only
+        pairs = list(zip(names, positional)) + list(keywords.items())
+        assigned = _stride_names(state)
+        for name, text in pairs:
+            if "stride" in text or text.strip() in assigned:
+                dim = _stride_of(state, text, launch.start)
+                if dim is not None:
+                    out[name] = dim
+        cache[id(launch)] = out
+    return cache[id(launch)]
+
+
+def _outer(j: int, k: int) -> bool:
+    """Dimension ``j`` is outside dimension ``k`` (negative dimensions count from the innermost)."""
+    if (j < 0) == (k < 0):
+        return j < k
+    return k < 0
+
+
+def _inside_one_row(state, params: frozenset) -> bool:
+    """``pid * t.stride(k)`` where the kernel walks an outer dimension of ``t`` along a sequence (in
+    blocks, in a loop, or at token positions read from memory) and every dimension inside ``k``
+    only with fixed constexpr blocks: ``k`` is not the long dimension, and the product stays below
+    one row of the long one (``t.stride(k - 1)``), e.g. a head index times the head stride of
+    ``[tokens, heads, head_dim]``. Checked for every launch."""
+    if len(params) != 1:
         return False
-    (source,), (param,) = tuple(index), tuple(params)
-    if not source.startswith("pid") or "stride" not in state.info.source:
+    (param,) = tuple(params)
+    terms = state.stride_terms
+    if "long" in terms.get(param, ()):
         return False
-    axis = int(source[3:])
     launches = state.info.launches_of(state.name)
     if not launches:
         return False
-    names = [p.name for p in state.kernel.kernel.params]
     for launch in launches:
-        elements = launch.grid_elements()
-        if elements is None:  # `grid = (...)` assigned before the launch
-            elements = tuple_elements(_resolve(state, launch.grid_text, launch.start)) or []
-        positional, keywords = launch.argument_texts()
-        stride_text = keywords.get(param)
-        if stride_text is None and param in names and names.index(param) < len(positional):
-            stride_text = positional[names.index(param)]
-        if axis >= len(elements) or stride_text is None:
+        dims = _stride_params(state, launch)
+        if param not in dims:
             return False
-        shape = _SHAPE.match(_resolve(state, elements[axis], launch.start))
-        strides = _STRIDE.match(stride_text)
-        if not (shape and strides and shape.groups() == strides.groups() and int(shape.group(2)) != 0):
+        tensor, k = dims[param]
+        same = [(p, j) for p, (t, j) in dims.items() if t == tensor and p != param]
+        if not any("long" in terms.get(p, ()) for p, j in same if _outer(j, k)):
+            return False
+        if any("long" in terms.get(p, ()) for p, j in same if _outer(k, j)):
             return False
     return True
+
+
+def _one_element_per_program(state, tag: str, params: frozenset) -> bool:
+    """Every access the product feeds reads or writes one element addressed by program ids alone (no
+    lanes, no loaded index, no loop) in a per-program vector: either a program id is added unscaled
+    (``loss + col_block * n_rows + row``: the programs enumerate the elements one by one) or the
+    factor is the stride of a tensor whose inner dimensions the kernel never addresses (``dloss +
+    row * dloss.stride(0)``). Such a vector holds about as many elements as the grid has programs.
+    ``x + row * n_cols`` (one element of each row of a matrix) is not one."""
+    accesses = [a for a in state.accesses if tag in a.ptr.tags]
+    if not accesses or not all(
+        not a.ptr.rank and not a.ptr.lanes and not a.ptr.block_ptr and not a.ptr.data and not a.ptr.loops
+        and "block-offset" not in a.ptr.tags and not (a.mask is not None and a.mask.rank) for a in accesses):
+        return False  # (`pid * BLOCK` means a program covers a block, even if it reads one element)
+    if all(any(s.startswith("pid") for s in a.ptr.index) for a in accesses):
+        return True
+    if len(params) != 1:
+        return False
+    (param,) = tuple(params)
+    launches = state.info.launches_of(state.name)
+    if not launches:
+        return False
+    for launch in launches:
+        dims = _stride_params(state, launch)
+        if param not in dims:
+            return False
+        tensor, k = dims[param]
+        if any(t == tensor and _outer(k, j) for t, j in dims.values()):
+            return False
+    return True
+
+
+def _slice_rank(state, params: frozenset) -> int:
+    """0: the factor is the outermost stride of a tensor (the product spans the whole tensor); 1: not
+    a stride any launch names (a size such as ``n_cols``, or unknown); 2: an inner stride (the product
+    spans one slice of the outer dimension)."""
+    if len(params) != 1:
+        return 1
+    (param,) = tuple(params)
+    dims = [_stride_params(state, launch).get(param) for launch in state.info.launches_of(state.name)]
+    dims = [d for d in dims if d is not None]
+    if not dims:
+        return 1
+    return 0 if any(k == 0 for _, k in dims) else 2
+
+
+def _exempt(state, tag: str) -> bool:
+    index, params, _ = state.product_factors.get(tag, (frozenset(), frozenset(), False))
+    cache = state.__dict__.setdefault("_kl104_exempt", {})
+    if params not in cache:
+        cache[params] = _inside_one_row(state, params)
+    return cache[params] or _one_element_per_program(state, tag, params)
 
 
 class Int32OffsetOverflow(SourceRule):
@@ -78,6 +167,22 @@ class Int32OffsetOverflow(SourceRule):
 Finds products of a program id (or anything derived from it) and a runtime size or stride — `pid *
 stride`, `row * n_cols` — that are computed in 32 bits and flow into the address of a load or store,
 with neither factor widened by `.to(tl.int64)` first.
+
+Products that stay small whatever the input are not reported, judged from how the kernel walks each
+dimension of the tensor (the launches say which stride parameter is `t.stride(k)`):
+- a program id times the stride of an inner dimension `k`, when the kernel walks an outer dimension
+  of the same tensor along a sequence (in blocks, in a loop, or at token positions read from memory)
+  and no dimension from `k` inwards: the product stays inside one row of the long dimension — a head
+  index times the head stride of `[tokens, heads, head_dim]`. Of `[batch, heads, seq, head_dim]` the
+  head product spans a whole sequence and is reported;
+- a product that only addresses single elements of a per-program vector: no lanes, no loaded
+  index, and either a program id added unscaled (`lse + split * n_rows + row`) or the stride of a
+  tensor whose inner dimensions the kernel never addresses (`dloss + row * dloss.stride(0)`). Such a
+  vector holds about one element per program.
+
+One finding per kernel; its headline is the product most likely to be large (not part of a larger
+product, feeding a block rather than one element, on the outermost stride of a tensor, with a program
+id not wrapped by `%`), the others are listed after it.
 
 ## Why is this bad?
 `tl.program_id` is int32 and Triton passes integer arguments below 2**31 as int32, so the product is
@@ -110,6 +215,25 @@ def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + start + cols, mask=cols < n_cols)
     tl.store(y_ptr + start + cols, x, mask=cols < n_cols)
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def heads(q_ptr, o_ptr, T, stride_qb, stride_qh, stride_qt, BLOCK_T: tl.constexpr, D: tl.constexpr):
+    b = tl.program_id(0).to(tl.int64)
+    h = tl.program_id(1)
+    offs_t = tl.arange(0, BLOCK_T)
+    offs_d = tl.arange(0, D)
+    for t in range(0, T, BLOCK_T):
+        rows = t + offs_t
+        off = b * stride_qb + h * stride_qh + rows[:, None] * stride_qt + offs_d[None, :]  # expect: KL104
+        tl.store(o_ptr + off, tl.load(q_ptr + off, mask=rows[:, None] < T), mask=rows[:, None] < T)
+
+def run(q, o):  # q: [batch, heads, seq, head_dim]: one head spans the whole sequence
+    B, H, T, D = q.shape
+    heads[(B, H)](q, o, T, q.stride(0), q.stride(1), q.stride(2), BLOCK_T=64, D=D)
+''',
     )
     good = (
         '''
@@ -123,6 +247,41 @@ def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols)
     tl.store(y_ptr + row * stride + cols, x, mask=cols < n_cols)
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def heads(q_ptr, o_ptr, start_ptr, len_ptr, stride_qt, stride_qh, BLOCK_T: tl.constexpr, D: tl.constexpr):
+    b = tl.program_id(0)
+    h = tl.program_id(1)
+    start = tl.load(start_ptr + b).to(tl.int64)
+    n = tl.load(len_ptr + b)
+    offs_t = tl.program_id(2) * BLOCK_T + tl.arange(0, BLOCK_T)
+    offs_d = tl.arange(0, D)
+    off = (start + offs_t[:, None]) * stride_qt + h * stride_qh + offs_d[None, :]
+    tl.store(o_ptr + off, tl.load(q_ptr + off, mask=offs_t[:, None] < n), mask=offs_t[:, None] < n)
+
+def run(q, o, start, lens, max_len):  # q: [tokens, heads, head_dim]: h * stride_qh < heads * head_dim
+    T, H, D = q.shape
+    heads[(start.numel(), H, triton.cdiv(max_len, 64))](q, o, start, lens, q.stride(0), q.stride(1), BLOCK_T=64, D=D)
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def scale_rows(dx_ptr, dloss_ptr, stride_dx, dloss_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    dloss = tl.load(dloss_ptr + row * dloss_stride)  # one value per row: dloss has n_rows elements
+    ptrs = dx_ptr + row.to(tl.int64) * stride_dx + cols
+    tl.store(ptrs, tl.load(ptrs, mask=cols < n_cols) * dloss, mask=cols < n_cols)
+
+def run(dx, dloss):
+    n_rows, n_cols = dx.shape
+    scale_rows[(n_rows,)](dx, dloss, dx.stride(0), dloss.stride(0), n_cols, BLOCK=triton.next_power_of_2(n_cols))
+''',
     )
 
     def check(self, state):
@@ -132,19 +291,32 @@ def rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
             if not access.ptr.int64:
                 tags |= {t for t in access.ptr.tags if t.startswith("i32mul:")}
         for tag in tags:
-            if _within_one_slice(state, *state.product_factors.get(tag, (frozenset(), frozenset()))):
+            if _exempt(state, tag):
                 continue
             node = state.products[tag]
-            kind = next(a.kind for a in state.accesses if tag in a.ptr.tags)
+            fed = [a for a in state.accesses if tag in a.ptr.tags and not a.ptr.int64]
             text = state.code(node)
             if text not in products or products[text][0] > int(tag[7:]):
-                products[text] = (int(tag[7:]), node, kind)
+                products[text] = (int(tag[7:]), node, fed, tag)
         if not products:
             return
-        # one finding per kernel, at the first product: the fix (widen the program id) is the same
-        # headline: a product with a stride (the address arithmetic), else the first one
-        ordered = sorted(products.items(), key=lambda item: ("stride" not in item[0].lower(), item[1][0]))
-        text, (_, node, kind) = ordered[0]
+        # one finding per kernel: the fix (widen the program id) is the same for every product. The
+        # headline is the product most likely to be large: not part of a larger product, feeding a
+        # block (not one element), spanning the whole tensor (the outermost stride, or a size), by a
+        # program id not wrapped with `%`, on a tensor the kernel walks, with a stride (the address
+        # arithmetic); then the first one.
+        def rank(item):
+            text, (order, _, fed, tag) = item
+            nested = any(text != other and text in other for other in products)
+            scalar = all(not a.ptr.lanes and not a.ptr.block_ptr for a in fed)
+            walks = any(lane.shift or lane.data for a in fed for _, lane in a.ptr.lanes) or any(
+                a.ptr.block_ptr and a.ptr.index for a in fed)
+            _, params, wrapped = state.product_factors.get(tag, (None, frozenset(), False))
+            return (nested, scalar, _slice_rank(state, params), wrapped, not walks, "stride" not in text.lower(), order)
+
+        ordered = sorted(products.items(), key=rank)
+        text, (_, node, fed, _) = ordered[0]
+        kind = fed[0].kind
         others = [t for t, _ in ordered[1:]]
         more = f" (and {len(others)} more: {', '.join(f'`{t}`' for t in others[:4])}{', ...' if len(others) > 4 else ''})" if others else ""
         yield self.finding(

@@ -181,6 +181,9 @@ def _assignment(state: KernelState, name: str, before: int) -> tuple[list[str], 
     return cache[key]
 
 
+assignment = _assignment
+
+
 def _last_assignment(state: KernelState, name: str, before: int) -> str | None:
     """The right-hand side of the last ``name = ...`` (or ``a, name = ...``) before ``before``."""
     found = _assignment(state, name, before)

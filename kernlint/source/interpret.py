@@ -106,8 +106,12 @@ class KernelState:
     mask_vars: dict[str, tuple] = field(default_factory=dict)
     #: ``pid * runtime size`` products computed in int32 (tag -> node)
     products: dict[str, cst.CSTNode] = field(default_factory=dict)
-    #: tag -> (index sources of the program-id factor, parameters of the size factor)
+    #: tag -> (index sources of the program-id factor, parameters of the size factor, the program-id
+    #: factor is wrapped with ``%``)
     product_factors: dict[str, tuple] = field(default_factory=dict)
+    #: runtime parameter -> how the indices multiplied by it vary ("fixed", "long" or "other"): what
+    #: walks each dimension of a tensor whose stride the parameter is
+    stride_terms: dict[str, set[str]] = field(default_factory=dict)
     #: the first node that binds each variable (for messages)
     env: dict[str, Val] = field(default_factory=dict)
 
@@ -218,6 +222,31 @@ def _is_minus_one(node: cst.BaseExpression) -> bool:
     )
 
 
+def _wrapped(out: Val, a: Val, b: Val) -> Val:
+    """``x % n`` stays bounded by ``n`` through arithmetic with constants only."""
+    if "wrapped" in out.tags and not all("wrapped" in v.tags or v.constexpr for v in (a, b)):
+        return out.with_(tags=out.tags - {"wrapped"})
+    return out
+
+
+def _walk_kind(index: Val) -> str:
+    """How an index walks its dimension: "long" (moved in blocks by a program id or a loop, or read
+    from memory: a sequence or token position), "fixed" (a constant, or lanes of a constexpr block
+    that never moves: a whole small dimension such as the head dimension), else "other" (e.g. one
+    program per index: the extent is the grid's)."""
+    if "wrapped" in index.tags:
+        return "other"  # `x % n`: bounded by the modulus, whatever `x` is
+    if index.loops or index.data or "block-offset" in index.tags:
+        return "long"
+    if any(lane.shift or lane.data for _, lane in index.lanes):
+        return "long"
+    if index.pid or index.index or index.runtime:
+        return "other"
+    if all(lane.constexpr_extent for _, lane in index.lanes) and (index.lanes or index.constexpr):
+        return "fixed"
+    return "other"
+
+
 class Interpreter:
     def __init__(self, info: ModuleInfo, kernel: DiscoveredKernel):
         self.info = info
@@ -234,6 +263,7 @@ class Interpreter:
         self.loop_blocks: dict[str, set[str]] = {}
         self.recording = True
         self.imports = info.imports
+        self.runtime_params = {p.name for p in kernel.kernel.params if not p.constexpr}
         for p in kernel.kernel.params:
             if p.constexpr:
                 const = None
@@ -516,12 +546,12 @@ class Interpreter:
         self.state.anchors[id(node)] = self.current
         name = type(op).__name__.replace("Assign", "")
         if name in ("Add", "Subtract"):
-            out = V.add(a, b)
+            out = _wrapped(V.add(a, b), a, b)
             if name == "Subtract" and a.const is not None and b.const is not None:
                 out = out.with_(const=a.const - b.const)
             return self._pad_nonzero(out, a, b)
         if name in ("Multiply", "LeftShift"):
-            out = V.mul(a, b)
+            out = _wrapped(V.mul(a, b), a, b)
             if name == "Multiply" and ({"neutral-pad"} & (a.tags | b.tags)) and (_zero_padded(a) or _zero_padded(b)):
                 # -inf padding times 0 padding is NaN
                 out = out.with_(tags=(out.tags - {"neutral-pad"}) | {"pad-nonzero", "pad-inf", "masked-other-zero"})
@@ -529,15 +559,22 @@ class Interpreter:
                     and (_zero_padded(a) or _zero_padded(b))):
                 # `(x - mean) * dy` with dy padded by 0: the product's padding is 0 again
                 out = out.with_(tags=out.tags - {"pad-nonzero"})
+            if name == "Multiply" and (a.rank == 0 and a.index and b.rank == 0 and b.constexpr and b.const != 1
+                                       or b.rank == 0 and b.index and a.rank == 0 and a.constexpr and a.const != 1):
+                out = out.with_(tags=out.tags | {"block-offset"})  # `pid * BLOCK`: a block walking its dimension
+            if name == "Multiply" and self.recording and isinstance(node, cst.BinaryOperation):
+                self._stride_term(node.right, a)
+                self._stride_term(node.left, b)
             if name == "Multiply" and self._int32_product(a, b):
                 key = f"i32mul:{len(self.state.products)}"
                 self.state.products[key] = node
                 pid_side, size_side = (a, b) if a.pid and not b.pid else (b, a)
-                self.state.product_factors[key] = (pid_side.index, size_side.params)
+                self.state.product_factors[key] = (pid_side.index, size_side.params, "wrapped" in pid_side.tags)
                 out = out.with_(tags=out.tags | {key})
             return out
         if name == "Modulo":
-            return V.wrap(a, b)
+            out = V.wrap(a, b)
+            return out.with_(tags=out.tags | {"wrapped"}) if a.rank == 0 and b.rank == 0 else out
         if name in ("BitAnd", "BitOr"):
             if a.bounds or b.bounds:
                 return V.combine_masks(a, b, name == "BitAnd")
@@ -552,6 +589,30 @@ class Interpreter:
             if b.tags & PAD_TAGS:  # dividing by padding zeros
                 out = self._pad_nonzero(out, a, b, always=True).with_(tags=out.tags | {"pad-nonzero", "pad-inf"})
         return out
+
+    def _stride_term(self, factor: cst.BaseExpression, index: Val) -> None:
+        """``index * param`` with ``param`` a runtime parameter of the kernel (a stride, usually)."""
+        if isinstance(factor, cst.Name) and factor.value in self.runtime_params:
+            self.state.stride_terms.setdefault(factor.value, set()).add(_walk_kind(index))
+
+    def _block_ptr_terms(self, node: cst.Call) -> None:
+        """``make_block_ptr(shape=(...), strides=(s0, s1), offsets=(o0, o1))``: each stride parameter
+        walks its dimension by the offset, within a shape that is a constexpr (fixed) or not."""
+        shape, strides, offsets = (_kw(node, "shape", 1), _kw(node, "strides", 2), _kw(node, "offsets", 3))
+        if not all(isinstance(t, (cst.Tuple, cst.List)) for t in (shape, strides, offsets)):
+            return
+        if not len(shape.elements) == len(strides.elements) == len(offsets.elements):
+            return
+        self.recording = False  # evaluated again only to classify: record nothing twice
+        try:
+            for extent, stride, offset in zip(shape.elements, strides.elements, offsets.elements):
+                if isinstance(stride.value, cst.Name) and stride.value.value in self.runtime_params:
+                    kind = _walk_kind(self.expr(offset.value))
+                    if kind == "fixed" and not self.expr(extent.value).constexpr:
+                        kind = "other"  # the block may be advanced along a runtime extent
+                    self.state.stride_terms.setdefault(stride.value.value, set()).add(kind)
+        finally:
+            self.recording = True
 
     @staticmethod
     def _int32_product(a: Val, b: Val) -> bool:
@@ -725,6 +786,8 @@ class Interpreter:
         if fname in (TL + "abs", TL + "math.abs") and args:
             return args[0].with_(tags=frozenset(t for t in args[0].tags if t not in PAD_TAGS and not t.startswith("padax:")))
         if fname == TL + "make_block_ptr":
+            if self.recording:
+                self._block_ptr_terms(node)
             offsets = kwargs.get("offsets") or (args[3] if len(args) > 3 else V.TOP)
             block = _kw(node, "block_shape", 4)
             out = V.join(*args, *kwargs.values())
