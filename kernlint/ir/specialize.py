@@ -7,7 +7,8 @@ kernlint compiles, in this order of preference:
    ``def`` lines, or on the lines directly above them (one specialization per comment);
 2. every ``triton.Config(...)`` of the kernel's ``@triton.autotune`` (at most ``max_configs``);
 3. every launch ``kernel[grid](...)`` in the same module whose constexpr arguments are literals
-   (at most ``max_configs``);
+   (at most ``max_configs``), as the core's discovery finds them
+   (:func:`kernlint.source.discover.find_launches`);
 4. the **fallback**, one specialization:
 
    - constexpr parameters take their default (a literal) when they have one; otherwise flags
@@ -33,8 +34,10 @@ Parameters a comment leaves out keep their fallback.
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
+import tokenize
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -229,23 +232,40 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
                             configs += [ast.unparse(e) for e in node.value.elts]
     ks = KernelSource(name, params, constexpr, defaults, annotations, dereferenced, int_pointers, first,
                       fn.lineno, configs)
-    ks.launches = find_launches(tree, name, params)
+    ks.launches = launch_arguments(source, name, params)
     return ks
 
 
-def find_launches(tree: ast.AST, name: str, params: list[str]) -> list[dict[str, str]]:
-    """``name[grid](args...)`` calls in the module: param -> argument source text."""
+def _without_comments(text: str) -> str:
+    """``text`` (Python source) with its comments blanked out, strings left alone."""
+    if "#" not in text:
+        return text
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return text
+    lines = text.splitlines(keepends=True)
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            line = lines[row - 1]
+            lines[row - 1] = line[:col] + line[tok.end[1]:]
+    return "".join(lines)
+
+
+def launch_arguments(source: str, name: str, params: list[str]) -> list[dict[str, str]]:
+    """The ``name[grid](args...)`` launches the core's discovery finds in ``source``
+    (:func:`kernlint.source.discover.find_launches`), each as param -> argument text."""
+    from kernlint.source.discover import Launch, find_launches
+
     out = []
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
-                and _attr_name(node.func.value).split(".")[-1] == name):
-            bound: dict[str, str] = {}
-            for p, a in zip(params, node.args):
-                bound[p] = ast.unparse(a)
-            for k in node.keywords:
-                if k.arg:
-                    bound[k.arg] = ast.unparse(k.value)
-            out.append(bound)
+    for launch in find_launches(source, name):
+        # comments between arguments would otherwise be read as part of the next argument
+        clean = Launch(launch.kernel, launch.grid_text, _without_comments(launch.call_text))
+        positional, keywords = clean.argument_texts()
+        bound = dict(zip(params, positional))
+        bound.update(keywords)
+        out.append(bound)
     return out
 
 

@@ -34,6 +34,18 @@ def test_launch_site_inference():
     assert s.origin == "launch" and s.constexprs["BLOCK"] == 256 and s.constexprs["HAS_BIAS"] is True
 
 
+def test_launch_sites_come_from_the_core_finder_comments_and_all():
+    source = KERNEL.format(decorators="").replace(
+        "    k[(1,)](x, y, 10, 1, 1e-5, BLOCK=256, HAS_BIAS=True)\n",
+        "    mod.k[(1,)](\n        x, y,  # inputs, two of them\n        10, 1, 1e-5,\n"
+        "        BLOCK=128,  # block, size\n        HAS_BIAS=False,\n        num_warps=8,\n    )\n"
+        "    # k[(1,)](x, y, 10, 1, 1e-5, BLOCK=512)  (commented out: not a launch)\n")
+    specs, _ = specializations_for("k", source)
+    (s,) = specs
+    assert s.origin == "launch" and s.num_warps == 8
+    assert s.constexprs["BLOCK"] == 128 and s.constexprs["HAS_BIAS"] is False
+
+
 def test_comment_wins_and_sets_types_and_options():
     src = KERNEL.format(decorators='# kernlint: specialize(BLOCK=128, x_ptr="*bf16", n="i32", num_warps=8)\n'
                                    '# kernlint: specialize(BLOCK=32)')
