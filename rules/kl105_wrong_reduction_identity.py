@@ -32,7 +32,11 @@ Follows the lanes a mask switches off in a `tl.load`. Their value is `other` (un
 missing). The rule reports a reduction whose result those lanes change: `tl.max`/`tl.min`/`tl.argmax`/
 `tl.argmin` over lanes padded with 0 or nothing, and `tl.sum` over padded lanes that stopped being
 0 on the way (`x - mean`, `tl.exp(x)`, `tl.log(x)`, `1 / x`). `tl.where(mask, x, identity)` resets
-the padding and silences it.
+the padding and silences it, and so does a factor that is 0 on the padding (`dy * (x - mean)` with
+`dy` loaded with `other=0`), unless the other factor is infinite there (`log(0)`, `1 / 0`, `-inf`).
+`tl.exp` of a `-inf` padding is 0 again; `1 / tl.sqrt(var + eps)` is finite. A mask that is true in
+every lane (`tl.arange(0, B) < B`) pads nothing, and padding on an axis the reduction does not reduce
+only affects rows that are not stored.
 
 ## Why is this bad?
 0 is the identity of a sum, not of a max (a row of negative numbers gets max 0) nor of a sum of
@@ -103,6 +107,32 @@ def softmax(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     e = tl.exp(x - tl.max(x, axis=0))
     tl.store(y_ptr + cols, e / tl.sum(e, axis=0), mask=cols < n)
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def masked_softmax_sum(x_ptr, m_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    c = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + c, mask=c < n, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))  # exp(-inf) = 0 on the padding
+    e = e * tl.load(m_ptr + c, mask=c < n, other=0.0)
+    tl.store(y_ptr, tl.sum(e, axis=0))
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def norm_bwd(dy_ptr, x_ptr, mean_ptr, var_ptr, dx_ptr, n, eps, BLOCK: tl.constexpr):
+    c = tl.arange(0, BLOCK)
+    m = c < n
+    dy = tl.load(dy_ptr + c, mask=m, other=0.0)
+    xc = tl.load(x_ptr + c, mask=m, other=0.0) - tl.load(mean_ptr + c, mask=m, other=0.0)
+    rstd = 1.0 / tl.sqrt(tl.load(var_ptr + c, mask=m, other=0.0) + eps)
+    g = tl.sum(dy * xc * rstd, axis=0)  # dy is 0 on the padding, rstd finite
+    tl.store(dx_ptr + c, dy * rstd - g * xc, mask=m)
+''',
     )
 
     def check(self, state):
@@ -117,6 +147,12 @@ def softmax(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                     axis = int(state.code(axis_node))
                 except ValueError:
                     axis = None
+            if axis is not None and arg.rank and not -arg.rank - 1 <= axis <= arg.rank:
+                # `tl.min(x, 7)` on a vector: an element-wise clamp written as a reduction (one axis
+                # of slack: the rank of a `tl.dot` is not tracked exactly)
+                continue
+            if any(a.keyword is not None and a.keyword.value == "mask" for a in red.node.args):
+                continue  # `tl.sum(x, mask=mask)`: the author excludes the padding (not Triton's API)
             if not _padded_axis(arg, axis):
                 continue
             if red.op in ("max", "argmax") and "neutral-pad" in arg.tags:

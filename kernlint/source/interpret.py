@@ -170,7 +170,8 @@ def _is_advance(node: cst.Assign) -> bool:
 
 
 def _zero_padded(v: Val) -> bool:
-    return "masked-other-zero" in v.tags and "pad-nonzero" not in v.tags
+    """Padding lanes hold 0 (``other=0``, or no ``other``: what a sum already assumes)."""
+    return bool(v.tags & PAD_TAGS) and "pad-nonzero" not in v.tags
 
 
 def _has_floor_div(node: cst.CSTNode) -> bool:
@@ -586,8 +587,10 @@ class Interpreter:
             out = out.with_(tags=out.tags | {"count"})  # a number of blocks or programs, not a size
         if name == "Divide":
             out = out.with_(tags=out.tags | {"divide"})
-            if b.tags & PAD_TAGS:  # dividing by padding zeros
+            if b.tags & PAD_TAGS and "pad-nonzero" not in b.tags:  # dividing by padding zeros
                 out = self._pad_nonzero(out, a, b, always=True).with_(tags=out.tags | {"pad-nonzero", "pad-inf"})
+            elif b.tags & PAD_TAGS:  # by padding made non-zero (`sqrt(var + eps)`): finite, not 0
+                out = out.with_(tags=out.tags | {"pad-nonzero"})
         return out
 
     def _stride_term(self, factor: cst.BaseExpression, index: Val) -> None:
@@ -668,7 +671,8 @@ class Interpreter:
                 for d, lane in (lanes_l if lane_side is left else lanes_r):
                     # `lanes == k` lets one lane through: as bounded as `< k + 1`
                     bound_dims[d] = Bound(lane.families, symbol, text,
-                                          symbol == "==" or _is_minus_one(bound_node), node)
+                                          symbol == "==" or _is_minus_one(bound_node), node,
+                                          symbol == "<" and lane.arange and not lane.shift and lane.families == {text})
                 result = result.with_(bounds=tuple(sorted(bound_dims.items())))
             left, left_node = right, target.comparator
         # a comparison is a boolean, not the padded numbers it compared
@@ -690,7 +694,18 @@ class Interpreter:
                 return base.with_(rank=0, lanes=(), bounds=())
         if base.rank == 0:
             return base
-        return V.subscript(base, pattern)
+        out = V.subscript(base, pattern)
+        padax = [t for t in base.tags if t.startswith("padax:")]
+        if padax and "None" in pattern:
+            # padded axes move with the block's axes (`z[:, None]`: axis -1 becomes -2)
+            kept = [i for i, p in enumerate(pattern) if p == ":"]
+            moved = set()
+            for t in padax:
+                src = base.rank + int(t[6:])
+                if 0 <= src < len(kept):
+                    moved.add(f"padax:{kept[src] - len(pattern)}")
+            out = out.with_(tags=(out.tags - set(padax)) | moved)
+        return out
 
     def call(self, node: cst.Call) -> Val:
         self.state.anchors[id(node)] = self.current
@@ -804,11 +819,14 @@ class Interpreter:
             return V.join(*args).with_(tags=V.join(*args).tags | {"count", "ceil"})  # rounds up: a partial last block
         if fname.startswith(TL) and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "sqrt", "rsqrt"):
             out = V.join(*args)
-            tags = out.tags | {fname.rsplit(".", 1)[-1]}
-            if tags & PAD_TAGS and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "rsqrt"):
-                tags |= {"pad-nonzero"}
-                if fname.rsplit(".", 1)[-1] in ("log", "log2", "rsqrt"):
+            fn = fname.rsplit(".", 1)[-1]
+            tags = out.tags | {fn}
+            if fn in ("exp", "exp2") and "neutral-pad" in tags:
+                tags -= {"neutral-pad"}  # exp(-inf) = 0: the padding is 0 again
+            if tags & PAD_TAGS and fn in ("exp", "log", "exp2", "log2", "rsqrt"):
+                if fn in ("log", "log2", "rsqrt") and "pad-nonzero" not in tags:
                     tags |= {"pad-inf"}  # log(0) = -inf: not even a zero factor makes it 0 again
+                tags |= {"pad-nonzero"}
             return out.with_(bounds=(), tags=tags)
         out = V.join(*args, *kwargs.values())
         out = out.with_(bounds=(), index=out.index if fname in ("int", "min", "max") else frozenset())
@@ -856,7 +874,8 @@ class Interpreter:
                 tags.add("neutral-pad")
             if mask_node is not None and (other_node is None or zero_other):
                 tags.add("masked-no-other" if other_node is None else "masked-other-zero")
-                padded = {d - ptr.rank for d, _ in mask.bounds} if mask is not None and mask.bounds else set(range(-ptr.rank, 0))
+                padded = ({d - ptr.rank for d, b in mask.bounds if not b.vacuous} if mask is not None and mask.bounds
+                          else set(range(-ptr.rank, 0)))
                 tags |= {f"padax:{d}" for d in padded}
             return Val(
                 rank=ptr.rank, lanes=lanes, pid=ptr.pid, loops=ptr.loops, data=True, runtime=True,

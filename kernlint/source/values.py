@@ -53,6 +53,8 @@ class Bound:
     bound: str  # the bound's source text
     inclusive_ok: bool  # "<=" against something like ``n - 1`` is fine
     node: cst.CSTNode | None = None
+    #: ``tl.arange(0, B) < B``: true in every lane, it switches nothing off
+    vacuous: bool = False
 
 
 @dataclass(frozen=True)
