@@ -102,6 +102,8 @@ def _one_element_per_program(state, tag: str, params: frozenset) -> bool:
     row * dloss.stride(0)``). Such a vector holds about as many elements as the grid has programs.
     ``x + row * n_cols`` (one element of each row of a matrix) is not one."""
     accesses = [a for a in state.accesses if tag in a.ptr.tags]
+    if accesses and all(_reads_an_index(state, a) for a in accesses):
+        return True
     if not accesses or not all(
         not a.ptr.rank and not a.ptr.lanes and not a.ptr.block_ptr and not a.ptr.data and not a.ptr.loops
         and "block-offset" not in a.ptr.tags and not (a.mask is not None and a.mask.rank) for a in accesses):
@@ -122,6 +124,17 @@ def _one_element_per_program(state, tag: str, params: frozenset) -> bool:
         if any(t == tensor and _outer(k, j) for t, j in dims.values()):
             return False
     return True
+
+
+def _reads_an_index(state, access) -> bool:
+    """A scalar load, outside loops, whose value scales a stride of another tensor: one entry of an
+    index table (a block table ``[batch, max_blocks]``: an entry per block of a cache)."""
+    if access.kind != "load" or access.ptr.rank or access.ptr.lanes or access.ptr.block_ptr or access.loops:
+        return False
+    factors = state.index_loads.get(f"ld:{id(access.node)}", ())
+    launches = state.info.launches_of(state.name)
+    return any("stride" in p.lower() or any(p in _stride_params(state, launch) for launch in launches)
+               for p in factors)
 
 
 def _slice_rank(state, params: frozenset) -> int:
@@ -178,7 +191,10 @@ dimension of the tensor (the launches say which stride parameter is `t.stride(k)
 - a product that only addresses single elements of a per-program vector: no lanes, no loaded
   index, and either a program id added unscaled (`lse + split * n_rows + row`) or the stride of a
   tensor whose inner dimensions the kernel never addresses (`dloss + row * dloss.stride(0)`). Such a
-  vector holds about one element per program.
+  vector holds about one element per program;
+- a product that only addresses scalar reads, outside loops, of an index table: the value read scales
+  a stride of another tensor (`block = tl.load(block_table + seq * stride_bt + pos // block_size)`,
+  then `cache + block * stride_cache_block`). A block table has an entry per block of the cache.
 
 One finding per kernel; its headline is the product most likely to be large (not part of a larger
 product, feeding a block rather than one element, on the outermost stride of a tensor, with a program
@@ -281,6 +297,23 @@ def scale_rows(dx_ptr, dloss_ptr, stride_dx, dloss_stride, n_cols, BLOCK: tl.con
 def run(dx, dloss):
     n_rows, n_cols = dx.shape
     scale_rows[(n_rows,)](dx, dloss, dx.stride(0), dloss.stride(0), n_cols, BLOCK=triton.next_power_of_2(n_cols))
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def append_token(k_ptr, cache_ptr, table_ptr, lens_ptr, stride_kt, stride_tb, stride_cb, block_size, D: tl.constexpr):
+    seq = tl.program_id(0)
+    pos = tl.load(lens_ptr + seq) - 1
+    block = tl.load(table_ptr + seq * stride_tb + pos // block_size)  # one entry of the block table
+    d = tl.arange(0, D)
+    dst = cache_ptr + block.to(tl.int64) * stride_cb + (pos % block_size) * D + d
+    tl.store(dst, tl.load(k_ptr + seq.to(tl.int64) * stride_kt + d))
+
+def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
+    append_token[(k.shape[0],)](k, cache, table, lens, k.stride(0), table.stride(0), cache.stride(0),
+                                cache.shape[1], D=k.shape[-1])
 ''',
     )
 

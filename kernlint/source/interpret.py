@@ -112,6 +112,8 @@ class KernelState:
     #: runtime parameter -> how the indices multiplied by it vary ("fixed", "long" or "other"): what
     #: walks each dimension of a tensor whose stride the parameter is
     stride_terms: dict[str, set[str]] = field(default_factory=dict)
+    #: "ld:<id>" mark of a scalar load -> the runtime parameters its value is multiplied by
+    index_loads: dict[str, set[str]] = field(default_factory=dict)
     #: the first node that binds each variable (for messages)
     env: dict[str, Val] = field(default_factory=dict)
 
@@ -264,6 +266,7 @@ class Interpreter:
         self.loop_blocks: dict[str, set[str]] = {}
         self.recording = True
         self.imports = info.imports
+        self.params = {p.name for p in kernel.kernel.params}
         self.runtime_params = {p.name for p in kernel.kernel.params if not p.constexpr}
         for p in kernel.kernel.params:
             if p.constexpr:
@@ -594,9 +597,16 @@ class Interpreter:
         return out
 
     def _stride_term(self, factor: cst.BaseExpression, index: Val) -> None:
-        """``index * param`` with ``param`` a runtime parameter of the kernel (a stride, usually)."""
-        if isinstance(factor, cst.Name) and factor.value in self.runtime_params:
+        """``index * param`` with ``param`` a parameter of the kernel (a stride, usually)."""
+        if not isinstance(factor, cst.Name) or factor.value not in self.params:
+            return
+        if factor.value in self.runtime_params:
             self.state.stride_terms.setdefault(factor.value, set()).add(_walk_kind(index))
+        if index.rank == 0 and index.data:
+            # a value read from memory scales a stride: the scalar loads behind it read indices
+            for t in index.tags:
+                if t.startswith("ld:"):
+                    self.state.index_loads.setdefault(t, set()).add(factor.value)
 
     def _block_ptr_terms(self, node: cst.Call) -> None:
         """``make_block_ptr(shape=(...), strides=(s0, s1), offsets=(o0, o1))``: each stride parameter
@@ -867,7 +877,7 @@ class Interpreter:
             )
         if kind == "load":
             lanes = tuple((d, Lane(l.families, False, l.shift, True, l.constexpr_extent)) for d, l in ptr.lanes)
-            tags = {"load"}
+            tags = {"load"} if ptr.rank else {"load", f"ld:{id(node)}"}  # a scalar read: is it an index?
             zero_other = other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and _float(other_node.value) == 0.0
             other_code = self.info.module.code_for_node(other_node) if other_node is not None else ""
             if "inf" in other_code and "-" in other_code:
