@@ -152,7 +152,7 @@ def _slice_rank(state, params: frozenset) -> int:
 
 
 def _exempt(state, tag: str) -> bool:
-    index, params, _ = state.product_factors.get(tag, (frozenset(), frozenset(), False))
+    index, params, _, _ = state.product_factors.get(tag, (frozenset(), frozenset(), False, False))
     cache = state.__dict__.setdefault("_kl104_exempt", {})
     if params not in cache:
         cache[params] = _inside_one_row(state, params)
@@ -198,7 +198,7 @@ dimension of the tensor (the launches say which stride parameter is `t.stride(k)
 
 One finding per kernel; its headline is the product most likely to be large (not part of a larger
 product, feeding a block rather than one element, on the outermost stride of a tensor, with a program
-id not wrapped by `%`), the others are listed after it.
+id not wrapped by `%`, on a tensor the kernel walks, moving in blocks), the others are listed after it.
 
 ## Why is this bad?
 `tl.program_id` is int32 and Triton passes integer arguments below 2**31 as int32, so the product is
@@ -336,16 +336,17 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
         # one finding per kernel: the fix (widen the program id) is the same for every product. The
         # headline is the product most likely to be large: not part of a larger product, feeding a
         # block (not one element), spanning the whole tensor (the outermost stride, or a size), by a
-        # program id not wrapped with `%`, on a tensor the kernel walks, with a stride (the address
-        # arithmetic); then the first one.
+        # program id not wrapped with `%`, on a tensor the kernel walks, by a block offset
+        # (`pid * BLOCK`), with a stride (the address arithmetic); then the first one.
         def rank(item):
             text, (order, _, fed, tag) = item
             nested = any(text != other and text in other for other in products)
             scalar = all(not a.ptr.lanes and not a.ptr.block_ptr for a in fed)
             walks = any(lane.shift or lane.data for a in fed for _, lane in a.ptr.lanes) or any(
                 a.ptr.block_ptr and a.ptr.index for a in fed)
-            _, params, wrapped = state.product_factors.get(tag, (None, frozenset(), False))
-            return (nested, scalar, _slice_rank(state, params), wrapped, not walks, "stride" not in text.lower(), order)
+            _, params, wrapped, blocked = state.product_factors.get(tag, (None, frozenset(), False, False))
+            return (nested, scalar, _slice_rank(state, params), wrapped, not walks, not blocked,
+                    "stride" not in text.lower(), order)
 
         ordered = sorted(products.items(), key=rank)
         text, (_, node, fed, _) = ordered[0]

@@ -107,7 +107,7 @@ class KernelState:
     #: ``pid * runtime size`` products computed in int32 (tag -> node)
     products: dict[str, cst.CSTNode] = field(default_factory=dict)
     #: tag -> (index sources of the program-id factor, parameters of the size factor, the program-id
-    #: factor is wrapped with ``%``)
+    #: factor is wrapped with ``%``, the program-id factor is a block offset ``pid * BLOCK``)
     product_factors: dict[str, tuple] = field(default_factory=dict)
     #: runtime parameter -> how the indices multiplied by it vary ("fixed", "long" or "other"): what
     #: walks each dimension of a tensor whose stride the parameter is
@@ -573,7 +573,8 @@ class Interpreter:
                 key = f"i32mul:{len(self.state.products)}"
                 self.state.products[key] = node
                 pid_side, size_side = (a, b) if a.pid and not b.pid else (b, a)
-                self.state.product_factors[key] = (pid_side.index, size_side.params, "wrapped" in pid_side.tags)
+                self.state.product_factors[key] = (pid_side.index, size_side.params, "wrapped" in pid_side.tags,
+                                                   "block-offset" in pid_side.tags)
                 out = out.with_(tags=out.tags | {key})
             return out
         if name == "Modulo":
