@@ -137,20 +137,6 @@ def _reads_an_index(state, access) -> bool:
                for p in factors)
 
 
-def _slice_rank(state, params: frozenset) -> int:
-    """0: the factor is the outermost stride of a tensor (the product spans the whole tensor); 1: not
-    a stride any launch names (a size such as ``n_cols``, or unknown); 2: an inner stride (the product
-    spans one slice of the outer dimension)."""
-    if len(params) != 1:
-        return 1
-    (param,) = tuple(params)
-    dims = [_stride_params(state, launch).get(param) for launch in state.info.launches_of(state.name)]
-    dims = [d for d in dims if d is not None]
-    if not dims:
-        return 1
-    return 0 if any(k == 0 for _, k in dims) else 2
-
-
 def _exempt(state, tag: str) -> bool:
     index, params, _, _ = state.product_factors.get(tag, (frozenset(), frozenset(), False, False))
     cache = state.__dict__.setdefault("_kl104_exempt", {})
@@ -197,8 +183,8 @@ dimension of the tensor (the launches say which stride parameter is `t.stride(k)
   then `cache + block * stride_cache_block`). A block table has an entry per block of the cache.
 
 One finding per kernel; its headline is the product most likely to be large (not part of a larger
-product, feeding a block rather than one element, on the outermost stride of a tensor, with a program
-id not wrapped by `%`, on a tensor the kernel walks, moving in blocks), the others are listed after it.
+product, feeding a block rather than one element, with a program id not wrapped by `%`, with a stride,
+moving in blocks), the others are listed after it.
 
 ## Why is this bad?
 `tl.program_id` is int32 and Triton passes integer arguments below 2**31 as int32, so the product is
@@ -335,18 +321,14 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
             return
         # one finding per kernel: the fix (widen the program id) is the same for every product. The
         # headline is the product most likely to be large: not part of a larger product, feeding a
-        # block (not one element), spanning the whole tensor (the outermost stride, or a size), by a
-        # program id not wrapped with `%`, on a tensor the kernel walks, by a block offset
-        # (`pid * BLOCK`), with a stride (the address arithmetic); then the first one.
+        # block (not one element), by a program id not wrapped with `%`, with a stride (the address
+        # arithmetic), moving in blocks (`pid * BLOCK`); then the first one.
         def rank(item):
             text, (order, _, fed, tag) = item
             nested = any(text != other and text in other for other in products)
             scalar = all(not a.ptr.lanes and not a.ptr.block_ptr for a in fed)
-            walks = any(lane.shift or lane.data for a in fed for _, lane in a.ptr.lanes) or any(
-                a.ptr.block_ptr and a.ptr.index for a in fed)
-            _, params, wrapped, blocked = state.product_factors.get(tag, (None, frozenset(), False, False))
-            return (nested, scalar, _slice_rank(state, params), wrapped, not walks, not blocked,
-                    "stride" not in text.lower(), order)
+            _, _, wrapped, blocked = state.product_factors.get(tag, (None, frozenset(), False, False))
+            return (nested, scalar, wrapped, "stride" not in text.lower(), not blocked, order)
 
         ordered = sorted(products.items(), key=rank)
         text, (_, node, fed, _) = ordered[0]
