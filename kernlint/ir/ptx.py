@@ -44,6 +44,7 @@ operands: operand ("," operand)*
         | REG "|" REG          -> regpair
         | INT                  -> imm
         | FLOAT                -> fimm
+        | DECIMAL              -> fimm
         | IDENT                -> sym
         | "_"                  -> sink
         | "[" addr "]"         -> address
@@ -54,8 +55,8 @@ addr: base (SIGN INT)?
 ?base: REG | IDENT
 
 LABEL_DEF.3: /[$A-Za-z_][\w$]*:/
-LOC.3: ".loc"
-FILE.3: ".file"
+LOC.3: /\.loc(?![\w$])/
+FILE.3: /\.file(?![\w$])/
 DIRECTIVE: /\.[A-Za-z_][\w$]*/
 OPCODE: /[a-z][a-z0-9_]*(\.[A-Za-z0-9_]+(::[A-Za-z0-9_]+)*)*/
 REG: /%[A-Za-z_][\w]*(\.[xyz])?/

@@ -1,6 +1,7 @@
 """The PTX reader on nvcc's output for CUDA C++ (what TileLang kernels compile to): inline-asm
-predicates without ``%``, TMA tensor addresses, ``.L2::cache_hint`` modifiers and call sites of
-functions inlined into inlined functions. Compiled here with nvcc; skipped without it."""
+predicates without ``%``, TMA tensor addresses, ``.L2::cache_hint`` modifiers, float immediates
+(``createpolicy ... 1.0``, which Triton emits for eviction hints too), ``.local`` depots and call
+sites of functions inlined into inlined functions. Compiled here with nvcc; skipped without it."""
 
 from __future__ import annotations
 
@@ -33,7 +34,16 @@ __device__ __forceinline__ float load_outer(const float* p, int i) {
   return load_inner(p, i + 1) * 2.0f;
 }
 
-extern "C" __global__ void kern(const void* desc, const float* x, float* y) {
+__device__ __forceinline__ uint64_t evict_last_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+extern "C" __global__ void kern(const void* desc, const float* x, float* y, int k) {
+  volatile float scratch[8];  // a .local depot
+  for (int i = 0; i < 8; ++i) scratch[i] = x[i];
+  y[blockDim.x + threadIdx.x] = scratch[k & 7] + (float)evict_last_policy();
   __shared__ __align__(128) float tile[1024];
   __shared__ __align__(8) uint64_t bar;
   uint32_t s = (uint32_t)__cvta_generic_to_shared(tile);
@@ -61,6 +71,14 @@ def module(tmp_path_factory):
     return ptx.parse(out.read_text()), str(src)
 
 
+def test_local_depots_and_float_immediates(module):
+    mod, _ = module
+    (func,) = mod.functions
+    policy = next(i for i in func.instructions if i.opcode == "createpolicy")
+    assert policy.operands[-1].kind == "fimm" and policy.operands[-1].text == "1.0"
+    assert any(i.state_space == "local" for i in func.instructions)  # `.local` is not a `.loc`
+
+
 def test_inline_asm_predicates_and_tma_addresses(module):
     mod, _ = module
     (func,) = mod.functions
@@ -78,7 +96,9 @@ def test_inline_asm_predicates_and_tma_addresses(module):
 def test_nested_inlining_reaches_the_kernel_line(module):
     mod, src = module
     (func,) = mod.functions
-    loads = [i for i in func.instructions if i.opcode == "ld" and i.state_space == "global"]
+    inner = CUDA.splitlines().index("  return p[i];") + 1
+    loads = [i for i in func.instructions if i.opcode == "ld" and i.state_space == "global"
+             and i.loc is not None and i.loc.line == inner]
     assert loads
     frames = loads[0].loc.frames()
     # load_inner -> load_outer -> kern: the outermost call site is the kernel's own line
