@@ -21,6 +21,11 @@ kernlint compiles, in this order of preference:
      launcher specializes them for tensors from PyTorch's allocator; pointers named like integer
      data (``lock``, ``idx``, ``indices``, ``count``, ``offsets``, ``seqlen``...) or used by
      ``tl.atomic_cas``/``tl.atomic_xchg`` with integer operands are ``*i32``;
+   - a stride parameter (``stride`` in its name) is the constant 1 when every launch passes a
+     literal 1 for it, or when it scales an index broadcast along a tile's last axis
+     (``offs_n[None, :] * stride_cn``) and no launch passes another stride for it than a tensor's
+     last (``t.stride(-1)`` or the highest ``t.stride(d)`` of the call): Triton's launcher turns
+     an integer argument equal to 1 into the constant 1, so contiguous tensors compile that way;
    - scalars named like floats (``eps``, ``scale``, ``alpha``, ``beta``, ``*_f``...) are ``fp32``;
      every other scalar is ``i32``, assumed divisible by 16 (Triton's launcher specializes
      integers that are multiples of 16, which sizes and strides usually are). Write
@@ -135,6 +140,26 @@ class KernelSource:
     def_line: int
     autotune_configs: list[str] = field(default_factory=list)
     launches: list[dict[str, str]] = field(default_factory=list)  # param -> argument source
+    #: stride parameters that scale the last axis of a tile (``offs_n[None, :] * stride_cn``)
+    last_axis_strides: set[str] = field(default_factory=set)
+
+    def unit_strides(self) -> set[str]:
+        """Stride parameters that are 1 for contiguous tensors, compiled as the constant 1 as
+        Triton's launcher does with an integer argument equal to 1: those every launch passes a
+        literal 1 for, and those that scale an index broadcast along a tile's last axis
+        (``offs_n[None, :] * stride_cn``) unless a launch passes something else than the last
+        stride of a tensor for them (``t.stride(0)``, or ``t.stride(d)`` below the highest ``d``
+        the call passes for ``t``)."""
+        out = set()
+        for p in self.params:
+            if p in self.constexpr or "stride" not in p.lower():
+                continue
+            verdicts = [_unit_argument(launch, p) for launch in self.launches if p in launch]
+            if verdicts and all(v == "one" for v in verdicts):
+                out.add(p)
+            elif p in self.last_axis_strides and "other" not in verdicts:
+                out.add(p)
+        return out
 
 
 def _func_defs(tree: ast.AST) -> Iterable[ast.FunctionDef]:
@@ -232,8 +257,75 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
                             configs += [ast.unparse(e) for e in node.value.elts]
     ks = KernelSource(name, params, constexpr, defaults, annotations, dereferenced, int_pointers, first,
                       fn.lineno, configs)
-    ks.launches = launch_arguments(source, name, params)
+    ks.launches = launch_arguments(source, name, params, tree)
+    ks.last_axis_strides = _last_axis_scales(fn, set(params) - constexpr)
     return ks
+
+
+def _is_last_axis(node: ast.AST) -> bool:
+    """``x[None, :]``, ``x[None, None, :]``: an index broadcast along the last axis of a tile."""
+    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
+        return False
+    elts = node.slice.elts
+    return (len(elts) >= 2 and isinstance(elts[-1], ast.Slice) and elts[-1].lower is None
+            and elts[-1].upper is None and all(isinstance(e, ast.Constant) and e.value is None for e in elts[:-1]))
+
+
+def _is_other_axis(node: ast.AST) -> bool:
+    """``x[:, None]`` and the like: an index along another axis than the last."""
+    return (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) >= 2
+            and not _is_last_axis(node) and any(isinstance(e, ast.Slice) for e in node.slice.elts))
+
+
+def _last_axis_expr(node: ast.AST, names: set[str]) -> bool:
+    if _is_last_axis(node) or (isinstance(node, ast.Name) and node.id in names):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        sides = (node.left, node.right)
+        return any(_last_axis_expr(x, names) for x in sides) and not any(_is_other_axis(x) for x in sides)
+    return False
+
+
+def _last_axis_scales(fn: ast.AST, candidates: set[str]) -> set[str]:
+    """Parameters multiplying an index broadcast along a tile's last axis (directly or through a
+    variable assigned one: ``offs = tl.arange(0, BLOCK)[None, :]``)."""
+    names: set[str] = set()
+    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], ast.Name)]
+    for _ in range(3):
+        for n in assigns:
+            if n.targets[0].id not in names and _last_axis_expr(n.value, names):
+                names.add(n.targets[0].id)
+    out = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for a, b in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(a, ast.Name) and a.id in candidates and _last_axis_expr(b, names):
+                    out.add(a.id)
+    return out
+
+
+_STRIDE_CALL = re.compile(r"^(?P<t>[\w.\[\]]+?)\.stride\(\s*(?P<d>-?\d+)\s*\)$")
+
+
+def _unit_argument(launch: dict[str, str], param: str) -> str:
+    """What a launch passes for a stride: ``one`` (a literal 1), ``last`` (``t.stride(-1)`` or the
+    highest ``t.stride(d)``, d >= 1, the call passes for ``t``), ``other`` (another stride of a
+    tensor, or another literal) or ``unknown``."""
+    text = launch[param].strip()
+    if text == "1":
+        return "one"
+    if re.fullmatch(r"-?\d+", text):
+        return "other"
+    m = _STRIDE_CALL.match(text)
+    if not m:
+        return "unknown"
+    d = int(m.group("d"))
+    if d == -1:
+        return "last"
+    dims = [int(x.group("d")) for x in (_STRIDE_CALL.match(v.strip()) for v in launch.values())
+            if x and x.group("t") == m.group("t")]
+    return "last" if d >= 1 and d == max(dims) else "other"
 
 
 def _without_comments(text: str) -> str:
@@ -253,18 +345,75 @@ def _without_comments(text: str) -> str:
     return "".join(lines)
 
 
-def launch_arguments(source: str, name: str, params: list[str]) -> list[dict[str, str]]:
+def _literal_names(tree: ast.AST) -> list[tuple[int, int, dict[str, str]]]:
+    """Per function (and the module, spanning every line): names assigned exactly one literal
+    there (``BLOCK = 64``), as (first line, last line, name -> literal text)."""
+    scopes = [(0, 1 << 30, getattr(tree, "body", []))]
+    scopes += [(n.lineno, n.end_lineno or n.lineno, n.body) for n in ast.walk(tree)
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    out = []
+    for lo, hi, body in scopes:
+        values: dict[str, set[str]] = {}
+        stack = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue  # their own scope
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            text = "?"
+                            if (isinstance(node, ast.Assign) and t is n and node.value is not None
+                                    and isinstance(node.value, ast.Constant)):
+                                text = repr(node.value.value)
+                            values.setdefault(n.id, set()).add(text)
+            stack.extend(ast.iter_child_nodes(node))
+        out.append((lo, hi, {k: next(iter(v)) for k, v in values.items() if len(v) == 1 and "?" not in v}))
+    return out
+
+
+def _resolve_names(bound: dict[str, str], line: int, scopes: list[tuple[int, int, dict[str, str]]]) -> None:
+    """Replace arguments that are a bare name with the literal the enclosing function (or else the
+    module) assigns it once: ``BLOCK=BLOCK`` after ``BLOCK = 64`` reads as ``64``."""
+    enclosing = sorted((s for s in scopes if s[0] <= line <= s[1]), key=lambda s: s[1] - s[0])
+    for k, text in bound.items():
+        if not re.fullmatch(r"[A-Za-z_]\w*", text):
+            continue
+        for _, _, names in enclosing:  # innermost first
+            if text in names:
+                bound[k] = names[text]
+                break
+
+
+def launch_arguments(source: str, name: str, params: list[str], tree: ast.AST | None = None
+                     ) -> list[dict[str, str]]:
     """The ``name[grid](args...)`` launches the core's discovery finds in ``source``
-    (:func:`kernlint.source.discover.find_launches`), each as param -> argument text."""
-    from kernlint.source.discover import Launch, find_launches
+    (:func:`kernlint.source.discover.find_launches`), each as param -> argument text; an argument
+    that is a bare name assigned one literal in the calling function (or the module) reads as
+    that literal."""
+    from kernlint.source.discover import Launch, find_launches, split_top_level
 
     out = []
+    scopes = None
     for launch in find_launches(source, name):
         # comments between arguments would otherwise be read as part of the next argument
         clean = Launch(launch.kernel, launch.grid_text, _without_comments(launch.call_text))
         positional, keywords = clean.argument_texts()
+        # after ``*t.stride()`` the positions of the arguments that follow are unknown
+        parts = split_top_level(clean.call_text[clean.call_text.find("(") + 1:clean.call_text.rfind(")")])
+        starred = next((i for i, p in enumerate(parts) if p.startswith("*") and not p.startswith("**")), None)
+        if starred is not None:
+            positional = positional[:starred]
         bound = dict(zip(params, positional))
         bound.update(keywords)
+        if scopes is None:
+            try:
+                scopes = _literal_names(tree if tree is not None else ast.parse(source))
+            except SyntaxError:
+                scopes = []
+        _resolve_names(bound, source.count("\n", 0, launch.start) + 1, scopes)
         out.append(bound)
     return out
 
@@ -315,11 +464,15 @@ def fallback(ks: KernelSource) -> Specialization:
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
     divisible = []
+    unit = ks.unit_strides()
     for p in ks.params:
         ann = ks.annotations.get(p, "")
         if p in ks.constexpr:
             signature[p] = "constexpr"
             constexprs[p] = _constexpr_fallback(p, ks.defaults.get(p))
+        elif p in unit:
+            signature[p] = "constexpr"  # what Triton's launcher makes of an integer argument equal to 1
+            constexprs[p] = 1
         elif p in ks.dereferenced or _is_pointer_name(p) or "pointer" in ann:
             signature[p] = _pointer_type(p, p in ks.int_pointers)
             divisible.append(p)
@@ -333,13 +486,17 @@ def fallback(ks: KernelSource) -> Specialization:
 
 
 def _override(base: Specialization, values: dict[str, Any], num_warps: int | None,
-              num_stages: int | None, label: str, origin: str) -> Specialization:
+              num_stages: int | None, label: str, origin: str, declared: set[str] = frozenset()
+              ) -> Specialization:
     signature = dict(base.signature)
     constexprs = dict(base.constexprs)
     divisible = set(base.divisible)
     for k, v in values.items():
         if k not in signature:
             continue
+        if signature[k] == "constexpr" and k not in declared and isinstance(v, str):
+            constexprs.pop(k, None)  # a stride guessed to be 1, given a type: no longer a constant
+            signature[k] = "i32"
         if signature[k] == "constexpr":
             constexprs[k] = v
         elif isinstance(v, str):
@@ -431,7 +588,7 @@ def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DE
             problems.append(f"line {line}: specialize names unknown parameters {unknown}")
         specs.append(_override(base, values, nw, ns,
                                f"comment@{line} " + _describe(values, nw or base.num_warps, ns or base.num_stages),
-                               "comment"))
+                               "comment", declared=ks.constexpr))
     if specs:
         return specs, problems
     for i, text in enumerate(ks.autotune_configs[:max_configs]):

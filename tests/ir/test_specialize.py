@@ -76,3 +76,60 @@ def test_malformed_comment_is_a_problem_not_a_crash():
     src = KERNEL.format(decorators="# kernlint: specialize(BLOCK=)")
     specs, problems = specializations_for("k", src)
     assert problems and specs
+
+
+STRIDED = '''import triton
+import triton.language as tl
+
+{comment}
+@triton.jit
+def copy2d(x_ptr, y_ptr, M, N, stride_xm, stride_xn, stride_ym, stride_yn, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    cols = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + rm[:, None] * stride_xm + cols * stride_xn)
+    tl.store(y_ptr + rm[:, None] * stride_ym + stride_yn * tl.arange(0, BN)[None, :], x)
+{launch}
+'''
+
+
+def _strided(comment="", launch=""):
+    specs, _ = specializations_for("copy2d", STRIDED.format(comment=comment, launch=launch))
+    return specs[0]
+
+
+def test_last_axis_strides_are_one_as_the_launcher_makes_them():
+    s = _strided()
+    # scaled by an index broadcast along the tile's last axis (directly or through a variable)
+    assert s.signature["stride_xn"] == s.signature["stride_yn"] == "constexpr"
+    assert s.constexprs["stride_xn"] == s.constexprs["stride_yn"] == 1
+    assert s.signature["stride_xm"] == "i32" and "stride_xm" in s.divisible and "stride_xn" not in s.divisible
+
+
+def test_launch_sites_decide_unit_strides():
+    # y written transposed: its last-axis stride is y.stride(0), not 1
+    launch = "\ndef go(x, y):\n    copy2d[(1,)](x, y, 4, 4, x.stride(0), x.stride(1), y.stride(1), y.stride(0), BM=16, BN=16)\n"
+    s = _strided(launch=launch)
+    assert s.constexprs["stride_xn"] == 1  # the last stride the call passes for x
+    assert s.signature["stride_yn"] == "i32" and s.signature["stride_ym"] == "i32"
+    s = _strided(launch="\ndef go(x, y):\n    copy2d[(1,)](x, y, 4, 4, 64, 1, 64, 1, BM=16, BN=16)\n")
+    assert s.constexprs["stride_xn"] == s.constexprs["stride_yn"] == 1 and s.signature["stride_xm"] == "i32"
+
+
+def test_a_comment_can_give_a_unit_stride_a_type_again():
+    s = _strided(comment='# kernlint: specialize(stride_xn="i32")')
+    assert s.signature["stride_xn"] == "i32" and "stride_xn" not in s.constexprs
+    assert s.constexprs["stride_yn"] == 1
+
+
+def test_launch_arguments_named_after_a_literal_read_as_the_literal():
+    def spec(body):
+        source = KERNEL.format(decorators="").replace(
+            "def launch(x, y):\n    k[(1,)](x, y, 10, 1, 1e-5, BLOCK=256, HAS_BIAS=True)\n",
+            "WARPS = 8\n\ndef launch(x, y, flag):\n" + body +
+            "    k[(1,)](x, y, 10, 1, 1e-5, BLOCK=BLOCK, HAS_BIAS=True, num_warps=WARPS)\n")
+        return specializations_for("k", source)[0][0]
+
+    s = spec("    BLOCK = 128\n")
+    assert s.origin == "launch" and s.constexprs["BLOCK"] == 128 and s.num_warps == 8
+    s = spec("    BLOCK = 128\n    if flag:\n        BLOCK = 256\n")  # two values: not resolved
+    assert s.constexprs["BLOCK"] == 64 and s.constexprs["HAS_BIAS"] is True
