@@ -471,7 +471,10 @@ def run_tritonbench(job: dict, res: Result, workdir: Path) -> None:
     cand_path.write_text(job["candidate"]["source"] + "\n\n" + prob["test_code"])
     res.stage("load-reference")
     _set_seed(seeds[0])
-    ref_mod = load_module(ref_path, "reference_tb")
+    try:
+        ref_mod = load_module(ref_path, "reference_tb")
+    except BaseException as exc:
+        raise Stage("reference-error", f"the reference does not load: {type(exc).__name__}: {exc}") from exc
     timers, flags = guards.timer_snapshot(), guards.flag_snapshot()
     threads0 = guards.thread_count()
     res.stage("load-candidate")
@@ -504,8 +507,11 @@ def run_tritonbench(job: dict, res: Result, workdir: Path) -> None:
         launches = counter.total() - n0
         guard_state("test")
         _set_seed(seed)
-        out_r = ref_test()
-        _sync(device)
+        try:
+            out_r = ref_test()
+            _sync(device)
+        except BaseException as exc:
+            raise Stage("reference-error", f"the reference's own test fails: {type(exc).__name__}: {exc}") from exc
         if seed == seeds[0]:
             corr["null_models_passing"] = C.audit_null_models(out_r, [], scale)
             # TritonBench's own criterion: the printed results are identical
