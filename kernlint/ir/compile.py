@@ -106,6 +106,17 @@ def _traceback_location(exc: BaseException, path: str) -> tuple[int, int]:
     return line, 1
 
 
+def _constexpr_value(v: Any) -> Any:
+    """``"tl.float16"`` (how specializations write a dtype) -> ``tl.float16``; anything else as is."""
+    if isinstance(v, str) and v.startswith(("tl.", "triton.language.")):
+        import triton.language as tl
+
+        dt = getattr(tl, v.rsplit(".", 1)[1], None)
+        if isinstance(dt, tl.dtype):
+            return dt
+    return v
+
+
 def _triton_compile(fn, spec: dict, constexpr_values: dict, capability: int):
     import triton
     from triton.backends.compiler import GPUTarget
@@ -117,7 +128,7 @@ def _triton_compile(fn, spec: dict, constexpr_values: dict, capability: int):
     for k, v in constexpr_values.items():
         if k in names:
             signature[k] = "constexpr"
-            constexprs[(names.index(k),)] = v
+            constexprs[(names.index(k),)] = _constexpr_value(v)
     for p, t in signature.items():
         if t == "constexpr" and (names.index(p),) not in constexprs:
             constexprs[(names.index(p),)] = None

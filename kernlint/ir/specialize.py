@@ -11,7 +11,8 @@ kernlint compiles, in this order of preference:
    (:func:`kernlint.source.discover.find_launches`);
 4. the **fallback**, one specialization:
 
-   - constexpr parameters take their default (a literal) when they have one; otherwise flags
+   - constexpr parameters take their default (a literal, or a dtype ``tl.float16``) when they
+     have one; otherwise ``*TYPE``/``*DTYPE`` names are ``tl.float32``, flags
      (``HAS_*``, ``IS_*``, ``USE_*``, ``EVEN_*``...) are ``False``, ``GROUP*`` sizes are ``8``,
      ``NUM_STAGES``/``num_*`` are 2 and every other constexpr is ``64`` (a power of two);
    - a parameter is a pointer when the kernel dereferences it (it appears in the pointer argument
@@ -19,8 +20,10 @@ kernlint compiles, in this order of preference:
      (``*_ptr``, ``ptr``, ``*_ptrs``); pointers are ``*fp32``, or ``*fp16``/``*bf16`` when the name
      hints (``fp16``, ``half``, ``bf16``), and they are assumed 16-byte aligned, as Triton's
      launcher specializes them for tensors from PyTorch's allocator; pointers named like integer
-     data (``lock``, ``idx``, ``indices``, ``count``, ``offsets``, ``seqlen``...) or used by
-     ``tl.atomic_cas``/``tl.atomic_xchg`` with integer operands are ``*i32``;
+     data (``lock``, ``idx``, ``indices``, ``count``, ``offsets``, ``seqlen``...), used by
+     ``tl.atomic_cas``/``tl.atomic_xchg`` with integer operands, or whose loaded values end up in
+     an address (``dest = tl.load(Dest_loc + i)`` ... ``Out + dest * stride``) or in integer-only
+     arithmetic (``//``, ``%``, shifts, bit operations) are ``*i32``;
    - a stride parameter (``stride`` in its name) is the constant 1 when every launch passes a
      literal 1 for it, or when it scales an index broadcast along a tile's last axis
      (``offs_n[None, :] * stride_cn``) and no launch passes another stride for it than a tensor's
@@ -231,12 +234,13 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
         for node in assigns:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             tnames = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            if tnames & dereferenced and node.value is not None:
+            # ``ptr += step`` / ``idx -= start``: the value is an offset, never the pointer
+            if tnames & dereferenced and node.value is not None and not isinstance(node, ast.AugAssign):
                 new = _pointer_roots(node.value) - dereferenced
                 if new:
                     dereferenced |= new
                     changed = True
-    int_pointers: set[str] = set()
+    int_pointers: set[str] = _index_pointers(fn, set(params), dereferenced, assigns)
     for node in ast.walk(fn):
         if (isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in ("atomic_cas", "atomic_xchg")
                 and node.args and any(isinstance(a, ast.Constant) and isinstance(a.value, int)
@@ -260,6 +264,81 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
     ks.launches = launch_arguments(source, name, params, tree)
     ks.last_axis_strides = _last_axis_scales(fn, set(params) - constexpr)
     return ks
+
+
+_INT_OPS = (ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _arith_names(node: ast.AST) -> set[str]:
+    """The names whose value an expression carries through arithmetic (``b + i * s``,
+    ``x.to(...)``, ``x[:, None]``); calls (``tl.argmax(x)``, ``tl.sum``) and comparisons make new
+    values and carry none."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.BinOp):
+        return _arith_names(node.left) | _arith_names(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _arith_names(node.operand)
+    if isinstance(node, ast.Subscript):
+        return _arith_names(node.value)
+    if isinstance(node, ast.IfExp):
+        return _arith_names(node.body) | _arith_names(node.orelse)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+        return _arith_names(node.func.value)
+    if isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in ("multiple_of", "max_contiguous",
+                                                                             "minimum", "maximum", "where"):
+        return set().union(*(_arith_names(a) for a in node.args))
+    return set()
+
+
+def _loaded_from(value: ast.AST, params: set[str]) -> set[str]:
+    """The parameters ``tl.load(P + ...)`` (possibly ``.to(...)``-cast) reads through."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+        value = value.func.value
+    if (isinstance(value, ast.Call) and _attr_name(value.func).split(".")[-1] == "load"
+            and (value.args or value.keywords)):
+        target = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "pointer"), None)
+        if target is not None:
+            return _pointer_roots(target) & params
+    return set()
+
+
+def _index_pointers(fn: ast.AST, params: set[str], dereferenced: set[str], assigns: list[ast.AST]) -> set[str]:
+    """Pointers whose loaded values are integers: a value that ends up in an address (``Out +
+    dest_index * stride``, ``Q + (start + offs) * stride``) or in integer-only arithmetic
+    (``//``, ``%``, shifts, bit operations) cannot be a float."""
+    sources: dict[str, set[str]] = {}  # name -> pointer parameters its value was loaded through
+    for _ in range(4):
+        for node in assigns:
+            if not isinstance(node, ast.Assign) or node.value is None:
+                continue
+            direct = _loaded_from(node.value, params)
+            derived = set().union(*(sources.get(n, set()) for n in _arith_names(node.value)))
+            for t in node.targets:
+                for n in _names(t):
+                    sources.setdefault(n, set()).update(direct | derived)
+    # a parameter rebound to what it points at (``bias = tl.load(bias + rn)``) names both: skip it
+    sources = {k: v for k, v in sources.items() if v and k not in params}
+    if not sources:
+        return set()
+    used: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in _POINTER_USERS and node.args:
+            used |= _arith_names(node.args[0])
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
+            used |= _arith_names(node.left) | _arith_names(node.right)
+    for node in assigns:  # the offsets of pointer variables: o_ptrs = Out + dest_index * stride
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if node.value is not None and any(n in dereferenced for t in targets for n in _names(t)):
+            used |= _arith_names(node.value)
+    out: set[str] = set()
+    for n in used:
+        out |= sources.get(n, set())
+    return out
 
 
 def _is_last_axis(node: ast.AST) -> bool:
@@ -444,12 +523,29 @@ def _is_pointer_name(name: str) -> bool:
     return low.endswith("ptr") or low.endswith("ptrs") or low in ("ptr", "base") or low.endswith("_p")
 
 
+_DTYPE_TEXT = re.compile(r"^(?:tl|triton\.language)\.(?:float|bfloat|int|uint)\w*$")
+
+
+def _constexpr_literal(text: str) -> Any:
+    """A constexpr argument's value: a literal, or a Triton dtype written ``tl.float16`` (kept as
+    that text; the compile worker turns it into the dtype). Raises ValueError otherwise."""
+    text = text.strip()
+    if _DTYPE_TEXT.match(text):
+        return text
+    try:
+        return ast.literal_eval(text)
+    except SyntaxError as e:
+        raise ValueError(str(e)) from None
+
+
 def _constexpr_fallback(name: str, default: str | None) -> Any:
     if default is not None:
         try:
-            return ast.literal_eval(default)
-        except (ValueError, SyntaxError):
+            return _constexpr_literal(default)
+        except ValueError:
             pass
+    if re.search(r"(^|_)D?TYPE$", name, re.I):
+        return "tl.float32"  # ACC_TYPE, OUT_DTYPE, dtype: used as ``dtype=`` or in ``.to()``
     if _FLAG_NAMES.match(name):
         return False
     up = name.upper()
@@ -540,7 +636,7 @@ def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
     if isinstance(kwargs, ast.Dict):
         for k, v in zip(kwargs.keys, kwargs.values):
             if isinstance(k, ast.Constant):
-                values[str(k.value)] = ast.literal_eval(v)
+                values[str(k.value)] = _constexpr_literal(ast.unparse(v))
     opts = {k.arg: k.value for k in node.keywords if k.arg in ("num_warps", "num_stages")}
     nw = ast.literal_eval(opts["num_warps"]) if "num_warps" in opts else None
     ns = ast.literal_eval(opts["num_stages"]) if "num_stages" in opts else None
@@ -599,7 +695,7 @@ def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DE
             continue
         specs.append(_override(base, values, nw, ns,
                                f"autotune[{i}] " + _describe(values, nw or base.num_warps, ns or base.num_stages),
-                               "autotune"))
+                               "autotune", declared=ks.constexpr))
     if specs:
         return specs, problems
     seen = set()
@@ -608,13 +704,14 @@ def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DE
         for p in ks.constexpr:
             if p in launch:
                 try:
-                    values[p] = ast.literal_eval(launch[p])
-                except (ValueError, SyntaxError):
+                    values[p] = _constexpr_literal(launch[p])
+                except ValueError:
                     pass
         nw = _literal_int(launch.get("num_warps"))
         ns = _literal_int(launch.get("num_stages"))
         spec = _override(base, values, nw, ns, "launch " + _describe(values, nw or base.num_warps,
-                                                                         ns or base.num_stages), "launch")
+                                                                         ns or base.num_stages), "launch",
+                         declared=ks.constexpr)
         if values and spec.key() not in seen:
             seen.add(spec.key())
             specs.append(spec)

@@ -133,3 +133,66 @@ def test_launch_arguments_named_after_a_literal_read_as_the_literal():
     assert s.origin == "launch" and s.constexprs["BLOCK"] == 128 and s.num_warps == 8
     s = spec("    BLOCK = 128\n    if flag:\n        BLOCK = 256\n")  # two values: not resolved
     assert s.constexprs["BLOCK"] == 64 and s.constexprs["HAS_BIAS"] is True
+
+
+def test_pointers_whose_values_index_memory_are_integer_pointers():
+    source = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def gather(Out, X, Dest_loc, Scores, bias, stride_o, stride_x, class_start, BLOCK: tl.constexpr):
+    i = tl.program_id(0)
+    dest = tl.load(Dest_loc + i)                       # lands in an address: an integer
+    offs = tl.arange(0, BLOCK)
+    o_ptrs = Out + dest * stride_o + offs
+    x = tl.load(X + i * stride_x + offs)
+    s = tl.load(Scores + offs)
+    pos = tl.argmax(s, 0)                              # a new value: Scores stays float
+    bias = tl.load(bias + offs)                        # the parameter rebound: ambiguous, left alone
+    tl.store(o_ptrs, x + bias + pos)
+    idx = tl.load(X + offs).to(tl.int32)
+    idx -= class_start                                 # an offset, not a pointer
+    tl.store(Out + idx, x)
+'''
+    (s,) = specializations_for("gather", source)[0]
+    assert s.signature["Dest_loc"] == "*i32"
+    assert s.signature["Scores"] == s.signature["bias"] == s.signature["Out"] == "*fp32"
+    assert s.signature["class_start"] == "i32"
+
+
+def test_dtype_constexprs():
+    source = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def acc_kernel(x_ptr, ACC_TYPE: tl.constexpr, OUT_DTYPE: tl.constexpr = tl.float16, BLOCK: tl.constexpr = 16):
+    acc = tl.zeros((BLOCK,), dtype=ACC_TYPE)
+    tl.store(x_ptr + tl.arange(0, BLOCK), acc.to(OUT_DTYPE))
+'''
+    (s,) = specializations_for("acc_kernel", source)[0]
+    assert s.constexprs["ACC_TYPE"] == "tl.float32" and s.constexprs["OUT_DTYPE"] == "tl.float16"
+    launched = source + "\n\ndef go(x):\n    acc_kernel[(1,)](x, ACC_TYPE=tl.int32)\n"
+    (s,) = specializations_for("acc_kernel", launched)[0]
+    assert s.origin == "launch" and s.constexprs["ACC_TYPE"] == "tl.int32"
+
+
+def test_dtype_constexprs_compile(tmp_path):
+    from kernlint.ir.compile import compile_job
+
+    source = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def acc_kernel(x_ptr, ACC_TYPE: tl.constexpr, BLOCK: tl.constexpr = 16):
+    acc = tl.zeros((BLOCK,), dtype=ACC_TYPE) + 1
+    tl.store(x_ptr + tl.arange(0, BLOCK), acc)
+'''
+    path = tmp_path / "k.py"
+    path.write_text(source)
+    (s,) = specializations_for("acc_kernel", source)[0]
+    rec = compile_job({"path": str(path), "kernel": "acc_kernel", "spec": s.to_dict(), "constexprs": s.constexprs,
+                       "capability": 90, "key": "k"})
+    assert rec["ok"], rec.get("error")
