@@ -128,7 +128,7 @@ def test_cli_on_jsonl_answers(tmp_path):
 
 
 def test_api_evaluate_reward():
-    from kernlint.eval import evaluate
+    from kernlint import evaluate
 
     r = evaluate(FIXTURES / "problems" / "vector_add.py", FIXTURES / "candidates" / "vector_add" / "hack_input_mutation.py",
                  seeds=(0,), shape_variants=(0,), timing=False)
