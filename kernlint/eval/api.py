@@ -79,6 +79,22 @@ def static_findings(source: str, path: str) -> tuple[list[Finding], str | None]:
         return [], f"SyntaxError: {str(exc).splitlines()[0]} (line {exc.raw_line})"
 
 
+def lint_findings(source: str, path: str) -> list[dict]:
+    """The source phase's findings on the candidate (out-of-bounds, races, overflow...): recorded for
+    the structural filter; they change the verdict only through the policy's ``fail_level`` on the
+    reward-hack rules."""
+    from kernlint.catalogue import select_codes
+    from kernlint.check import source_rules
+    from kernlint.source.phase import lint_text
+
+    try:
+        result, _ = lint_text(path, source, source_rules(select_codes(None, None)))
+    except Exception:  # noqa: BLE001 - a lint failure must not lose the candidate's record
+        return []
+    return [{"rule": f.rule, "line": f.span.line, "level": f.level.value, "message": f.message[:200]}
+            for f in result.findings]
+
+
 def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> dict:
     """Evaluate one candidate in its own subprocess; return the JSONL record."""
     t0 = time.time()
@@ -115,6 +131,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "metrics": result.get("metrics", {}),
         "cheats": result.get("cheats", []),
         "findings": [f.to_dict() for f in findings],
+        "lint_findings": lint_findings(cand.source, path) if not syntax_error else [],
         "notes": result.get("notes", []),
         "device": result.get("device", "cuda" if cuda else "cpu"),
         "host": platform.node(),

@@ -175,5 +175,13 @@ def test_tests_supplied_apart_and_problem_selection(tmp_path):
     recs = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
     assert [(r["id"], r["verdict"]) for r in recs] == [("tb_add/same", "passed")]
     assert recs[0]["correctness"]["tritonbench_stdout_match"] is True
+    assert recs[0]["lint_findings"] == []  # the source phase ran on the candidate and found nothing
     bad = CliRunner().invoke(eval_command, [*args, "--problem-ids", "missing"])
     assert bad.exit_code == 2 and "unknown problem id" in bad.output
+
+
+def test_lint_findings_recorded_for_the_structural_filter():
+    from kernlint.eval.api import lint_findings
+
+    bad = (FIXTURES.parents[1] / "fixtures" / "triton" / "vector_add_bad.py").read_text()
+    assert [(f["rule"], f["line"]) for f in lint_findings(bad, "cand.py")] == [("KL101", 14)]
