@@ -25,7 +25,7 @@ kernlint compiles, in this order of preference:
      an address (``dest = tl.load(Dest_loc + i)`` ... ``Out + dest * stride``) or in integer-only
      arithmetic (``//``, ``%``, shifts, bit operations) are ``*i32``;
    - a stride parameter (``stride`` in its name) is the constant 1 when every launch passes a
-     literal 1 for it, or when it scales an index broadcast along a tile's last axis
+     literal 1 or ``t.stride(-1)`` for it, or when it scales an index broadcast along a tile's last axis
      (``offs_n[None, :] * stride_cn``) and no launch passes another stride for it than a tensor's
      last (``t.stride(-1)`` or the highest ``t.stride(d)`` of the call): Triton's launcher turns
      an integer argument equal to 1 into the constant 1, so contiguous tensors compile that way;
@@ -149,10 +149,10 @@ class KernelSource:
     def unit_strides(self) -> set[str]:
         """Stride parameters that are 1 for contiguous tensors, compiled as the constant 1 as
         Triton's launcher does with an integer argument equal to 1: those every launch passes a
-        literal 1 for, and those that scale an index broadcast along a tile's last axis
-        (``offs_n[None, :] * stride_cn``) unless a launch passes something else than the last
-        stride of a tensor for them (``t.stride(0)``, or ``t.stride(d)`` below the highest ``d``
-        the call passes for ``t``)."""
+        literal 1 or ``t.stride(-1)`` for, and those that scale an index broadcast along a tile's
+        last axis (``offs_n[None, :] * stride_cn``) unless a launch passes something else than the
+        last stride of a tensor for them (``t.stride(0)``, or ``t.stride(d)`` below the highest
+        ``d`` the call passes for ``t``)."""
         out = set()
         for p in self.params:
             if p in self.constexpr or "stride" not in p.lower():
@@ -388,9 +388,10 @@ _STRIDE_CALL = re.compile(r"^(?P<t>[\w.\[\]]+?)\.stride\(\s*(?P<d>-?\d+)\s*\)$")
 
 
 def _unit_argument(launch: dict[str, str], param: str) -> str:
-    """What a launch passes for a stride: ``one`` (a literal 1), ``last`` (``t.stride(-1)`` or the
-    highest ``t.stride(d)``, d >= 1, the call passes for ``t``), ``other`` (another stride of a
-    tensor, or another literal) or ``unknown``."""
+    """What a launch passes for a stride: ``one`` (a literal 1, or ``t.stride(-1)``), ``last`` (the
+    highest ``t.stride(d)``, d >= 1, the call passes for ``t``: the last dimension unless the call
+    leaves later ones out), ``other`` (another stride of a tensor, or another literal) or
+    ``unknown``."""
     text = launch[param].strip()
     if text == "1":
         return "one"
@@ -401,9 +402,11 @@ def _unit_argument(launch: dict[str, str], param: str) -> str:
         return "unknown"
     d = int(m.group("d"))
     if d == -1:
-        return "last"
+        return "one"  # the last dimension's stride: 1 for a contiguous tensor
     dims = [int(x.group("d")) for x in (_STRIDE_CALL.match(v.strip()) for v in launch.values())
             if x and x.group("t") == m.group("t")]
+    if -1 in dims:  # the call passes the last stride as stride(-1): stride(d) is another one
+        return "other"
     return "last" if d >= 1 and d == max(dims) else "other"
 
 

@@ -196,3 +196,11 @@ def acc_kernel(x_ptr, ACC_TYPE: tl.constexpr, BLOCK: tl.constexpr = 16):
     rec = compile_job({"path": str(path), "kernel": "acc_kernel", "spec": s.to_dict(), "constexprs": s.constexprs,
                        "capability": 90, "key": "k"})
     assert rec["ok"], rec.get("error")
+
+
+def test_stride_minus_one_is_the_unit_stride():
+    launch = ("\ndef go(x, y):\n    copy2d[(1,)](x, y, 4, 4, x.stride(1), x.stride(-1), y.stride(0), y.stride(1),"
+              " BM=16, BN=16)\n")
+    s = _strided(launch=launch)
+    # x passes stride(-1): that one is 1, stride(1) is another dimension's
+    assert s.constexprs["stride_xn"] == 1 and s.signature["stride_xm"] == "i32"
