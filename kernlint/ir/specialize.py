@@ -326,8 +326,12 @@ def _index_pointers(fn: ast.AST, params: set[str], dereferenced: set[str], assig
     if not sources:
         return set()
     used: set[str] = set()
+    local = {n for node in assigns for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+             for n in _names(t)}
     for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in _POINTER_USERS and node.args:
+        func = _attr_name(node.func) if isinstance(node, ast.Call) else ""
+        # ``smem.store(x)``: a method of a local object (a shared-memory buffer) takes a value, not a pointer
+        if func.split(".")[-1] in _POINTER_USERS and node.args and func.split(".")[0] not in local:
             used |= _arith_names(node.args[0])
         elif isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
             used |= _arith_names(node.left) | _arith_names(node.right)
