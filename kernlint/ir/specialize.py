@@ -18,7 +18,9 @@ kernlint compiles, in this order of preference:
    - a parameter is a pointer when the kernel dereferences it (it appears in the pointer argument
      of ``tl.load``/``tl.store``/``tl.atomic_*``/``tl.make_block_ptr``) or its name says so
      (``*_ptr``, ``ptr``, ``*_ptrs``); pointers are ``*fp32``, or ``*fp16``/``*bf16`` when the name
-     hints (``fp16``, ``half``, ``bf16``), and they are assumed 16-byte aligned, as Triton's
+     hints (``fp16``, ``half``, ``bf16``) or the module's host code names half-precision torch
+     dtypes (``torch.float16``...) and never ``torch.float32``, and they are assumed 16-byte
+     aligned, as Triton's
      launcher specializes them for tensors from PyTorch's allocator; pointers named like integer
      data (``lock``, ``idx``, ``indices``, ``count``, ``offsets``, ``seqlen``...), used by
      ``tl.atomic_cas``/``tl.atomic_xchg`` with integer operands, or whose loaded values end up in
@@ -145,6 +147,8 @@ class KernelSource:
     launches: list[dict[str, str]] = field(default_factory=list)  # param -> argument source
     #: stride parameters that scale the last axis of a tile (``offs_n[None, :] * stride_cn``)
     last_axis_strides: set[str] = field(default_factory=set)
+    #: the element type of float pointers without a hint in their name (:func:`module_float_type`)
+    float_type: str = "*fp32"
 
     def unit_strides(self) -> set[str]:
         """Stride parameters that are 1 for contiguous tensors, compiled as the constant 1 as
@@ -263,6 +267,7 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
                       fn.lineno, configs)
     ks.launches = launch_arguments(source, name, params, tree)
     ks.last_axis_strides = _last_axis_scales(fn, set(params) - constexpr)
+    ks.float_type = module_float_type(source)
     return ks
 
 
@@ -512,7 +517,22 @@ _INT_POINTER_NAMES = re.compile(r"(lock|idx|index|indices|count|offsets|seqlen|_
                                 r"sorted|histogram|bins|label|target)", re.I)
 
 
-def _pointer_type(name: str, int_hint: bool = False) -> str:
+_HALF = re.compile(r"\btorch\.(float16|half|bfloat16)\b")
+_SINGLE = re.compile(r"\btorch\.(float32|float)\b|dtype\s*=\s*['\"]float32")
+
+
+def module_float_type(source: str) -> str:
+    """The float element type a module's tensors have, as far as its host code shows: ``*fp16``
+    or ``*bf16`` when it names half-precision torch dtypes (``torch.float16``...) and never
+    ``torch.float32``, else ``*fp32``. Kernel-side casts (``.to(tl.float16)``) do not count: they
+    say what a value becomes, not what the tensor holds."""
+    half = {m.group(1) for m in _HALF.finditer(source)}
+    if not half or _SINGLE.search(source):
+        return "*fp32"
+    return "*bf16" if half == {"bfloat16"} else "*fp16"
+
+
+def _pointer_type(name: str, int_hint: bool = False, float_type: str = "*fp32") -> str:
     low = name.lower()
     if int_hint or _INT_POINTER_NAMES.search(name):
         return "*i32"
@@ -522,7 +542,9 @@ def _pointer_type(name: str, int_hint: bool = False) -> str:
         return "*fp16"
     if "int8" in low or "i8" == low[-2:]:
         return "*i8"
-    return "*fp32"
+    if "fp32" in low or "float32" in low or "f32" in low:
+        return "*fp32"
+    return float_type
 
 
 def _is_pointer_name(name: str) -> bool:
@@ -577,7 +599,7 @@ def fallback(ks: KernelSource) -> Specialization:
             signature[p] = "constexpr"  # what Triton's launcher makes of an integer argument equal to 1
             constexprs[p] = 1
         elif p in ks.dereferenced or _is_pointer_name(p) or "pointer" in ann:
-            signature[p] = _pointer_type(p, p in ks.int_pointers)
+            signature[p] = _pointer_type(p, p in ks.int_pointers, ks.float_type)
             divisible.append(p)
         elif _FLOAT_NAMES.match(p) or ann in ("float", "tl.float32"):
             signature[p] = "fp32"

@@ -204,3 +204,16 @@ def test_stride_minus_one_is_the_unit_stride():
     s = _strided(launch=launch)
     # x passes stride(-1): that one is 1, stride(1) is another dimension's
     assert s.constexprs["stride_xn"] == 1 and s.signature["stride_xm"] == "i32"
+
+
+def test_module_float_type_from_host_code():
+    from kernlint.ir.specialize import module_float_type
+
+    assert module_float_type("x = torch.randn(4, dtype=torch.float16)") == "*fp16"
+    assert module_float_type("x = torch.randn(4, dtype=torch.bfloat16)") == "*bf16"
+    assert module_float_type("a = torch.float16\nb = torch.float32") == "*fp32"
+    # a kernel-side cast says what a value becomes, not what the tensor holds
+    assert module_float_type("y = tl.load(p).to(tl.float16)") == "*fp32"
+    source = KERNEL.format(decorators="") + "\ndef make():\n    return torch.empty(8, dtype=torch.half)\n"
+    (s,) = specializations_for("k", source)[0]
+    assert s.signature["x_ptr"] == "*fp16" and s.signature["out_fp16_ptr"] == "*fp16"
