@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from kernlint.ir.artifacts import CompiledKernel
 from kernlint.ir.rulebase import IRRule
 from kernlint.model import Finding, Level
 from kernlint.rule import Confirmation
+
+
+#: compile errors that a wrong guess of an argument's type produces
+_TYPE_ERROR = re.compile(r"invalid operands of type|Unsupported ptr type|unexpected type|bounds and step must all be "
+                         r"ints|Expected dtype|is not a pointer|has no attribute 'is_int'")
 
 
 class CompileError(IRRule):
@@ -83,7 +89,10 @@ def fill(x_ptr, n):
             f"{what} for {compiled.spec.label} on sm_{compiled.capability}: {compiled.error}",
             ir="compiler", excerpt=[compiled.error], stage=stage,
         )
-        if compiled.spec.origin == "fallback" and stage != "import":
+        # type errors are notes too under launch and autotune specializations: those give constexpr
+        # values, but the argument types (pointer or integer, element types) are still kernlint's guess
+        if stage != "import" and (compiled.spec.origin == "fallback" or (
+                compiled.spec.origin != "comment" and _TYPE_ERROR.search(compiled.error or ""))):
             # kernlint guessed the argument types: the error may be the guess's, not the kernel's
             finding.level = Level.NOTE
             finding.message += " (with kernlint's guessed argument types: state the real ones with " \

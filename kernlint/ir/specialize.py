@@ -223,27 +223,8 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
     for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
         if d is not None:
             defaults[a.arg] = ast.unparse(d)
-    dereferenced: set[str] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in _POINTER_USERS:
-            target = node.args[0] if node.args else next(
-                (k.value for k in node.keywords if k.arg in ("pointer", "base", "ptr")), None)
-            if target is not None:
-                dereferenced |= _pointer_roots(target)
-    # names that flow into dereferenced expressions through assignments (ptrs = a_ptr + offs)
-    changed = True
+    dereferenced = _dereferenced(fn, {f.name: f for f in _func_defs(tree)}, set())
     assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
-    while changed:
-        changed = False
-        for node in assigns:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            tnames = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            # ``ptr += step`` / ``idx -= start``: the value is an offset, never the pointer
-            if tnames & dereferenced and node.value is not None and not isinstance(node, ast.AugAssign):
-                new = _pointer_roots(node.value) - dereferenced
-                if new:
-                    dereferenced |= new
-                    changed = True
     int_pointers: set[str] = _index_pointers(fn, set(params), dereferenced, assigns)
     for node in ast.walk(fn):
         if (isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in ("atomic_cas", "atomic_xchg")
@@ -348,6 +329,48 @@ def _index_pointers(fn: ast.AST, params: set[str], dereferenced: set[str], assig
     for n in used:
         out |= sources.get(n, set())
     return out
+
+
+def _dereferenced(fn: ast.FunctionDef, funcs: dict[str, ast.FunctionDef], visiting: set[str]) -> set[str]:
+    """Names of ``fn`` that can be the pointer of a dereferenced address: in ``tl.load``/
+    ``tl.store``... directly, through assignments (``ptrs = a_ptr + offs``), and through the
+    parameters of helper functions of the module that dereference them (``_inner(K_ptrs)``)."""
+    dereferenced: set[str] = set()
+    visiting = visiting | {fn.name}
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        if _attr_name(node.func).split(".")[-1] in _POINTER_USERS:
+            target = node.args[0] if node.args else next(
+                (k.value for k in node.keywords if k.arg in ("pointer", "base", "ptr")), None)
+            if target is not None:
+                dereferenced |= _pointer_roots(target)
+        elif (isinstance(node.func, ast.Name) and node.func.id in funcs and node.func.id not in visiting
+              and len(visiting) < 4):
+            callee = funcs[node.func.id]
+            inner = _dereferenced(callee, funcs, visiting)
+            names = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+            for name, arg in zip(names, node.args):
+                if name in inner and not isinstance(arg, ast.Starred):
+                    dereferenced |= _pointer_roots(arg)
+            for kw in node.keywords:
+                if kw.arg in inner:
+                    dereferenced |= _pointer_roots(kw.value)
+    # names that flow into dereferenced expressions through assignments (ptrs = a_ptr + offs)
+    changed = True
+    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+    while changed:
+        changed = False
+        for node in assigns:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            tnames = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            # ``ptr += step`` / ``idx -= start``: the value is an offset, never the pointer
+            if tnames & dereferenced and node.value is not None and not isinstance(node, ast.AugAssign):
+                new = _pointer_roots(node.value) - dereferenced
+                if new:
+                    dereferenced |= new
+                    changed = True
+    return dereferenced
 
 
 def _is_last_axis(node: ast.AST) -> bool:

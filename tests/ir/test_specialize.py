@@ -217,3 +217,24 @@ def test_module_float_type_from_host_code():
     source = KERNEL.format(decorators="") + "\ndef make():\n    return torch.empty(8, dtype=torch.half)\n"
     (s,) = specializations_for("k", source)[0]
     assert s.signature["x_ptr"] == "*fp16" and s.signature["out_fp16_ptr"] == "*fp16"
+
+
+def test_pointers_dereferenced_inside_helpers():
+    source = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _inner(acc, K_ptrs, n):
+    return acc + tl.load(K_ptrs + tl.arange(0, 16), mask=tl.arange(0, 16) < n)
+
+
+@triton.jit
+def outer(Q, K, Out, n, stride_k):
+    K_ptrs = K + tl.program_id(0) * stride_k
+    acc = tl.load(Q + tl.arange(0, 16))
+    acc = _inner(acc, K_ptrs, n)
+    tl.store(Out + tl.arange(0, 16), acc)
+'''
+    (s,) = specializations_for("outer", source)[0]
+    assert s.signature["K"] == "*fp32" and s.signature["n"] == "i32" and s.signature["stride_k"] == "i32"
