@@ -407,13 +407,28 @@ def _last_axis_scales(fn: ast.AST, candidates: set[str]) -> set[str]:
         for n in assigns:
             if n.targets[0].id not in names and _last_axis_expr(n.value, names):
                 names.add(n.targets[0].id)
-    out = set()
+    out: set[str] = set()
+    vetoed: set[str] = set()
     for node in ast.walk(fn):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             for a, b in ((node.left, node.right), (node.right, node.left)):
                 if isinstance(a, ast.Name) and a.id in candidates and _last_axis_expr(b, names):
                     out.add(a.id)
-    return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            # ``K + offs_n[None, :] * stride_kn + offs_d[:, None]``: another axis is added without a
+            # stride, so that one is the contiguous axis and the last axis' stride is not 1
+            terms = _addends(node)
+            if any(_is_other_axis(t) for t in terms):
+                for t in terms:
+                    if isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult):
+                        vetoed |= {x.id for x in (t.left, t.right) if isinstance(x, ast.Name) and x.id in candidates}
+    return out - vetoed
+
+
+def _addends(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _addends(node.left) + _addends(node.right)
+    return [node]
 
 
 _STRIDE_CALL = re.compile(r"^(?P<t>[\w.\[\]]+?)\.stride\(\s*(?P<d>-?\d+)\s*\)$")

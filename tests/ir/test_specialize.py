@@ -238,3 +238,20 @@ def outer(Q, K, Out, n, stride_k):
 '''
     (s,) = specializations_for("outer", source)[0]
     assert s.signature["K"] == "*fp32" and s.signature["n"] == "i32" and s.signature["stride_k"] == "i32"
+
+
+def test_a_transposed_tile_keeps_its_stride():
+    source = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def kt(K, Out, stride_kn, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, BLOCK_D)
+    # K^T tile: n runs along the last axis with its stride, d (contiguous, no stride) along the first
+    k = tl.load(K + offs_n[None, :] * stride_kn + offs_d[:, None])
+    tl.store(Out + offs_d[:, None] * BLOCK_N + offs_n[None, :], k)
+'''
+    (s,) = specializations_for("kt", source)[0]
+    assert s.signature["stride_kn"] == "i32"
