@@ -12,7 +12,8 @@ kernlint compiles, in this order of preference:
 4. the **fallback**, one specialization:
 
    - constexpr parameters take their default (a literal, or a dtype ``tl.float16``) when they
-     have one; otherwise ``*TYPE``/``*DTYPE`` names are ``tl.float32``, flags
+     have one; otherwise constexprs used as a dtype (``dtype=ACC_TYPE``) and ``*DTYPE`` names are
+     ``tl.float32``, flags
      (``HAS_*``, ``IS_*``, ``USE_*``, ``EVEN_*``...) are ``False``, ``GROUP*`` sizes are ``8``,
      ``NUM_STAGES``/``num_*`` are 2 and every other constexpr is ``64`` (a power of two);
    - a parameter is a pointer when the kernel dereferences it (it appears in the pointer argument
@@ -149,6 +150,8 @@ class KernelSource:
     last_axis_strides: set[str] = field(default_factory=set)
     #: the element type of float pointers without a hint in their name (:func:`module_float_type`)
     float_type: str = "*fp32"
+    #: constexprs the kernel uses as a dtype (``dtype=ACC_TYPE``)
+    dtype_constexprs: set[str] = field(default_factory=set)
 
     def unit_strides(self) -> set[str]:
         """Stride parameters that are 1 for contiguous tensors, compiled as the constant 1 as
@@ -249,6 +252,7 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
     ks.launches = launch_arguments(source, name, params, tree)
     ks.last_axis_strides = _last_axis_scales(fn, set(params) - constexpr)
     ks.float_type = module_float_type(source)
+    ks.dtype_constexprs = _dtype_uses(fn, constexpr, {f.name: f for f in _func_defs(tree)})
     return ks
 
 
@@ -497,6 +501,9 @@ def _literal_names(tree: ast.AST) -> list[tuple[int, int, dict[str, str]]]:
                             if (isinstance(node, ast.Assign) and t is n and node.value is not None
                                     and isinstance(node.value, ast.Constant)):
                                 text = repr(node.value.value)
+                            elif (isinstance(node, ast.Assign) and t is n and node.value is not None
+                                  and _DTYPE_TEXT.match(ast.unparse(node.value))):
+                                text = ast.unparse(node.value)  # ACC_TYPE = tl.float32
                             values.setdefault(n.id, set()).add(text)
             stack.extend(ast.iter_child_nodes(node))
         out.append((lo, hi, {k: next(iter(v)) for k, v in values.items() if len(v) == 1 and "?" not in v}))
@@ -605,14 +612,43 @@ def _constexpr_literal(text: str) -> Any:
         raise ValueError(str(e)) from None
 
 
-def _constexpr_fallback(name: str, default: str | None) -> Any:
+def _dtype_uses(fn: ast.AST, names: set[str], funcs: dict[str, ast.FunctionDef] | None = None,
+                depth: int = 0) -> set[str]:
+    """Constexprs used as a dtype: ``dtype=NAME``, ``x.to(NAME)``, ``tl.zeros(shape, NAME)``, here
+    or in a helper function of the module they are passed to."""
+    out = set()
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        for kw in node.keywords:
+            if kw.arg == "dtype" and isinstance(kw.value, ast.Name) and kw.value.id in names:
+                out.add(kw.value.id)
+        if funcs and depth < 3 and isinstance(node.func, ast.Name) and node.func.id in funcs \
+                and node.func.id != getattr(fn, "name", None):
+            callee = funcs[node.func.id]
+            params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+            passed = {p: a.id for p, a in zip(params, node.args) if isinstance(a, ast.Name) and a.id in names}
+            passed.update({k.arg: k.value.id for k in node.keywords
+                           if k.arg and isinstance(k.value, ast.Name) and k.value.id in names})
+            if passed:
+                inner = _dtype_uses(callee, set(passed), funcs, depth + 1)
+                out |= {passed[p] for p in inner}
+        attr = _attr_name(node.func).split(".")[-1]
+        if attr in ("to", "zeros", "full", "cast") and node.args:
+            cand = node.args[0] if attr in ("to", "cast") else node.args[-1]
+            if isinstance(cand, ast.Name) and cand.id in names and (attr != "cast" or len(node.args) > 1):
+                out.add(cand.id)
+    return out
+
+
+def _constexpr_fallback(name: str, default: str | None, dtype_use: bool = False) -> Any:
     if default is not None:
         try:
             return _constexpr_literal(default)
         except ValueError:
             pass
-    if re.search(r"(^|_)D?TYPE$", name, re.I):
-        return "tl.float32"  # ACC_TYPE, OUT_DTYPE, dtype: used as ``dtype=`` or in ``.to()``
+    if dtype_use or re.search(r"(^|_)DTYPE$", name, re.I):
+        return "tl.float32"  # ACC_TYPE used as ``dtype=ACC_TYPE``, OUT_DTYPE, dtype
     if _FLAG_NAMES.match(name):
         return False
     up = name.upper()
@@ -632,7 +668,7 @@ def fallback(ks: KernelSource) -> Specialization:
         ann = ks.annotations.get(p, "")
         if p in ks.constexpr:
             signature[p] = "constexpr"
-            constexprs[p] = _constexpr_fallback(p, ks.defaults.get(p))
+            constexprs[p] = _constexpr_fallback(p, ks.defaults.get(p), p in ks.dtype_constexprs)
         elif p in unit:
             signature[p] = "constexpr"  # what Triton's launcher makes of an integer argument equal to 1
             constexprs[p] = 1

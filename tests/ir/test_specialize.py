@@ -173,6 +173,16 @@ def acc_kernel(x_ptr, ACC_TYPE: tl.constexpr, OUT_DTYPE: tl.constexpr = tl.float
 '''
     (s,) = specializations_for("acc_kernel", source)[0]
     assert s.constexprs["ACC_TYPE"] == "tl.float32" and s.constexprs["OUT_DTYPE"] == "tl.float16"
+    # a *_TYPE flag that is never used as a dtype keeps the integer guess (``if CAST_TYPE:``)
+    flag = source.replace("ACC_TYPE: tl.constexpr,", "ACC_TYPE: tl.constexpr, CAST_TYPE: tl.constexpr,")
+    (s,) = specializations_for("acc_kernel", flag)[0]
+    assert s.constexprs["CAST_TYPE"] == 64
+    # used as a dtype inside a helper it is passed to
+    helper = source.replace("acc = tl.zeros((BLOCK,), dtype=ACC_TYPE)", "acc = _zeros(BLOCK, ACC_TYPE)").replace(
+        "@triton.jit\ndef acc_kernel", "@triton.jit\ndef _zeros(B: tl.constexpr, T: tl.constexpr):\n"
+        "    return tl.zeros((B,), dtype=T)\n\n\n@triton.jit\ndef acc_kernel")
+    (s,) = specializations_for("acc_kernel", helper)[0]
+    assert s.constexprs["ACC_TYPE"] == "tl.float32"
     launched = source + "\n\ndef go(x):\n    acc_kernel[(1,)](x, ACC_TYPE=tl.int32)\n"
     (s,) = specializations_for("acc_kernel", launched)[0]
     assert s.origin == "launch" and s.constexprs["ACC_TYPE"] == "tl.int32"
