@@ -13,7 +13,8 @@ from kernlint.rule import Confirmation
 
 #: compile errors that a wrong guess of an argument's type produces
 _TYPE_ERROR = re.compile(r"invalid operands of type|Unsupported ptr type|unexpected type|bounds and step must all be "
-                         r"ints|Expected dtype|is not a pointer|has no attribute 'is_int'|operands must be same dtype")
+                         r"ints|Expected dtype|is not a pointer|has no attribute 'is_int'|operands must be same dtype|"
+                         r"Loop-carried variable \w+ has initial type")
 
 
 class CompileError(IRRule):

@@ -148,6 +148,8 @@ class KernelSource:
     launches: list[dict[str, str]] = field(default_factory=list)  # param -> argument source
     #: stride parameters that scale the last axis of a tile (``offs_n[None, :] * stride_cn``)
     last_axis_strides: set[str] = field(default_factory=set)
+    #: stride parameters that scale a 1-D lane index (``offs_k * xk_stride``)
+    lane_strides: set[str] = field(default_factory=set)
     #: the element type of float pointers without a hint in their name (:func:`module_float_type`)
     float_type: str = "*fp32"
     #: constexprs the kernel uses as a dtype (``dtype=ACC_TYPE``)
@@ -159,7 +161,8 @@ class KernelSource:
         literal 1 or ``t.stride(-1)`` for, and those that scale an index broadcast along a tile's
         last axis (``offs_n[None, :] * stride_cn``) unless a launch passes something else than the
         last stride of a tensor for them (``t.stride(0)``, or ``t.stride(d)`` below the highest
-        ``d`` the call passes for ``t``)."""
+        ``d`` the call passes for ``t``), and those that scale a 1-D lane index (``offs_k *
+        xk_stride``) where the launches pass the highest stride of a tensor for them."""
         out = set()
         for p in self.params:
             if p in self.constexpr or "stride" not in p.lower():
@@ -169,6 +172,8 @@ class KernelSource:
                 out.add(p)
             elif p in self.last_axis_strides and "other" not in verdicts:
                 out.add(p)
+            elif p in self.lane_strides and "last" in verdicts and "other" not in verdicts:
+                out.add(p)  # a 1-D index scaled by the last stride the call passes for its tensor
         return out
 
 
@@ -250,7 +255,7 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
     ks = KernelSource(name, params, constexpr, defaults, annotations, dereferenced, int_pointers, first,
                       fn.lineno, configs)
     ks.launches = launch_arguments(source, name, params, tree)
-    ks.last_axis_strides = _last_axis_scales(fn, set(params) - constexpr)
+    ks.last_axis_strides = _last_axis_scales(fn, set(params) - constexpr, ks.lane_strides)
     ks.float_type = module_float_type(source)
     ks.dtype_constexprs = _dtype_uses(fn, constexpr, {f.name: f for f in _func_defs(tree)})
     return ks
@@ -401,9 +406,27 @@ def _last_axis_expr(node: ast.AST, names: set[str]) -> bool:
     return False
 
 
-def _last_axis_scales(fn: ast.AST, candidates: set[str]) -> set[str]:
+def _arange_1d(node: ast.AST, ranges: set[str]) -> bool:
+    """``tl.arange(0, B)``, ``start + tl.arange(0, B)`` or a name assigned one: a 1-D lane index."""
+    if isinstance(node, ast.Name):
+        return node.id in ranges
+    if isinstance(node, ast.Call):
+        return _attr_name(node.func).split(".")[-1] == "arange"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _arange_1d(node.left, ranges) or _arange_1d(node.right, ranges)
+    return False
+
+
+def _last_axis_scales(fn: ast.AST, candidates: set[str], one_d: set[str] | None = None) -> set[str]:
     """Parameters multiplying an index broadcast along a tile's last axis (directly or through a
-    variable assigned one: ``offs = tl.arange(0, BLOCK)[None, :]``)."""
+    variable assigned one: ``offs = tl.arange(0, BLOCK)[None, :]``); those multiplying a 1-D lane
+    index (``offs_k * stride``) are added to ``one_d`` when given."""
+    ranges: set[str] = set()
+    for _ in range(2):
+        for n in ast.walk(fn):
+            if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                    and _arange_1d(n.value, ranges)):
+                ranges.add(n.targets[0].id)
     names: set[str] = set()
     assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
                and isinstance(n.targets[0], ast.Name)]
@@ -413,11 +436,15 @@ def _last_axis_scales(fn: ast.AST, candidates: set[str]) -> set[str]:
                 names.add(n.targets[0].id)
     out: set[str] = set()
     vetoed: set[str] = set()
+    # ``(start + offs) * stride`` expanded along another axis (``[:, None]``) is not a 1-D index
+    expanded = {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Subscript) and _is_other_axis(n)}
     for node in ast.walk(fn):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and id(node) not in expanded:
             for a, b in ((node.left, node.right), (node.right, node.left)):
                 if isinstance(a, ast.Name) and a.id in candidates and _last_axis_expr(b, names):
                     out.add(a.id)
+                elif one_d is not None and isinstance(a, ast.Name) and a.id in candidates and _arange_1d(b, ranges):
+                    one_d.add(a.id)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             # ``K + offs_n[None, :] * stride_kn + offs_d[:, None]``: another axis is added without a
             # stride, so that one is the contiguous axis and the last axis' stride is not 1

@@ -265,3 +265,23 @@ def kt(K, Out, stride_kn, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
 '''
     (s,) = specializations_for("kt", source)[0]
     assert s.signature["stride_kn"] == "i32"
+
+
+def test_lane_strides_need_the_launch_to_pass_a_last_stride():
+    source = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def gemv(x_ptr, out_ptr, xm_stride, xk_stride, rows_stride, BLOCK_K: tl.constexpr):
+    offs_k = tl.arange(0, BLOCK_K)
+    x = tl.load(x_ptr + tl.program_id(0) * xm_stride + offs_k * xk_stride)
+    rows = ((tl.program_id(0) * BLOCK_K + offs_k) * rows_stride)[:, None]
+    tl.store(out_ptr + rows + offs_k[None, :], x[:, None] + x[None, :])
+'''
+    (s,) = specializations_for("gemv", source)[0]
+    assert s.signature["xk_stride"] == "i32"  # a 1-D index alone says nothing
+    launched = source + "\n\ndef go(x, o):\n    gemv[(1,)](x, o, x.stride(0), x.stride(1), o.stride(1), BLOCK_K=64)\n"
+    (s,) = specializations_for("gemv", launched)[0]
+    assert s.constexprs["xk_stride"] == 1
+    assert s.signature["rows_stride"] == "i32"  # expanded along the first axis: not a lane index
