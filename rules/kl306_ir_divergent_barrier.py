@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Iterable
 
 from kernlint.ir.artifacts import CompiledKernel
-from kernlint.ir.asm_lines import instruction_position, statement_range
 from kernlint.ir.divergence import divergent_branches
 from kernlint.ir.rulebase import IRRule
 from kernlint.model import Finding, Level
@@ -83,8 +82,7 @@ branch condition uniform across the block.
         seen = set()
         for d in divergent_branches(func, ev):
             for bar in d.barriers:
-                line, col, chain = compiled.user_frame(bar.loc.frames() if bar.loc else [])
-                line, col = instruction_position(compiled.path, line, col, bar.text())
+                line, col, chain, debug_lines = compiled.instruction_frame(bar)
                 if (line, col) in seen:
                     continue
                 seen.add((line, col))
@@ -93,6 +91,6 @@ branch condition uniform across the block.
                     f"barrier '{bar.text()}' is skipped by part of a warp: the branch "
                     f"'{d.branch.inst.text()}' depends on the thread index [{compiled.spec.label}]",
                     ir="ptx", excerpt=[d.branch.inst.text(), bar.text()], chain=chain,
-                    debug_line_range=statement_range(compiled.path, line),
+                    debug_line_range=debug_lines,
                     measurements={"divergent_warps": d.divergent_warps},
                 )

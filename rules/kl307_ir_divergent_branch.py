@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Iterable
 
 from kernlint.ir.artifacts import CompiledKernel
-from kernlint.ir.asm_lines import instruction_position, statement_range
 from kernlint.ir.divergence import divergent_branches
 from kernlint.ir.rulebase import IRRule
 from kernlint.model import Finding, Level
@@ -55,8 +54,7 @@ results and select (``tl.where``).
         seen = set()
         for d in divergent_branches(func, ev):
             inst = d.branch.inst
-            line, col, chain = compiled.user_frame(inst.loc.frames() if inst.loc else [])
-            line, col = instruction_position(compiled.path, line, col, inst.text())
+            line, col, chain, debug_lines = compiled.instruction_frame(inst)
             if (line, col) in seen:
                 continue
             seen.add((line, col))
@@ -64,6 +62,6 @@ results and select (``tl.where``).
                 compiled, line, col,
                 f"branch '{inst.text()}' diverges inside {d.divergent_warps} warp(s) per block "
                 f"[{compiled.spec.label}]",
-                ir="ptx", excerpt=[inst.text()], chain=chain, debug_line_range=statement_range(compiled.path, line),
+                ir="ptx", excerpt=[inst.text()], chain=chain, debug_line_range=debug_lines,
                 measurements={"divergent_warps": d.divergent_warps},
             )

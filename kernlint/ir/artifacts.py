@@ -8,6 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from kernlint.ir import lanes, mlir, ptx
+from kernlint.ir.asm_lines import instruction_position, statement_range, statement_spans
 from kernlint.ir.occupancy import Occupancy, theoretical_occupancy
 from kernlint.ir.resources import ResourceUsage
 from kernlint.ir.specialize import Specialization
@@ -94,6 +95,17 @@ class CompiledKernel:
                 return ln, max(c, 1), chain
         return self.kernel_line, 1, chain
 
+    def instruction_frame(self, inst) -> tuple[int, int, list[str], tuple[int, int]]:
+        """:meth:`user_frame` of a PTX instruction, moved to the line where inline PTX writes it,
+        and the lines of its statement, any of which the line table may give it."""
+        line, col, chain = self.user_frame(inst.loc.frames() if inst.loc else [])
+        line, col = instruction_position(self._source_lines, line, col, inst.text())
+        return line, col, chain, statement_range(self._statement_spans, line)
+
+    @cached_property
+    def _statement_spans(self) -> list[tuple[int, int]]:
+        return statement_spans(self._source_lines)
+
     @cached_property
     def _source_lines(self) -> list[str]:
         try:
@@ -109,10 +121,6 @@ class CompiledKernel:
         return 0
 
     def span(self, line: int, col: int) -> Span:
-        try:
-            with open(self.path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read().splitlines()
-            end = len(text[line - 1].rstrip()) + 1 if 0 < line <= len(text) else col + 1
-        except OSError:
-            end = col + 1
+        text = self._source_lines
+        end = len(text[line - 1].rstrip()) + 1 if 0 < line <= len(text) else col + 1
         return Span(line, col, line, max(end, col + 1))

@@ -9,31 +9,21 @@ point at the line where it is written.
 from __future__ import annotations
 
 import ast
-import functools
 import re
+from typing import Sequence
 
 #: how far from the reported line an asm string's instruction may be written
 WINDOW = 60
-
-
-@functools.lru_cache(maxsize=64)
-def _lines(path: str) -> tuple[str, ...]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return tuple(fh.read().splitlines())
-    except OSError:
-        return ()
 
 
 def _normal(text: str) -> str:
     return re.sub(r"\s+", " ", text.split("//", 1)[0]).strip()
 
 
-def instruction_position(path: str, line: int, col: int, instruction: str) -> tuple[int, int]:
-    """(line, col) of ``instruction`` written on the line nearest ``line`` (comments aside);
-    ``(line, col)`` unchanged when no line near it holds the instruction."""
+def instruction_position(lines: Sequence[str], line: int, col: int, instruction: str) -> tuple[int, int]:
+    """(line, col) of ``instruction`` written on the line of ``lines`` nearest ``line`` (comments
+    aside); ``(line, col)`` unchanged when no line near it holds the instruction."""
     want = _normal(instruction)
-    lines = _lines(path)
     if not want or not (0 < line <= len(lines)):
         return line, col
     for d in range(0, WINDOW + 1):
@@ -44,20 +34,20 @@ def instruction_position(path: str, line: int, col: int, instruction: str) -> tu
     return line, col
 
 
-@functools.lru_cache(maxsize=64)
-def _statements(path: str) -> tuple[tuple[int, int], ...]:
+def statement_spans(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """(first line, last line) of every statement of the source."""
     try:
-        tree = ast.parse("\n".join(_lines(path)))
+        tree = ast.parse("\n".join(lines))
     except (SyntaxError, ValueError):
-        return ()
-    return tuple((n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.stmt))
+        return []
+    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.stmt)]
 
 
-def statement_range(path: str, line: int) -> tuple[int, int]:
+def statement_range(spans: Sequence[tuple[int, int]], line: int) -> tuple[int, int]:
     """First and last line of the innermost statement holding ``line`` (the whole asm call: the
     compiler's line table may put its instructions on any of them)."""
     best = (line, line)
-    for start, end in _statements(path):
+    for start, end in spans:
         if start <= line <= end and (best == (line, line) or end - start < best[1] - best[0]):
             best = (start, end)
     return best
