@@ -27,24 +27,6 @@ except ImportError:  # a plain checkout: map it by hand
 triton = pytest.importorskip("triton")
 
 
-def _has_cuda() -> bool:
-    try:
-        import torch
-
-        return torch.cuda.is_available()
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def pytest_collection_modifyitems(config, items):
-    if _has_cuda():
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
-
-
 @pytest.fixture(scope="session")
 def ir_cache(tmp_path_factory):
     """One artefact cache for the whole session: each example is compiled once."""
