@@ -30,17 +30,19 @@ def _stats(samples_ms: list[float], timer: str, **extra) -> dict:
 FLUSH_MODES = ("read", "write", "none")
 
 
-def _l2_flusher(mode: str) -> Callable[[], Any] | None:
+def _l2_flusher(flush_l2: bool | str) -> tuple[str, Callable[[], Any] | None]:
+    """(mode, flush function or None) for ``flush_l2``: True = "read", False = "none"."""
     import torch
 
+    mode = "read" if flush_l2 is True else "none" if flush_l2 is False else str(flush_l2)
     if mode == "none":
-        return None
+        return mode, None
     buf = torch.ones(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     if mode == "write":
-        return buf.zero_
+        return mode, buf.zero_
     if mode == "read":
         out = torch.empty((), dtype=torch.int32, device="cuda")
-        return lambda: torch.amax(buf, out=out)
+        return mode, lambda: torch.amax(buf, out=out)
     raise ValueError(f"unknown L2 flush mode {mode!r} (one of {', '.join(FLUSH_MODES)})")
 
 
@@ -53,8 +55,7 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
     leaves dirty lines), False or "none"."""
     import torch
 
-    mode = "read" if flush_l2 is True else "none" if flush_l2 is False else str(flush_l2)
-    flush = _l2_flusher(mode)
+    mode, flush = _l2_flusher(flush_l2)
     for i in range(warmup):
         fn(*arg_sets[i % len(arg_sets)])
     torch.cuda.synchronize()
@@ -105,8 +106,7 @@ def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int =
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    mode = "read" if flush_l2 is True else "none" if flush_l2 is False else str(flush_l2)
-    flush = _l2_flusher(mode)
+    mode, flush = _l2_flusher(flush_l2)
     sleep = torch.cuda._sleep
     fn(*arg_sets[0])
     torch.cuda.synchronize()
