@@ -34,6 +34,7 @@ def confirm_result(result: RunResult, config: Config, run: str | None, require_g
         judged.extend(outcome.findings)
         judged.extend(_relative(outcome.new_findings, config.root))
         result.notices.extend(outcome.notices)
+        result.runs.extend(outcome.steps)
     result.findings = judged
 
 

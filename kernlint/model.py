@@ -189,6 +189,8 @@ class RunResult:
     files: int = 0
     #: phases that ran, and notices for those skipped (e.g. no GPU).
     notices: list[str] = field(default_factory=list)
+    #: the dynamic phase's tool processes: tool, argv, findings judged, seconds
+    runs: list[dict] = field(default_factory=list)
 
     def extend(self, other: "RunResult") -> None:
         self.findings.extend(other.findings)
@@ -196,6 +198,7 @@ class RunResult:
         self.kernels.extend(other.kernels)
         self.files += other.files
         self.notices.extend(other.notices)
+        self.runs.extend(other.runs)
 
     def sorted_findings(self) -> list[Finding]:
         return sorted(self.findings, key=lambda f: f.sort_key)

@@ -32,6 +32,9 @@ def test_every_planted_oob_and_race_is_confirmed_and_twins_stay_clean():
                if any(code in p.with_suffix(".expected").read_text() for code in selected)}
     assert set(by_file) == planted
     assert any("no CUDA GPU" in n for n in data["notices"])
+    # one interpreter process per planted file, each reported with what it judged and its time
+    assert sorted(run["tool"] for run in data["runs"]) == ["interpreter"] * len(planted)
+    assert all(run["findings"] >= 1 and run["seconds"] > 0 for run in data["runs"])
 
 
 def test_require_gpu_without_gpu_is_an_error():

@@ -20,6 +20,7 @@ def render_json(result: RunResult, root: Path) -> str:
             "findings": [f.to_dict() for f in result.sorted_findings()],
             "errors": [e.to_dict() for e in result.errors],
             "notices": result.notices,
+            "runs": result.runs,
         },
         indent=2,
     ) + "\n"

@@ -155,13 +155,22 @@ def build(result: RunResult, root: Path) -> dict:
             so.Invocation(
                 execution_successful=not result.errors,
                 tool_execution_notifications=notifications or None,
-                properties={"notices": list(result.notices)} if result.notices else None,
+                properties=_invocation_properties(result),
             )
         ],
         results=results,
     )
     log = so.SarifLog(version="2.1.0", schema_uri=SCHEMA, runs=[run])
     return to_json(log)
+
+
+def _invocation_properties(result: RunResult) -> dict | None:
+    props = {}
+    if result.notices:
+        props["notices"] = list(result.notices)
+    if result.runs:
+        props["dynamicRuns"] = list(result.runs)  # each tool process of --confirm, with its seconds
+    return props or None
 
 
 def render(result: RunResult, root: Path) -> str:
