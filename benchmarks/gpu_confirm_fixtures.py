@@ -1,15 +1,12 @@
-"""On a GPU: `kernlint check --confirm --require-gpu` over every Triton fixture, and its cost.
+"""On a GPU: `kernlint check --confirm --require-gpu` over every Triton and TileLang fixture.
 
-Usage: python benchmarks/gpu_confirm_fixtures.py OUT_DIR [--jobs 4] [--raw 3]
+Usage: python benchmarks/gpu_confirm_fixtures.py OUT_DIR [--jobs 4]
 
 For every fixture (planted bugs and clean twins under fixtures/triton, fixtures/dynamic and
 fixtures/ir, the last with the IR phase on) it runs kernlint's own command line with the dynamic
 phase and records each finding's verdict and the measured numbers. A planted bug passes when every finding its ``.expected`` file lists comes back
-*confirmed*; a clean twin passes when it has no finding, or only *refuted* ones.
-
-Cost: for ``--raw`` planted files, ``--confirm`` is timed serially against the command a person
-would type for the same check (``compute-sanitizer --tool memcheck`` with the caching allocator
-off, running the file's ``run()``); the ratio of the summed wall times is reported.
+*confirmed*; a clean twin passes when it has no finding, or only *refuted* ones. What ``--confirm``
+costs is measured by ``benchmarks/confirm_cost.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import json
-import os
 import platform
 import subprocess
 import sys
@@ -76,22 +72,10 @@ def confirm(path: Path) -> dict:
     return data
 
 
-def raw_memcheck(path: Path) -> float:
-    code = f"import runpy; runpy.run_path({str(path)!r}, run_name='fixture')['run']()"
-    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
-    sys_path = str(path.parent)
-    env["PYTHONPATH"] = sys_path + os.pathsep + env.get("PYTHONPATH", "")
-    t0 = time.perf_counter()
-    subprocess.run(["compute-sanitizer", "--tool", "memcheck", sys.executable, "-c", code], cwd=ROOT,
-                   capture_output=True, text=True, env=env, timeout=900)
-    return time.perf_counter() - t0
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--jobs", type=int, default=4)
-    parser.add_argument("--raw", type=int, default=3, help="planted files timed against the raw tool command")
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     files = fixtures()
@@ -116,14 +100,6 @@ def main() -> None:
             tools = sorted({e.get("tool", "?") for e in f["evidence"].get("dynamic", []) if isinstance(e, dict)})
             rows.append((path, f["rule"], f["line"], f["verdict"], f"{'/'.join(tools)} {numbers}", ok))
 
-    planted_files = [p for p in files if expected(p)][: args.raw]
-    timing = []
-    for path in planted_files:
-        confirm_s = confirm(path)["seconds"]
-        raw_s = raw_memcheck(path)
-        timing.append((path, confirm_s, raw_s))
-    ratio = sum(t[1] for t in timing) / max(sum(t[2] for t in timing), 1e-9) if timing else float("nan")
-
     device = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                             capture_output=True, text=True).stdout.strip()
     import torch
@@ -136,17 +112,12 @@ def main() -> None:
         f"- device: {device}; torch {torch.__version__}, triton {triton.__version__}, Python {platform.python_version()}",
         f"- fixtures passing: **{passed} / {len(files)}** (planted: every expected finding confirmed; clean: no "
         f"finding or only refuted ones)",
-        f"- cost: `--confirm` vs the raw `compute-sanitizer --tool memcheck` command on {len(timing)} planted files: "
-        f"**{ratio:.2f}x**",
         "",
         "| fixture | rule | line | verdict | evidence (tool, numbers) | pass |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for path, rule, line, verdict, numbers, ok in rows:
         lines.append(f"| {path.relative_to(ROOT)} | {rule} | {line} | {verdict} | {numbers} | {'yes' if ok else 'NO'} |")
-    lines += ["", "| planted file | --confirm (s) | raw memcheck (s) | ratio |", "| --- | --- | --- | --- |"]
-    for path, c, r in timing:
-        lines.append(f"| {path.relative_to(ROOT)} | {c:.1f} | {r:.1f} | {c / r:.2f} |")
     notices = sorted({n for d in results.values() for n in d.get("notices", [])})
     errors = {str(p.relative_to(ROOT)): d["error"] for p, d in results.items() if d.get("error")}
     if notices:
@@ -155,8 +126,7 @@ def main() -> None:
     print(report)
     (args.out_dir / "gpu_confirm_fixtures.md").write_text(report)
     (args.out_dir / "gpu_confirm_fixtures.json").write_text(json.dumps(
-        {"results": {str(p.relative_to(ROOT)): d for p, d in results.items()}, "ratio": ratio,
-         "timing": [(str(p.relative_to(ROOT)), c, r) for p, c, r in timing], "errors": errors}, indent=1))
+        {"results": {str(p.relative_to(ROOT)): d for p, d in results.items()}, "errors": errors}, indent=1))
 
 
 if __name__ == "__main__":

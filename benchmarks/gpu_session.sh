@@ -3,7 +3,8 @@
 #   bash benchmarks/gpu_session.sh OUT_DIR [all|confirm|eval]
 # writes OUT_DIR/gpu_session.tar.gz: the device description, the GPU tests' output, the --confirm
 # table over every fixture (gpu_confirm_fixtures.md/.json), raw compute-sanitizer/ncu outputs for
-# the parser tests (raw/<fixture>.<tool>.<variant>.txt) and the `kernlint eval` GPU check.
+# the parser tests (raw/<fixture>.<tool>.<variant>.txt), what --confirm costs against the raw
+# tool command (confirm_cost.md) and the `kernlint eval` GPU check.
 # "confirm" and "eval" run one half each (for machines that limit the length of one command).
 set -u
 out=${1:?usage: gpu_session.sh OUT_DIR [all|confirm|eval]}
@@ -23,7 +24,8 @@ step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$
 
 if [ "$part" != eval ]; then
 step "pytest -m gpu" 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
-step "confirm fixtures" 300 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 --raw 2 > "$w/confirm.log" 2>&1
+step "confirm fixtures" 300 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 > "$w/confirm.log" 2>&1
+step "confirm cost" 240 python3 benchmarks/confirm_cost.py "$w" --repeats 3 > "$w/cost.log" 2>&1
 
 # raw tool outputs, as a person would type the commands, for the parser tests
 cd fixtures/dynamic
@@ -40,4 +42,4 @@ step "raw synccheck divergent" 60 compute-sanitizer --tool synccheck python3 -c 
 fi
 [ "$part" != confirm ] && step "eval gpu check" 400 python3 benchmarks/gpu_eval_check.py "$w/eval" --repeats 10 > "$w/eval.log" 2>&1
 tar czf "$out/gpu_session_$part.tar.gz" -C "$out" work
-cat "$w/device.txt"; tail -3 "$w/pytest_gpu.log"; sed -n 5,6p "$w/gpu_confirm_fixtures.md"; tail -15 "$w/eval.log"
+cat "$w/device.txt"; tail -3 "$w/pytest_gpu.log"; sed -n 5,6p "$w/gpu_confirm_fixtures.md"; grep -v "| yes |" "$w/gpu_confirm_fixtures.md" | tail -5; cat "$w/confirm_cost.md"; tail -15 "$w/eval.log"
