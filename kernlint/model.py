@@ -135,6 +135,12 @@ class Finding:
     def sort_key(self) -> tuple:
         return (self.path, self.span.line, self.span.col, self.rule)
 
+    @property
+    def device_symbol(self) -> str | None:
+        """The kernel's name on the GPU, the one sanitizers and profilers report: Triton keeps the
+        function's name, TileLang compiles under a generated one (``main_kernel``)."""
+        return self.evidence.get("device_symbol") or self.kernel
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "rule": self.rule,

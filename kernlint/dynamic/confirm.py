@@ -64,7 +64,7 @@ class Step:
 
     @property
     def kernels(self) -> list[str]:
-        return sorted({f.kernel for f in self.findings if f.kernel})
+        return sorted({f.device_symbol for f in self.findings if f.device_symbol})
 
     def to_judge(self) -> list[Finding]:
         return self.findings + [f for f in self.second_opinion if f.verdict != Verdict.CONFIRMED]
@@ -240,7 +240,7 @@ def _run_sanitizer(step: Step, cwd, timeout):
     aborted = {e.kernel for e in (r.to_evidence() for r in report.records) if e.kernel}
     return apply_evidence(step.findings, [r.to_evidence() for r in report.records],
                           tool=f"compute-sanitizer {step.tool}", categories=cats,
-                          executed=lambda f: None if rc != 0 or f.kernel in aborted else True, failure=failure)
+                          executed=lambda f: None if rc != 0 or f.device_symbol in aborted else True, failure=failure)
 
 
 def _run_ncu(step: Step, cwd, timeout):
@@ -249,7 +249,7 @@ def _run_ncu(step: Step, cwd, timeout):
     notices = []
     for f in step.findings:
         rule = _rule(f.rule)
-        mine = [r for r in rows if r.kernel == f.kernel] if f.kernel else rows
+        mine = [r for r in rows if r.kernel == f.device_symbol] if f.device_symbol else rows
         # a check may name several metrics (e.g. bank conflicts of loads and of stores): the worst counts
         names = [m.strip() for m in rule.confirm.check.split(",") if m.strip()] if rule else []
         found = [(r.metrics.get(m), m) for r in mine for m in names if isinstance(r.metrics.get(m), (int, float))]

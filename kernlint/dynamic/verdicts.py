@@ -88,7 +88,7 @@ def apply_evidence(
         hits = [i for i, e in enumerate(defects) if e.category == cat and _matches(e, f, root)]
         tool_failed_here = failure or next(
             (e.detail.get("message", e.kind) for e in failures
-             if (e.kernel and f.kernel and e.kernel == f.kernel) or (e.line and _matches(e, f, root))), None)
+             if (e.kernel and f.device_symbol and e.kernel == f.device_symbol) or (e.line and _matches(e, f, root))), None)
         evidence_list = f.evidence.setdefault("dynamic", [])
         if hits:
             used.update(hits)
@@ -122,7 +122,7 @@ def apply_evidence(
     for i, e in enumerate(defects):
         if i in used or e.category != "race" or not e.kernel:
             continue
-        twin = next((f for f in out if f.kernel == e.kernel and f.verdict == Verdict.CONFIRMED and (
+        twin = next((f for f in out if f.device_symbol == e.kernel and f.verdict == Verdict.CONFIRMED and (
             category_of(f.rule) == "race" or (e.line and _matches(e, f, root)))), None)
         if twin is not None:
             used.add(i)

@@ -36,6 +36,9 @@ class IRRule(Rule):
         }
         if chain:
             ev["inlined_chain"] = list(chain)
+        symbol = compiled.metadata.get("name")
+        if symbol and symbol != compiled.kernel:
+            ev["device_symbol"] = symbol
         ev.update(evidence)
         return Finding(
             rule=self.code,

@@ -127,6 +127,19 @@ def test_findings_sit_on_the_statement(ir_cache):
 
 
 @needs_tilelang
+def test_the_profiler_is_pointed_at_the_kernel_tilelang_generates(ir_cache):
+    # TileLang compiles `transpose` as a kernel named after its prim_func: ncu's kernel filter must
+    # name that one (filtering on `transpose` profiled nothing, so the finding stayed inconclusive)
+    from kernlint.dynamic.confirm import plan
+
+    path = ROOT / "fixtures" / "ir" / "tilelang_bank_conflict_bad.py"
+    (finding,) = run_ir_phase([str(path)], cache_dir=ir_cache, jobs=1)
+    assert finding.kernel == "transpose" and finding.device_symbol == "main_kernel"
+    (step,) = plan([finding], str(path), gpu=True)
+    assert step.tool == "ncu" and "regex:^(main_kernel)($|[^A-Za-z0-9_])" in step.argv
+
+
+@needs_tilelang
 def test_gemm_lowers_with_statement_level_locations(ir_cache):
     path = FIXTURES / "gemm_fp16_acc_good.py"
     findings = run_ir_phase([str(path)], cache_dir=ir_cache, select=["KL305"], jobs=1)
