@@ -3,7 +3,8 @@
     python benchmarks/study/report.py [docs/study]
 
 Inputs in the folder: records.jsonl (``kernlint eval`` on the GPU), confirmations.jsonl (the
-dynamic phase on the candidates' static findings, GPU), static_findings.jsonl (source phase).
+dynamic phase on the candidates' static findings, GPU), static_findings.jsonl (source phase),
+reference_checks.jsonl (each task's reference evaluated against itself on the GPU, self_check.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from kernlint.eval.census import occupancy  # noqa: E402
 from kernlint.eval.policy import TAXONOMY  # noqa: E402
 from kernlint.eval.report_html import bar_svg  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from confirm_findings import RULES as CONFIRM_RULES  # noqa: E402  (the rules whose findings run on the GPU)
+
 MODELS = ("gpt-4o", "claude-3-5-sonnet")
 #: the candidate cannot be called the way the task's wrapper is called (what TritonBench calls
 #: "call accuracy"): wrong arity or keywords, missing names, a different return shape
@@ -32,22 +36,37 @@ def load(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
 
+#: tasks whose reference failed its own test on the GPU (filled from reference_checks.jsonl)
+BROKEN_REFERENCES: set[str] = set()
+
+
 def verdict(rec: dict) -> str:
     """The record's verdict; a reference that fails to load is the task's fault (records written
-    before the worker said so carry it as a runtime error in stage load-reference)."""
+    before the worker said so carry it as a runtime error in stage load-reference), and so is one
+    that fails its own test: such a task says nothing about its candidates."""
     if rec.get("stage") == "load-reference" or str(rec.get("error_kind")) == "reference-error":
         return "skipped"
+    if rec["problem"] in BROKEN_REFERENCES:
+        return "excluded"
     return rec["verdict"]
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:160]
 
 
 def model_of(rec: dict) -> str:
     return rec["id"].split("/", 1)[1]
 
 
-def main(folder: Path) -> str:
+def render(folder: Path) -> tuple[str, dict[str, str]]:
+    """The document's text and its figures (file name -> SVG), from the JSONL in ``folder``."""
     recs = load(folder / "records.jsonl")
     conf = load(folder / "confirmations.jsonl")
     lint = {r["id"]: r for r in load(folder / "static_findings.jsonl")}
+    refs = {r["task"]: r for r in load(folder / "reference_checks.jsonl")}
+    BROKEN_REFERENCES.clear()
+    BROKEN_REFERENCES.update(t for t, r in refs.items() if not r["ok"] and r["verdict"] != "skipped")
     cols = ["all", *MODELS]
     by = {m: [r for r in recs if m == "all" or model_of(r) == m] for m in cols}
     tasks = sorted({r["problem"] for r in recs})
@@ -59,10 +78,11 @@ def main(folder: Path) -> str:
     def count(pred):
         return lambda rs: sum(1 for r in rs if pred(r))
 
-    judged = {m: [r for r in by[m] if verdict(r) != "skipped"] for m in cols}
+    judged = {m: [r for r in by[m] if verdict(r) not in ("skipped", "excluded")] for m in cols}
     lines = ["| | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols),
              row("candidates evaluated on the GPU", len),
-             row("skipped: the reference itself does not load", count(lambda r: verdict(r) == "skipped"))]
+             row("skipped: the reference itself does not load", count(lambda r: verdict(r) == "skipped")),
+             row("excluded: the reference fails its own test on the GPU", count(lambda r: verdict(r) == "excluded"))]
     for v in TAXONOMY:
         lines.append(row(v, count(lambda r, v=v: verdict(r) == v)))
         if v == "runtime-error":
@@ -71,7 +91,7 @@ def main(folder: Path) -> str:
             lines.append(row("&nbsp;&nbsp;of which illegal memory access",
                              count(lambda r: r.get("error_kind") == "illegal-address")))
     lines.append(row("pass rate (of judged)", lambda rs: f"{sum(verdict(r) == 'passed' for r in rs)}/"
-                     f"{sum(verdict(r) != 'skipped' for r in rs)}"))
+                     f"{sum(verdict(r) not in ('skipped', 'excluded') for r in rs)}"))
 
     # TritonBench's criterion (identical printed results) against kernlint's verdict
     tb = {m: [r for r in judged[m] if r["correctness"].get("tritonbench_stdout_match")] for m in cols}
@@ -100,11 +120,12 @@ def main(folder: Path) -> str:
     why = Counter((c.get("notes") or ["-"])[0].split(":")[0] if c.get("notes") else "-" for c in conf)
     conf_cands = {(c["task"], c["model"]) for c in conf}
     confirmed_cands = {(c["task"], c["model"]) for c in conf if c.get("verdict") == "confirmed"}
+    unconfirmed = [x for x in lint_rows if any(f["rule"] in CONFIRM_RULES for f in x["findings"])
+                   and (x["task"], x["model"]) not in conf_cands]
 
-    svg_dir = folder
-    for m in cols:
-        (svg_dir / f"taxonomy_{m}.svg").write_text(bar_svg(Counter(verdict(r) for r in by[m])))
+    svgs = {f"taxonomy_{m}.svg": bar_svg(Counter(verdict(r) for r in by[m])) for m in cols}
 
+    unchecked = sorted(set(tasks) - set(refs))
     passed = [r for r in recs if verdict(r) == "passed"]
     slower = [r for r in recs if verdict(r) == "slower-than-baseline"]
     out = [
@@ -186,28 +207,52 @@ def main(folder: Path) -> str:
         f"GPU, within the session's time) judged {len(conf)} out-of-bounds/race findings of {len(conf_cands)} candidates:"
         f" {cv.get('confirmed', 0)} confirmed, {cv.get('refuted', 0)} refuted, {cv.get('inconclusive', 0)} inconclusive."
         f" Why inconclusive: " + ", ".join(f"{k} ({v})" for k, v in why.most_common()) + ".",
-        f"Candidates carrying a confirmed finding: {len(confirmed_cands)}. A finding can only be confirmed or refuted",
+        f"Candidates with such findings not yet run through the dynamic phase (GPU time ran out): "
+        f"{len(unconfirmed)}. Candidates carrying a confirmed finding: {len(confirmed_cands)}. A finding can only be confirmed or refuted",
         "when its kernel runs, and most flagged candidates fail before their kernel launches (the call of",
         "the task's wrapper does not match, or the kernel does not compile).",
         "",
+        "## The references against themselves",
+        "",
+        f"Each task's reference was evaluated as its own candidate on the GPU (`benchmarks/study/self_check.py`,",
+        f"same test, seeds and checks as the candidates, outputs NaN-poisoned so unwritten elements show):",
+        f"{len(refs)} of {len(tasks)} tasks checked within the session's GPU time, {sum(r['ok'] for r in refs.values())}"
+        f" pass. Failing:",
+        "",
+        *[f"- `{t}`: {r['verdict']}: {_first_line('; '.join(r['reasons']))}" for t, r in sorted(refs.items()) if not r["ok"]],
+        "",
+        f"A task whose reference fails its own test is excluded (its candidates are not judged); one whose reference",
+        f"does not load is skipped. Not yet checked: {len(unchecked)} tasks. Verdicts other than a failure to",
+        f"compile or run that rest on an unchecked reference: "
+        + (", ".join(f"`{r['id']}` {verdict(r)}" for r in recs if r["problem"] in unchecked
+                     and verdict(r) in ("passed", "wrong", "slower-than-baseline", "cheating")) or "none") + ".",
+        "",
         "## Limits of this run",
         "",
-        "- The references were not run against themselves on the GPU in this session; references known to",
-        "  be unreliable from reading them (CPU checks in `benchmarks/study/self_check.py`): `relu_triton_kernel`",
-        "  (only program 0 stores: outputs past 1024 elements are never written), `chunk_retention` (backward",
-        "  reads an uninitialized buffer; its test compares the forward only), `cross_entropy2` (writes part",
-        "  of its outputs; its test compares that part).",
-        "- The test code of bgmv_expand_slice, block_sparse_attn, batched_vecmat_mult, fast_rope_embedding,",
-        "  matmul_kernel, attention_kernel, fused_recurrent_hgrn, matmul_dequant_int4 and matrix_transpose was",
-        "  revised after these records were taken; their records come from the earlier versions and are to be",
-        "  re-run.",
+        "- References known to be unreliable from reading them (CPU checks in `benchmarks/study/self_check.py`",
+        "  and by the authors of the test code): `relu_triton_kernel` (only program 0 stores: outputs past 1024",
+        "  elements are never written), `chunk_retention` (backward reads an uninitialized buffer; its test",
+        "  compares the forward only), `cross_entropy2` (writes part of its outputs; its test compares that",
+        "  part), `softmax_optimize` (NaN rows for widths below 4096 that are not powers of two; its test",
+        "  avoids them), `mixed_sparse_attention` (spurious softmax mass with fewer than 8 blocks per row; its",
+        "  test uses 8), `chunk_gated_attention` and `chunk_bwd_dqkg` (wrong at ragged chunk/feature sizes; their",
+        "  tests avoid them), `mul_exponent_compensator` (1-D inputs only), `rotary_transform` (an integer",
+        "  offset is shifted by the sequence length).",
+        "- `pow_scalar_tensor`'s test includes a float16 case, for which the reference's libdevice `pow` does",
+        "  not compile: the task is excluded above until the test is revised and re-run.",
         "- `rms_rbe_matmul`'s reference ignores `use_rbe` (no rotary step): candidates that apply it would be",
         "  judged wrong against it.",
         "- Timing covers the whole test function, input creation included.",
         "- Answers whose wrapper has a different name or signature fail like in TritonBench (its call",
         "  accuracy); kernlint does not try to adapt calls.",
     ]
-    text = "\n".join(out) + "\n"
+    return "\n".join(out) + "\n", svgs
+
+
+def main(folder: Path) -> str:
+    text, svgs = render(folder)
+    for name, svg in svgs.items():
+        (folder / name).write_text(svg)
     (ROOT / "docs" / "study-tritonbench.md").write_text(text)
     return text
 
