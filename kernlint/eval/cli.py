@@ -31,7 +31,8 @@ def _ints(text: str) -> tuple[int, ...]:
               help="Evaluate only these problems, in this order: comma-separated ids or @FILE (one id per line).")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--ray-address", default=None, help="Ray cluster address (default: start a local one).")
-@click.option("--workers", type=int, default=None, help="Parallel workers (default: one per GPU; 1 on CPU).")
+@click.option("--workers", type=int, default=None, help="Parallel workers (default: one per GPU; 1 on CPU). More than the GPUs share them "
+              "round-robin: fine with --no-timing, not for timed runs.")
 @click.option("--seeds", default="0,1,2", show_default=True)
 @click.option("--shape-variants", default="0,1", show_default=True,
               help="0 = the problem as written; 1.. = non-power-of-two variants.")
@@ -81,6 +82,12 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
         policy=Policy(max_slowdown=max_slowdown, min_occupancy=min_occupancy,
                       fail_level=None if fail_level == "none" else fail_level),
     )
+    if workers and opts.timing and backend == "local":
+        from kernlint.eval.runner import visible_gpus
+
+        if 0 < len(visible_gpus()) < workers:
+            click.echo(f"warning: --workers {workers} on {len(visible_gpus())} GPU(s): timed candidates share a GPU "
+                       "and disturb each other's times (use --no-timing, or one worker per GPU)", err=True)
     rec_path = out / "records.jsonl"
     new = run_batch(probs, cands, rec_path, opts, backend=backend, workers=workers,
                     progress=progress, ray_address=ray_address)

@@ -40,15 +40,21 @@ def pending(candidates: Iterable[Candidate], out_path: str | Path) -> list[Candi
     return [c for c in candidates if c.id not in done]
 
 
+def worker_slots(gpus: list[str], workers: int | None) -> list[dict[str, str]]:
+    """The environment of each local worker: which GPU it sees (none without GPUs)."""
+    if not gpus:
+        return [{} for _ in range(max(1, workers or 1))]
+    return [{"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} for i in range(max(1, workers or len(gpus)))]
+
+
 def run_local(problems: dict[str, Problem], candidates: list[Candidate], out_path: str | Path,
               opts: EvalOptions, workers: int | None = None,
               on_record: Callable[[dict], None] | None = None) -> list[dict]:
-    """Evaluate candidates with one subprocess at a time per slot; a slot is a GPU (its worker
-    sees only that GPU through CUDA_VISIBLE_DEVICES) or, without GPUs, one of ``workers``."""
-    gpus = visible_gpus()
-    slots = [{"CUDA_VISIBLE_DEVICES": g} for g in gpus] if gpus else [{} for _ in range(max(1, workers or 1))]
-    if gpus and workers:
-        slots = slots[:workers]
+    """Evaluate candidates with one subprocess at a time per slot. With GPUs a slot sees one GPU
+    through CUDA_VISIBLE_DEVICES: one slot per GPU by default; ``workers`` beyond the GPU count share
+    the GPUs round-robin (fine for correctness-only runs, not for timing). Without GPUs: ``workers``."""
+    slots = worker_slots(visible_gpus(), workers)
+    gpus = [s["CUDA_VISIBLE_DEVICES"] for s in slots if s]
     todo: queue.Queue = queue.Queue()
     for c in candidates:
         todo.put(c)

@@ -185,3 +185,12 @@ def test_lint_findings_recorded_for_the_structural_filter():
 
     bad = (FIXTURES.parents[1] / "fixtures" / "triton" / "vector_add_bad.py").read_text()
     assert [(f["rule"], f["line"]) for f in lint_findings(bad, "cand.py")] == [("KL101", 14)]
+
+
+def test_workers_beyond_the_gpus_share_them_round_robin():
+    from kernlint.eval.runner import worker_slots
+
+    assert worker_slots(["0", "1"], None) == [{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "1"}]
+    assert [s["CUDA_VISIBLE_DEVICES"] for s in worker_slots(["0", "1"], 5)] == ["0", "1", "0", "1", "0"]
+    assert worker_slots(["3"], 1) == [{"CUDA_VISIBLE_DEVICES": "3"}]
+    assert worker_slots([], 3) == [{}, {}, {}] and worker_slots([], None) == [{}]
