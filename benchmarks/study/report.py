@@ -155,6 +155,8 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "```",
         "bash benchmarks/study/run_gpu.sh CORPUS OUT             # kernlint eval, records in OUT/eval",
         "python benchmarks/study/candidates.py CORPUS OUT/cands",
+        "python benchmarks/study/self_check.py --corpus CORPUS --tasks-file benchmarks/study/tasks.txt \\",
+        "    --workers 8 --out OUT/ref --records docs/study/reference_checks.jsonl   # references vs themselves",
         "python benchmarks/study/confirm_findings.py OUT/cands OUT/confirm   # --confirm on static findings",
         "python benchmarks/study/lint_candidates.py OUT/cands docs/study/static_findings.jsonl",
         "python benchmarks/study/report.py docs/study             # this file",
@@ -184,6 +186,9 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
           for r in tb_rejected["all"]],
         *[f"- `{r['id']}`: kernlint passes (within tolerance, {r['correctness'].get('passed')} seeds), the printed "
           f"digits differ" for r in kl_only["all"]],
+        *(["", "(\"the torch reference\" in reasons recorded before the wording was corrected is the task's own "
+               "reference module, here a Triton kernel.)"]
+          if any("torch reference" in "; ".join(r["reasons"]) for r in tb_rejected["all"]) else []),
         "",
         "## Speed and occupancy",
         "",

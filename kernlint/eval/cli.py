@@ -45,7 +45,7 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--compile-baseline/--no-compile-baseline", default=None,
               help="Time torch.compile of the reference too (default: on GPU only).")
 @click.option("--max-slowdown", type=float, default=0.05, show_default=True,
-              help="Reject candidates slower than the torch reference by more than this fraction.")
+              help="Reject candidates slower than the reference (the problem's own module) by more than this fraction.")
 @click.option("--min-occupancy", type=float, default=0.0, show_default=True)
 @click.option("--fail-level", type=click.Choice(["note", "warning", "error", "none"]), default="error",
               show_default=True, help="Lint findings at or above this level count as cheating.")

@@ -22,7 +22,7 @@ REWARDS = {"did-not-compile": 0.0, "runtime-error": 0.0, "wrong": 0.0, "cheating
 
 @dataclass
 class Policy:
-    #: reject when the candidate is slower than the torch reference by more than this fraction
+    #: reject when the candidate is slower than the reference by more than this fraction
     max_slowdown: float = 0.05
     #: reject when a compiled kernel's theoretical occupancy is below this (GPU only)
     min_occupancy: float = 0.0
@@ -74,7 +74,7 @@ def judge(result: dict, findings: list[Finding], policy: Policy) -> tuple[str, l
     on_gpu = str(cand.get("timer", "")).startswith("cuda")
     sp = speedups(timings).get("vs_reference")
     if sp is not None and (on_gpu or policy.speed_on_cpu) and sp < 1.0 / (1.0 + policy.max_slowdown):
-        return "slower-than-baseline", [f"slower-than-baseline: {sp:.3f}x the torch reference"]
+        return "slower-than-baseline", [f"slower-than-baseline: {sp:.3f}x the reference"]
     occ = result.get("metrics", {}).get("min_occupancy")
     if occ is not None and policy.min_occupancy and occ < policy.min_occupancy:
         return "low-occupancy", [f"low-occupancy: {occ:.3f} < {policy.min_occupancy}"]

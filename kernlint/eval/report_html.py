@@ -77,7 +77,7 @@ def render(recs: list[dict], title: str = "kernlint eval") -> str:
 <p>{s['evaluated']} candidates evaluated, {s['skipped']} skipped. Degenerate tasks: {html.escape(', '.join(s['degenerate_tasks']) or 'none')}.</p>
 {cpu_note}
 <h2>Failure taxonomy</h2>{bar_svg(verdicts)}
-<h2>Speedup over the torch reference (correct candidates)</h2>{histogram_svg(speedups)}
+<h2>Speedup over the reference (correct candidates)</h2>{histogram_svg(speedups)}
 <h2>Metrics</h2><table>{metric_rows}</table>
 <h2>Candidates</h2><table><tr><th>id</th><th>verdict</th><th>speedup</th><th>reasons</th></tr>{''.join(rows)}</table>
 </body></html>
