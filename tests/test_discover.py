@@ -94,6 +94,25 @@ def wrapper(x):
     assert info.launches_of("missing") == []
 
 
+def test_launch_arguments_skip_comments_and_keep_strings_whole():
+    src = '''
+import triton
+@triton.jit
+def k(x, y, n, tag, BLOCK: tl.constexpr): pass
+
+def wrapper(x, y, n):
+    k[(1,)](
+        x,  # input, row-major
+        y, n,  # count of elements (x, y)
+        "a,b",
+        BLOCK=1024,  # rows, cols
+    )
+'''
+    _, info = _kernels(src)
+    (launch,) = info.launches_of("k")
+    assert launch.argument_texts() == (["x", "y", "n", '"a,b"'], {"BLOCK": "1024"})
+
+
 def test_no_import_of_user_code(tmp_path):
     src = "import triton\nraise SystemExit('must not run')\n@triton.jit\ndef k(x): pass\n"
     kernels, _ = _kernels(src)

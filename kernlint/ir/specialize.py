@@ -45,10 +45,8 @@ Parameters a comment leaves out keep their fallback.
 from __future__ import annotations
 
 import ast
-import io
 import json
 import re
-import tokenize
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -488,23 +486,6 @@ def _unit_argument(launch: dict[str, str], param: str) -> str:
     return "last" if d >= 1 and d == max(dims) else "other"
 
 
-def _without_comments(text: str) -> str:
-    """``text`` (Python source) with its comments blanked out, strings left alone."""
-    if "#" not in text:
-        return text
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return text
-    lines = text.splitlines(keepends=True)
-    for tok in tokens:
-        if tok.type == tokenize.COMMENT:
-            row, col = tok.start
-            line = lines[row - 1]
-            lines[row - 1] = line[:col] + line[tok.end[1]:]
-    return "".join(lines)
-
-
 def _literal_names(tree: ast.AST) -> list[tuple[int, int, dict[str, str]]]:
     """Per function (and the module, spanning every line): names assigned exactly one literal
     there (``BLOCK = 64``), as (first line, last line, name -> literal text)."""
@@ -556,16 +537,14 @@ def launch_arguments(source: str, name: str, params: list[str], tree: ast.AST | 
     (:func:`kernlint.source.discover.find_launches`), each as param -> argument text; an argument
     that is a bare name assigned one literal in the calling function (or the module) reads as
     that literal."""
-    from kernlint.source.discover import Launch, find_launches, split_top_level
+    from kernlint.source.discover import find_launches, split_top_level
 
     out = []
     scopes = None
     for launch in find_launches(source, name):
-        # comments between arguments would otherwise be read as part of the next argument
-        clean = Launch(launch.kernel, launch.grid_text, _without_comments(launch.call_text))
-        positional, keywords = clean.argument_texts()
+        positional, keywords = launch.argument_texts()
         # after ``*t.stride()`` the positions of the arguments that follow are unknown
-        parts = split_top_level(clean.call_text[clean.call_text.find("(") + 1:clean.call_text.rfind(")")])
+        parts = split_top_level(launch.call_text[launch.call_text.find("(") + 1:launch.call_text.rfind(")")])
         starred = next((i for i, p in enumerate(parts) if p.startswith("*") and not p.startswith("**")), None)
         if starred is not None:
             positional = positional[:starred]

@@ -13,19 +13,38 @@ from kernlint.source.locate import KernelLocator
 
 
 def split_top_level(text: str) -> list[str]:
-    """``a, f(b, c), d`` -> ``['a', 'f(b, c)', 'd']`` (commas inside brackets stay)."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
+    """``a, f(b, c), d`` -> ``['a', 'f(b, c)', 'd']``: commas inside brackets and strings stay,
+    comments are dropped (``a,  # x, y`` is one argument ``a``)."""
+    parts, depth, current, i, n = [], 0, [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if ch in "'\"":
+            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+            j = i + len(quote)
+            while j < n and text[j:j + len(quote)] != quote:
+                j += 2 if text[j] == "\\" else 1
+            current.append(text[i:j + len(quote)])
+            i = j + len(quote)
+            continue
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
         elif ch == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    if text[start:].strip():
-        parts.append(text[start:].strip())
+            parts.append("".join(current).strip())
+            current = []
+            i += 1
+            continue
+        current.append(ch)
+        i += 1
+    if "".join(current).strip():
+        parts.append("".join(current).strip())
     return parts
+
 
 def tuple_elements(text: str) -> list[str] | None:
     """``(a, f(b, c))`` -> ``['a', 'f(b, c)']``; None when the text is not a tuple/list literal."""
