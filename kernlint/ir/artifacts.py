@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernlint.ir import lanes, mlir, ptx
+from kernlint.ir import mlir, ptx
 from kernlint.ir.asm_lines import instruction_position, statement_range, statement_spans
 from kernlint.ir.occupancy import Occupancy, theoretical_occupancy
 from kernlint.ir.resources import ResourceUsage
 from kernlint.ir.specialize import Specialization
 from kernlint.model import Span
+
+if TYPE_CHECKING:
+    from kernlint.ir import lanes
 
 #: integer parameter values for the two lane evaluations (conclusions must hold for both)
 INT_PARAM_VALUES = (1024, 3072)
@@ -66,6 +69,8 @@ class CompiledKernel:
     def lane_evaluations(self) -> tuple[lanes.Evaluation, lanes.Evaluation]:
         """The kernel's first function evaluated with integer parameters set to each of
         :data:`INT_PARAM_VALUES`."""
+        from kernlint.ir import lanes  # numpy: loaded only when an IR rule evaluates lanes
+
         a, b = (lanes.evaluate(self.ptx, self.num_warps, default_int=v) for v in INT_PARAM_VALUES)
         return a[0], b[0]
 
