@@ -25,7 +25,7 @@ step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$
 if [ "$part" != eval ]; then
 step "pytest -m gpu" 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
 step "confirm fixtures" 300 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 > "$w/confirm.log" 2>&1
-step "confirm cost" 240 python3 benchmarks/confirm_cost.py "$w" --repeats 3 > "$w/cost.log" 2>&1
+step "confirm cost" 240 python3 benchmarks/confirm_cost.py "$w" --repeats 2 > "$w/cost.log" 2>&1
 
 # raw tool outputs, as a person would type the commands, for the parser tests
 cd fixtures/dynamic
