@@ -7,7 +7,7 @@ an out-of-bounds or race finding, writes the candidate followed by the task's te
 ``run()`` calling it (the lines of the candidate stay where they are), runs ``kernlint check
 --confirm`` on it (compute-sanitizer on a GPU; Triton's interpreter without one) and appends one JSON
 line per finding to ``OUT_DIR/confirmations.jsonl``: task, model, rule, line, verdict, tools,
-measurements.
+measurements. A rerun skips the candidates that file already holds, so a run cut short resumes.
 """
 
 from __future__ import annotations
@@ -62,8 +62,9 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.out / "confirm_work"
     work.mkdir(exist_ok=True)
-    cands = sorted(args.cands.glob("*/*.py"))[: args.limit]
     sink = args.out / "confirmations.jsonl"
+    done = {(r["task"], r["model"]) for r in map(json.loads, sink.read_text().splitlines())} if sink.exists() else set()
+    cands = [c for c in sorted(args.cands.glob("*/*.py")) if (c.parent.name, c.stem) not in done][: args.limit]
     with cf.ThreadPoolExecutor(args.jobs) as pool, sink.open("a") as fh:
         for rows in pool.map(lambda c: confirm_one(c, work), cands):
             for row in rows:

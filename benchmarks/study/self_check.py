@@ -9,7 +9,8 @@ Without a GPU the kernels run in Triton's interpreter, so keep the shapes modera
     python benchmarks/study/self_check.py --all          # every task with test code
     python benchmarks/study/self_check.py --tasks-file benchmarks/study/tasks.txt
 
-``--records FILE`` appends one line per task (task, ok, verdict, reasons, device) for the report;
+``--records FILE`` appends one line per task (task, ok, verdict, reasons, device) for the report
+(tasks already in it are not checked again);
 ``--out DIR`` keeps the evaluation's own output (records arrive as tasks finish, so a run cut short
 keeps what it did), and ``--from-records DIR/records.jsonl`` summarizes such a run without running.
 """
@@ -76,6 +77,12 @@ def main(argv: list[str]) -> int:
     if ns.from_records:
         return 1 if summarize(ns.from_records, ns.records) else 0
     ids = task_ids(ns)
+    if ns.records and ns.records.exists():
+        checked = {json.loads(x)["task"] for x in ns.records.read_text().splitlines() if x.strip()}
+        ids = [t for t in ids if t not in checked]
+        if not ids:
+            print(f"every task is already in {ns.records}")
+            return 0
     if not ids:
         parser.error("no task ids (give IDs, --all or --tasks-file)")
     corpus = ns.corpus / "TritonBench_G_v1.json"
