@@ -6,7 +6,6 @@ from collections import defaultdict
 from typing import Iterable
 
 from kernlint.ir.artifacts import CompiledKernel
-from kernlint.ir.lanes import shared_wavefronts
 from kernlint.ir.rulebase import IRRule
 from kernlint.model import Finding, Level
 from kernlint.rule import Confirmation
@@ -77,6 +76,8 @@ the shared layout (``tl.trans``/``convert_layout`` are swizzled by the compiler)
     def check(self, compiled: CompiledKernel) -> Iterable[Finding]:
         if not compiled.ok or "ptx" not in compiled.asm:
             return
+        from kernlint.ir.lanes import shared_wavefronts  # numpy: loaded once kernels are checked
+
         ev_a, ev_b = compiled.lane_evaluations
         per_line: dict[tuple[int, int], dict] = defaultdict(
             lambda: {"total": 0, "ideal": 0, "ld_excess": 0, "st_excess": 0, "insts": [], "chain": []})

@@ -6,7 +6,6 @@ from collections import defaultdict
 from typing import Iterable
 
 from kernlint.ir.artifacts import CompiledKernel
-from kernlint.ir.lanes import global_sectors
 from kernlint.ir.rulebase import IRRule
 from kernlint.model import Finding, Level
 from kernlint.rule import Confirmation
@@ -75,6 +74,8 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     def check(self, compiled: CompiledKernel) -> Iterable[Finding]:
         if not compiled.ok or "ptx" not in compiled.asm:
             return
+        from kernlint.ir.lanes import global_sectors  # numpy: loaded once kernels are checked
+
         ev_a, ev_b = compiled.lane_evaluations
         per_line: dict[tuple[int, int], dict] = defaultdict(
             lambda: {"a": [0, 0], "b": [0, 0], "insts": [], "chain": [], "bytes": 0})

@@ -140,3 +140,21 @@ def test_rule_and_rules_commands():
 def test_console_script(kernlint_exe):
     r = subprocess.run([kernlint_exe, "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and "kernlint" in r.stdout
+
+
+def test_the_source_phase_loads_no_numerics_or_compiler():
+    # `kernlint check` runs in pre-commit and in front of every --confirm: the source phase must not
+    # pay for numpy (lane evaluation), lark (PTX grammar), torch or triton, which only the IR and
+    # dynamic phases need
+    code = (
+        "import sys\n"
+        "from kernlint.cli import main\n"
+        "try:\n"
+        "    main(['check', 'fixtures/triton/block_ptr_bad.py', '--output-format', 'json'], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('LOADED', sorted(m for m in ('numpy', 'lark', 'torch', 'triton') if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert '"rule": "KL109"' in r.stdout, r.stderr
+    assert "LOADED []" in r.stdout

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from kernlint.ir import mlir, ptx
+from kernlint.ir import mlir
 from kernlint.ir.asm_lines import instruction_position, statement_range, statement_spans
 from kernlint.ir.occupancy import Occupancy, theoretical_occupancy
 from kernlint.ir.resources import ResourceUsage
@@ -15,7 +15,7 @@ from kernlint.ir.specialize import Specialization
 from kernlint.model import Span
 
 if TYPE_CHECKING:
-    from kernlint.ir import lanes
+    from kernlint.ir import lanes, ptx
 
 #: integer parameter values for the two lane evaluations (conclusions must hold for both)
 INT_PARAM_VALUES = (1024, 3072)
@@ -51,6 +51,8 @@ class CompiledKernel:
     # -- parsed artefacts ---------------------------------------------------------------------
     @cached_property
     def ptx(self) -> ptx.PtxModule:
+        from kernlint.ir import ptx  # the PTX grammar (lark) loads with the first kernel checked
+
         return ptx.parse(self.asm.get("ptx", ""))
 
     @cached_property

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from kernlint.ir.lanes import BranchPredicate, Evaluation
-from kernlint.ir.ptx import Instruction, PtxFunction
+if TYPE_CHECKING:  # the lane evaluator and the PTX parser load with the first kernel checked
+    from kernlint.ir.lanes import BranchPredicate, Evaluation
+    from kernlint.ir.ptx import Instruction, PtxFunction
 
 BARRIER_OPCODES = ("bar", "barrier")
 
