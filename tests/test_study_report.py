@@ -32,4 +32,4 @@ def test_candidates_of_a_task_whose_reference_fails_its_own_test_are_not_judged(
     text, _ = report.render(tmp_path)
     row = next(line for line in text.splitlines() if line.startswith("| excluded:"))
     assert row.split("|")[2].strip() == "2"  # both models' answers to sin_kernel
-    assert "`sin_kernel`: wrong: wrong: seed 0" in text
+    assert "`sin_kernel`: wrong: seed 0" in text

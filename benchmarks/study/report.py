@@ -131,9 +131,10 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
     out = [
         "# TritonBench-G study: `kernlint eval` on GPT-4o and Claude 3.5 Sonnet kernels",
         "",
-        "Every number below is computed by `benchmarks/study/report.py` from the JSONL files committed in",
-        "`docs/study/` (records of `kernlint eval`, the dynamic phase on static findings, the source",
-        "phase's findings). Nothing is typed in by hand.",
+        "Every count, rate and timing below is computed by `benchmarks/study/report.py` from the JSONL files",
+        "committed in `docs/study/` (records of `kernlint eval`, the references evaluated against themselves,",
+        "the dynamic phase on static findings, the source phase's findings); a test checks that this file is",
+        "exactly what the script makes of them. The method and the limits are written by hand.",
         "",
         "## What was run",
         "",
@@ -225,7 +226,8 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         f"{len(refs)} of {len(tasks)} tasks checked within the session's GPU time, {sum(r['ok'] for r in refs.values())}"
         f" pass. Failing:",
         "",
-        *[f"- `{t}`: {r['verdict']}: {_first_line('; '.join(r['reasons']))}" for t, r in sorted(refs.items()) if not r["ok"]],
+        *[f"- `{t}`: {r['verdict']}: {_first_line('; '.join(r['reasons'])).removeprefix(r['verdict'] + ': ')}"
+          for t, r in sorted(refs.items()) if not r["ok"]],
         "",
         f"A task whose reference fails its own test is excluded (its candidates are not judged); one whose reference",
         f"does not load is skipped. Not yet checked: {len(unchecked)} tasks. Verdicts other than a failure to",
