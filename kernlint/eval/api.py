@@ -134,8 +134,10 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "lint_findings": lint_findings(cand.source, path) if not syntax_error else [],
         "notes": result.get("notes", []),
         "device": result.get("device", "cuda" if cuda else "cpu"),
+        "software": result.get("software", {}),
         "host": platform.node(),
         "policy": opts.policy.to_dict(),
+        "options": {**opts.job_fields(), "timeout_s": opts.timeout_s},
         "wall_s": round(time.time() - t0, 3),
         "log_tail": result.get("log_tail", "")[-800:] if verdict != "passed" else "",
     }

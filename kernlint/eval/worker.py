@@ -175,12 +175,24 @@ def _sync(device) -> None:
         torch.cuda.synchronize()
 
 
+def _record_environment(res: Result, device) -> None:
+    """Which GPU and which software versions judged the candidate (records are compared across runs)."""
+    import platform
+
+    import torch
+    import triton
+
+    res.data["device"] = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
+    res.data["software"] = {"python": platform.python_version(), "torch": torch.__version__,
+                            "triton": triton.__version__}
+
+
 def run_kernelbench(job: dict, res: Result, workdir: Path) -> None:
     import torch
     from kernlint.eval import census, correctness as C, timing
 
     device = _device()
-    res.data["device"] = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
+    _record_environment(res, device)
     scale = float(job.get("tolerance_scale", 1.0))
     seeds = list(job.get("seeds", [0, 1, 2]))
     ref_path, cand_path = workdir / "reference_problem.py", workdir / "candidate_module.py"
@@ -459,7 +471,7 @@ def run_tritonbench(job: dict, res: Result, workdir: Path) -> None:
     from kernlint.eval import census, correctness as C, timing
 
     device = _device()
-    res.data["device"] = torch.cuda.get_device_name() if device.type == "cuda" else "cpu"
+    _record_environment(res, device)
     scale = float(job.get("tolerance_scale", 1.0))
     seeds = list(job.get("seeds", [0, 1]))
     prob = job["problem"]

@@ -123,6 +123,13 @@ def test_cli_on_jsonl_answers(tmp_path):
     assert result.exit_code == 0, result.output
     recs = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
     assert sorted(r["verdict"] for r in recs) == ["cheating", "passed"]
+    import torch
+    import triton
+
+    honest_rec = next(r for r in recs if r["verdict"] == "passed")  # ran in a worker: says what judged it
+    assert honest_rec["software"] == {"python": honest_rec["software"]["python"], "torch": torch.__version__,
+                                      "triton": triton.__version__}
+    assert honest_rec["options"]["seeds"] == [0] and honest_rec["options"]["timing"] is False
     assert (out / "report.html").exists() and json.loads((out / "summary.json").read_text())["evaluated"] == 2
     assert len((out / "dataset.jsonl").read_text().splitlines()) == 1
 
