@@ -99,7 +99,8 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
     (out / "report.html").write_text(report_html.render(recs))
     n = export(recs, {c.id: c for c in cands}, out / "dataset.jsonl", include_correct)
     click.echo(f"{len(new)} evaluated now, {len(recs)} recorded; "
-               + ", ".join(f"{k} {v}" for k, v in s["taxonomy"].items() if v)
+               + ", ".join([f"{k} {v}" for k, v in s["taxonomy"].items() if v]
+                           + ([f"skipped {s['skipped']}"] if s["skipped"] else []))
                + f"; {n} exported to {out / 'dataset.jsonl'}")
 
 

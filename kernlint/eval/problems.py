@@ -140,11 +140,13 @@ def extract_code(answer: str) -> str:
 
 
 def load_candidates(path: str | Path, problems: dict[str, Problem]) -> list[Candidate]:
-    """Candidates from a folder or a JSONL of model answers.
+    """Candidates from a folder, one ``.py`` file, or a JSONL of model answers.
 
     Folder: ``<problem_id>.py`` or ``<problem_id>/<name>.py`` (or ``<problem_id>__<name>.py``).
+    One file: laid out like that, or answering the only problem given.
     JSONL: one answer per line with ``predict``/``answer``/``completion``/``code`` and either a
     ``problem``/``problem_id`` field or, failing that, the row order of ``problems``.
+    Raises ValueError (with the file and line) for input that is none of these.
     """
     path = Path(path)
     ids = list(problems)
@@ -160,13 +162,30 @@ def load_candidates(path: str | Path, problems: dict[str, Problem]) -> list[Cand
                 pid, name = p.stem, "0"
             out.append(Candidate(f"{pid}/{name}", pid, p.read_text(), str(p)))
         return out
+    if path.suffix == ".py":
+        pid, _, name = path.stem.partition("__")
+        if pid not in problems and path.parent.name in problems:  # <problem_id>/<name>.py
+            pid, name = path.parent.name, path.stem
+        if pid not in problems:
+            if len(problems) != 1:
+                raise ValueError(f"{path}: cannot tell which problem this candidate answers: name it "
+                                 f"<problem_id>.py or <problem_id>__<name>.py, or give one problem")
+            pid, name = ids[0], path.stem
+        return [Candidate(f"{pid}/{name or '0'}", pid, path.read_text(), str(path))]
     tag = path.stem
+    keys = ("predict", "answer", "completion", "code", "response")
     with path.open() as fh:
         for row_no, line in enumerate(fh):
             if not line.strip():
                 continue
-            row = json.loads(line)
-            text = next((row[k] for k in ("predict", "answer", "completion", "code", "response") if k in row), "")
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{row_no + 1}: not a JSON line ({exc.msg}); candidates are a folder, "
+                                 f"a .py file or a JSONL of answers") from None
+            if not isinstance(row, dict) or not any(k in row for k in keys):
+                raise ValueError(f"{path}:{row_no + 1}: no answer in this row (expected one of {', '.join(keys)})")
+            text = next(row[k] for k in keys if k in row)
             pid = row.get("problem") or row.get("problem_id")
             if pid is None:
                 pid = ids[row_no] if row_no < len(ids) else f"row{row_no}"

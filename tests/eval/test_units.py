@@ -201,3 +201,23 @@ def test_workers_beyond_the_gpus_share_them_round_robin():
     assert [s["CUDA_VISIBLE_DEVICES"] for s in worker_slots(["0", "1"], 5)] == ["0", "1", "0", "1", "0"]
     assert worker_slots(["3"], 1) == [{"CUDA_VISIBLE_DEVICES": "3"}]
     assert worker_slots([], 3) == [{}, {}, {}] and worker_slots([], None) == [{}]
+
+
+def test_candidates_from_one_file_and_clear_errors_for_bad_answers(tmp_path):
+    probs = load_problems(FIXTURES / "problems")
+    honest = FIXTURES / "candidates" / "vector_add" / "honest.py"
+    (c,) = load_candidates(honest, probs)  # <problem_id>/<name>.py: the folder names the problem
+    assert (c.id, c.problem_id) == ("vector_add/honest", "vector_add")
+    loose = tmp_path / "mine.py"
+    loose.write_text(honest.read_text())
+    with pytest.raises(ValueError, match="cannot tell which problem"):
+        load_candidates(loose, probs)
+    (c,) = load_candidates(loose, {"vector_add": probs["vector_add"]})  # the only problem given
+    assert c.problem_id == "vector_add"
+    bad = tmp_path / "answers.jsonl"
+    bad.write_text('{"problem": "vector_add", "predict": "x"}\nnot json\n')
+    with pytest.raises(ValueError, match=r"answers.jsonl:2: not a JSON line"):
+        load_candidates(bad, probs)
+    bad.write_text('{"problem": "vector_add", "text": "x"}\n')
+    with pytest.raises(ValueError, match=r"answers.jsonl:1: no answer in this row"):
+        load_candidates(bad, probs)
