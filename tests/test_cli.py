@@ -63,6 +63,10 @@ def test_syntax_error_reported_and_others_still_linted(tmp_path):
     assert "c_latin1.py" not in r.stdout
     assert "d_binary.py:1:1: error:" in r.stdout
     assert "Traceback" not in r.stdout + r.stderr
+    # with no finding the summary does not claim that everything passed
+    r = kl("check", tmp_path / "a_broken.py", cwd=tmp_path)
+    assert r.returncode == 2 and "All checks passed" not in r.stdout
+    assert "not every file was checked" in r.stdout
 
 
 def test_stdin_with_filename():
