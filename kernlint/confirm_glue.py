@@ -24,8 +24,8 @@ def confirm_result(result: RunResult, config: Config, run: str | None, require_g
     """Replace the findings by their judged copies and add what the runs found that no rule predicted."""
     from kernlint.dynamic.confirm import confirm
 
-    if not result.findings and not run:
-        result.notices.append("dynamic phase: nothing to confirm")
+    if not result.findings:
+        result.notices.append("dynamic phase: nothing to confirm" + (" (the --run command was not started)" if run else ""))
         return
     judged: list[Finding] = []
     for target, findings in targets(result, config, run).items():

@@ -63,3 +63,15 @@ def test_ir_phase_out_of_bounds_in_a_helper_is_confirmed_on_the_interpreter():
     got = [(Path(f["path"]).name, f["rule"], f["line"], f["verdict"]) for f in data["findings"]]
     assert got == [("oob_nested_helper_bad.py", "KL301", 8, "confirmed")], (got, r.stderr)
     assert data["findings"][0]["evidence"]["dynamic"][0]["kind"] == "oob-read"
+
+
+def test_without_findings_the_run_command_is_not_started_and_says_so(tmp_path):
+    marker = tmp_path / "ran"
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", str(FIXTURES / "vector_add_good.py"), "--confirm",
+         "--run", f"{sys.executable} -c \"open({str(marker)!r}, 'w')\""],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "nothing to confirm (the --run command was not started)" in r.stdout
+    assert not marker.exists()
