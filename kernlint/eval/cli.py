@@ -15,8 +15,12 @@ from kernlint.eval.problems import attach_tests, load_candidates, load_problems,
 from kernlint.eval.runner import run_batch
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in text.split(",") if x.strip())
+def _ints(ctx, param, text: str) -> tuple[int, ...]:
+    """``--seeds 0,1,2``: comma-separated integers."""
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected comma-separated integers, e.g. 0,1,2") from None
 
 
 @click.command("eval")
@@ -33,8 +37,8 @@ def _ints(text: str) -> tuple[int, ...]:
 @click.option("--ray-address", default=None, help="Ray cluster address (default: start a local one).")
 @click.option("--workers", type=int, default=None, help="Parallel workers (default: one per GPU; 1 on CPU). More than the GPUs share them "
               "round-robin: fine with --no-timing, not for timed runs.")
-@click.option("--seeds", default="0,1,2", show_default=True)
-@click.option("--shape-variants", default="0,1", show_default=True,
+@click.option("--seeds", default="0,1,2", show_default=True, callback=_ints, help="Input seeds, comma-separated.")
+@click.option("--shape-variants", default="0,1", show_default=True, callback=_ints,
               help="0 = the problem as written; 1.. = non-power-of-two variants.")
 @click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per candidate.")
 @click.option("--mem-limit-mb", type=int, default=8192, show_default=True, help="Address-space limit (CPU runs).")
@@ -76,7 +80,7 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
     if limit is not None:
         cands = cands[:limit]
     opts = EvalOptions(
-        seeds=_ints(seeds), shape_variants=_ints(shape_variants), timeout_s=timeout,
+        seeds=seeds, shape_variants=shape_variants, timeout_s=timeout,
         mem_limit_mb=mem_limit_mb, rss_limit_mb=rss_limit_mb, tolerance_scale=tolerance_scale,
         timing=not no_timing, iters=iters, compile_baseline=compile_baseline,
         policy=Policy(max_slowdown=max_slowdown, min_occupancy=min_occupancy,

@@ -118,7 +118,13 @@ def load_problems(path: str | Path) -> dict[str, Problem]:
         for p in sorted(path.glob("*.py")):
             out[p.stem] = problem_from_text(p.stem, p.read_text(), str(p))
     elif path.suffix == ".json":
-        rows = json.loads(path.read_text())
+        try:
+            rows = json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) and "output" in r for r in rows):
+            raise ValueError(f"{path}: expected a TritonBench-G task list: objects with 'output' (the reference "
+                             f"module) and 'file'")
         for i, row in enumerate(rows):
             pid = Path(row.get("file", f"task{i}")).stem
             if pid in out:

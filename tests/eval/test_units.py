@@ -221,3 +221,19 @@ def test_candidates_from_one_file_and_clear_errors_for_bad_answers(tmp_path):
     bad.write_text('{"problem": "vector_add", "text": "x"}\n')
     with pytest.raises(ValueError, match=r"answers.jsonl:1: no answer in this row"):
         load_candidates(bad, probs)
+
+
+def test_bad_problem_lists_and_options_are_usage_errors(tmp_path):
+    from click.testing import CliRunner
+
+    from kernlint.eval.cli import eval_command
+
+    cands = FIXTURES / "candidates"
+    (tmp_path / "tasks.json").write_text('[{"file": "a.py"}]')
+    r = CliRunner().invoke(eval_command, [str(tmp_path / "tasks.json"), str(cands), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "expected a TritonBench-G task list" in r.output
+    (tmp_path / "broken.json").write_text('{"x":')
+    r = CliRunner().invoke(eval_command, [str(tmp_path / "broken.json"), str(cands), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "broken.json: not JSON" in r.output
+    r = CliRunner().invoke(eval_command, [str(FIXTURES / "problems"), str(cands), "--seeds", "a", "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "expected comma-separated integers" in r.output
