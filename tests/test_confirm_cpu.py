@@ -35,6 +35,7 @@ def test_every_planted_oob_and_race_is_confirmed_and_twins_stay_clean():
     # one interpreter process per planted file, each reported with what it judged and its time
     assert sorted(run["tool"] for run in data["runs"]) == ["interpreter"] * len(planted)
     assert all(run["findings"] >= 1 and run["seconds"] > 0 for run in data["runs"])
+    assert all("kernlint.dynamic.interp_runner" in run["argv"] for run in data["runs"])
 
 
 def test_require_gpu_without_gpu_is_an_error():
@@ -75,3 +76,13 @@ def test_without_findings_the_run_command_is_not_started_and_says_so(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "nothing to confirm (the --run command was not started)" in r.stdout
     assert not marker.exists()
+
+
+def test_an_inconclusive_verdict_says_why():
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", str(FIXTURES / "vector_add_bad.py"), "--confirm",
+         "--run", "no-such-command-here --x"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "KL101" in r.stdout and "[inconclusive: the tool failed: could not start 'no-such-command-here'" in r.stdout

@@ -192,6 +192,7 @@ def confirm(
             if not todo:
                 continue  # memcheck confirmed every out-of-bounds finding: no second opinion needed
             result = interp_check.run_interpreted(target, cwd=cwd, timeout=timeout)
+            step.argv = list(result.command)
             judged, added, notes = interp_check.judge(todo, result)
         elif step.kind == "sanitizer":
             judged, added, notes = _run_sanitizer(step, cwd, timeout)

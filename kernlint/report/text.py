@@ -8,7 +8,13 @@ from kernlint.model import Finding, RunResult, Verdict
 
 
 def _verdict(f: Finding) -> str:
-    return "" if f.verdict is Verdict.SUSPECTED else f" [{f.verdict.value}]"
+    if f.verdict is Verdict.SUSPECTED:
+        return ""
+    if f.verdict is Verdict.INCONCLUSIVE:  # say why: the user's next step depends on it
+        notes = [e["note"] for e in f.evidence.get("dynamic", []) if isinstance(e, dict) and e.get("note")]
+        if notes:
+            return f" [inconclusive: {notes[-1][:160]}]"
+    return f" [{f.verdict.value}]"
 
 
 def ir_excerpt(f: Finding) -> list[str]:
