@@ -73,6 +73,9 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         config = load(Path.cwd() if use_stdin else paths[0], config_file)
     except ConfigError as exc:
         _fail(str(exc))
+    if use_stdin and confirm_ and not (run_cmd or config.confirm.get("command")):
+        # the text on stdin (an editor's unsaved buffer) is not the file on disk: running that would judge other code
+        _fail("--confirm with source from stdin needs --run CMD (or [tool.kernlint.confirm] command)")
     options = Options(
         select=_codes(select) or None,
         ignore=_codes(ignore) or None,

@@ -75,6 +75,11 @@ def test_stdin_with_filename():
     assert "kernels/add.py:14:9: KL101" in r.stdout
 
 
+
+def test_stdin_cannot_be_confirmed_without_a_command():
+    r = kl("check", "-", "--confirm", input=BAD.read_text())
+    assert r.returncode == 2 and "needs --run CMD" in r.stderr
+
 def test_json_output():
     r = kl("check", BAD, "--output-format", "json")
     data = json.loads(r.stdout)
