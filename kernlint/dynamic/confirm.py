@@ -250,6 +250,13 @@ def _run_ncu(step: Step, cwd, timeout):
     notices = []
     for f in step.findings:
         rule = _rule(f.rule)
+        shared = f.evidence.get("device_symbol_shared_by")
+        if shared and f.verdict != Verdict.CONFIRMED:
+            f.verdict = Verdict.INCONCLUSIVE
+            f.evidence.setdefault("dynamic", []).append(
+                {"tool": "ncu", "note": f"{', '.join(shared)} all run as `{f.device_symbol}`: ncu's rows for them cannot "
+                                        "be told apart (give the prim_funcs distinct names)"})
+            continue
         mine = [r for r in rows if r.kernel == f.device_symbol] if f.device_symbol else rows
         # a check may name several metrics (e.g. bank conflicts of loads and of stores): the worst counts
         names = [m.strip() for m in rule.confirm.check.split(",") if m.strip()] if rule else []

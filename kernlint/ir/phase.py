@@ -159,14 +159,26 @@ def run_ir_phase(
     findings: list[Finding] = []
     pending: list[tuple[CompileJob | LowerJob, int]] = []
 
+    #: (file, name on the GPU) -> the kernels compiled under it (TileLang names kernels after their
+    #: prim_func, usually ``main``, so two kernels of one file can share ``main_kernel``)
+    symbols: dict[tuple[str, str], set[str]] = {}
+
+    def note_symbol(job: CompileJob | LowerJob, record: dict | None) -> None:
+        name = ((record or {}).get("metadata") or {}).get("name")
+        if name:
+            symbols.setdefault((job.path, name), set()).add(job.kernel)
+
     def schedule(job: CompileJob | LowerJob, def_line: int) -> None:
         counts["specializations"] += 1
         cached = cache.get(f"{job.key}-{rules_key}", kind="findings")
         if cached is not None:
             counts["findings_cache_hits"] += 1
             findings.extend(Finding.from_dict(d) for d in cached["findings"])
+            if isinstance(job, LowerJob):
+                note_symbol(job, cache.get(job.key))
             return
         record = cache.get(job.key)
+        note_symbol(job, record)
         if record is not None:
             counts["artifact_cache_hits"] += 1
             findings.extend(_check(rules, record, job, def_line, cache, rules_key))
@@ -208,12 +220,17 @@ def run_ir_phase(
         results = run_jobs([j for j, _ in pending], workers=jobs, timeout_s=timeout_s)
         for job, def_line in pending:
             record = results.get(job.key, {"ok": False, "stage": "crash", "error": "no result", "line": 0})
+            note_symbol(job, record)
             counts["compiled"] += 1
             if not record.get("ok"):
                 counts["failed"] += 1
             if record.get("ok") or record.get("stage") in ("compile", "import"):
                 cache.put(job.key, record)
             findings.extend(_check(rules, record, job, def_line, cache, rules_key))
+    for f in findings:
+        sharing = symbols.get((f.path, f.device_symbol or ""), set())
+        if len(sharing) > 1:  # a profiler reports them under one name: their numbers cannot be told apart
+            f.evidence["device_symbol_shared_by"] = sorted(sharing)
     if stats is not None:
         stats.update(counts)
         stats["notices"] = notices

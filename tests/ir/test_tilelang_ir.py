@@ -140,6 +140,33 @@ def test_the_profiler_is_pointed_at_the_kernel_tilelang_generates(ir_cache):
 
 
 @needs_tilelang
+def test_kernels_sharing_a_gpu_name_are_not_judged_by_ncu(ir_cache, tmp_path):
+    # both prim_funcs are called `main`, so both kernels run as main_kernel: ncu's rows for that name
+    # mix the two, and a conflict measured in one must not confirm a finding in the other
+    import sys
+
+    from kernlint.dynamic.confirm import Step, _run_ncu
+    from kernlint.model import Verdict
+
+    text = (ROOT / "fixtures" / "ir" / "tilelang_bank_conflict_bad.py").read_text().split("\n\ndef run")[0]
+    twin = text.split("@tilelang.jit", 1)[1].replace("def transpose(", "def transpose_again(")
+    path = tmp_path / "two_kernels.py"
+    path.write_text(text + "\n\n@tilelang.jit" + twin + "\n")
+    findings = run_ir_phase([str(path)], cache_dir=ir_cache, jobs=1)
+    assert {f.kernel for f in findings} == {"transpose", "transpose_again"}
+    assert all(f.evidence["device_symbol_shared_by"] == ["transpose", "transpose_again"] for f in findings)
+    again = run_ir_phase([str(path)], cache_dir=ir_cache, jobs=1)  # from the cache: the same verdict on names
+    assert [f.evidence.get("device_symbol_shared_by") for f in again] == [["transpose", "transpose_again"]] * 2
+    step = Step("ncu", "ncu", findings=findings, argv=[sys.executable, "-c", "pass"])
+    judged, _, _ = _run_ncu(step, None, 60)
+    assert [f.verdict for f in judged] == [Verdict.INCONCLUSIVE] * 2
+    assert "cannot be told apart" in judged[0].evidence["dynamic"][-1]["note"]
+    # one kernel alone keeps its own name to itself
+    (alone,) = run_ir_phase([str(ROOT / "fixtures" / "ir" / "tilelang_bank_conflict_bad.py")], cache_dir=ir_cache, jobs=1)
+    assert "device_symbol_shared_by" not in alone.evidence
+
+
+@needs_tilelang
 def test_gemm_lowers_with_statement_level_locations(ir_cache):
     path = FIXTURES / "gemm_fp16_acc_good.py"
     findings = run_ir_phase([str(path)], cache_dir=ir_cache, select=["KL305"], jobs=1)
