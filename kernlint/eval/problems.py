@@ -166,7 +166,8 @@ def load_candidates(path: str | Path, problems: dict[str, Problem]) -> list[Cand
                 pid, name = p.stem.split("__", 1)
             else:
                 pid, name = p.stem, "0"
-            out.append(Candidate(f"{pid}/{name}", pid, p.read_text(), str(p)))
+            # the origin is kept relative to the folder given, so records read the same on every machine
+            out.append(Candidate(f"{pid}/{name}", pid, p.read_text(), str(Path(path.name) / rel)))
         return out
     if path.suffix == ".py":
         pid, _, name = path.stem.partition("__")
