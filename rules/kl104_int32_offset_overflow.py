@@ -66,6 +66,22 @@ def _outer(j: int, k: int) -> bool:
     return k < 0
 
 
+def _strides_of_every_launch(state, param: str) -> list[tuple[str, int, dict]] | None:
+    """For each launch of the kernel: the tensor and dimension whose stride it passes as ``param``,
+    and every stride parameter it passes (:func:`_stride_params`); None without launches or when a
+    launch does not pass ``param`` as a stride."""
+    launches = state.info.launches_of(state.name)
+    if not launches:
+        return None
+    out = []
+    for launch in launches:
+        dims = _stride_params(state, launch)
+        if param not in dims:
+            return None
+        out.append((*dims[param], dims))
+    return out
+
+
 def _inside_one_row(state, params: frozenset) -> bool:
     """``pid * t.stride(k)`` where the kernel walks an outer dimension of ``t`` along a sequence (in
     blocks, in a loop, or at token positions read from memory) and every dimension inside ``k``
@@ -78,14 +94,10 @@ def _inside_one_row(state, params: frozenset) -> bool:
     terms = state.stride_terms
     if "long" in terms.get(param, ()):
         return False
-    launches = state.info.launches_of(state.name)
-    if not launches:
+    per_launch = _strides_of_every_launch(state, param)
+    if per_launch is None:
         return False
-    for launch in launches:
-        dims = _stride_params(state, launch)
-        if param not in dims:
-            return False
-        tensor, k = dims[param]
+    for tensor, k, dims in per_launch:
         same = [(p, j) for p, (t, j) in dims.items() if t == tensor and p != param]
         if not any("long" in terms.get(p, ()) for p, j in same if _outer(j, k)):
             return False
@@ -113,14 +125,10 @@ def _one_element_per_program(state, tag: str, params: frozenset) -> bool:
     if len(params) != 1:
         return False
     (param,) = tuple(params)
-    launches = state.info.launches_of(state.name)
-    if not launches:
+    per_launch = _strides_of_every_launch(state, param)
+    if per_launch is None:
         return False
-    for launch in launches:
-        dims = _stride_params(state, launch)
-        if param not in dims:
-            return False
-        tensor, k = dims[param]
+    for tensor, k, dims in per_launch:
         if any(t == tensor and _outer(k, j) for t, j in dims.values()):
             return False
     return True

@@ -141,6 +141,13 @@ def grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
     return grid
 
 
+def grid_texts(state: KernelState, grid: cst.BaseExpression | None) -> list[str] | None:
+    """A grid's per-axis expressions as text (a single expression is one axis); None when unknown."""
+    if isinstance(grid, (cst.Tuple, cst.List)):
+        return [state.info.module.code_for_node(e.value) for e in grid.elements]
+    return None if grid is None else [state.info.module.code_for_node(grid)]
+
+
 def _balanced(source: str, start: int, limit: int) -> str | None:
     """The expression starting at ``start``, continued over lines while brackets are open (comments
     dropped)."""
@@ -235,12 +242,11 @@ def exact_grid_axes(state: KernelState) -> set[int]:
     common: set[int] | None = None
     for launch in launches:
         grid = grid_expression(state, launch)
-        if isinstance(grid, (cst.Tuple, cst.List)):
-            elements = [state.info.module.code_for_node(e.value) for e in grid.elements]
-        elif grid is not None and not isinstance(grid, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
-            elements = [state.info.module.code_for_node(grid)]
-        else:
-            return set()  # a grid computed elsewhere: unknown
+        # a grid computed elsewhere (a name, call, attribute or item left unresolved): unknown
+        opaque = isinstance(grid, (cst.Name, cst.Call, cst.Attribute, cst.Subscript))
+        elements = None if opaque else grid_texts(state, grid)
+        if elements is None:
+            return set()
         axes = {i for i, text in enumerate(elements) if _exact_count(state, text, launch.start)}
         axes |= {1, 2} - set(range(len(elements)))  # axes the grid leaves at 1
         common = axes if common is None else common & axes
@@ -354,12 +360,8 @@ def rounded_extent_axes(state: KernelState, families: frozenset[str], params: fr
         return set()
     common: set[int] | None = None
     for launch in launches:
-        grid = grid_expression(state, launch)
-        if isinstance(grid, (cst.Tuple, cst.List)):
-            elements = [state.info.module.code_for_node(e.value) for e in grid.elements]
-        elif grid is not None:
-            elements = [state.info.module.code_for_node(grid)]
-        else:
+        elements = grid_texts(state, grid_expression(state, launch))
+        if elements is None:
             return set()
         rounded = []  # (x, b) of every parameter passed a rounded-up extent
         for p in params:
