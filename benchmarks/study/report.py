@@ -36,17 +36,14 @@ def load(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
 
-#: tasks whose reference failed its own test on the GPU (filled from reference_checks.jsonl)
-BROKEN_REFERENCES: set[str] = set()
-
-
-def verdict(rec: dict) -> str:
+def study_verdict(rec: dict, broken_references: set[str]) -> str:
     """The record's verdict; a reference that fails to load is the task's fault (records written
     before the worker said so carry it as a runtime error in stage load-reference), and so is one
-    that fails its own test: such a task says nothing about its candidates."""
+    that fails its own test on the GPU (``broken_references``): such a task says nothing about its
+    candidates."""
     if rec.get("stage") == "load-reference" or str(rec.get("error_kind")) == "reference-error":
         return "skipped"
-    if rec["problem"] in BROKEN_REFERENCES:
+    if rec["problem"] in broken_references:
         return "excluded"
     return rec["verdict"]
 
@@ -65,8 +62,11 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
     conf = load(folder / "confirmations.jsonl")
     lint = {r["id"]: r for r in load(folder / "static_findings.jsonl")}
     refs = {r["task"]: r for r in load(folder / "reference_checks.jsonl")}
-    BROKEN_REFERENCES.clear()
-    BROKEN_REFERENCES.update(t for t, r in refs.items() if not r["ok"] and r["verdict"] != "skipped")
+    broken = {t for t, r in refs.items() if not r["ok"] and r["verdict"] != "skipped"}
+
+    def verdict(rec: dict) -> str:
+        return study_verdict(rec, broken)
+
     cols = ["all", *MODELS]
     by = {m: [r for r in recs if m == "all" or model_of(r) == m] for m in cols}
     tasks = sorted({r["problem"] for r in recs})

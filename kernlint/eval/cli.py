@@ -89,8 +89,9 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
     if workers and opts.timing and backend == "local":
         from kernlint.eval.runner import visible_gpus
 
-        if 0 < len(visible_gpus()) < workers:
-            click.echo(f"warning: --workers {workers} on {len(visible_gpus())} GPU(s): timed candidates share a GPU "
+        n_gpus = len(visible_gpus())
+        if 0 < n_gpus < workers:
+            click.echo(f"warning: --workers {workers} on {n_gpus} GPU(s): timed candidates share a GPU "
                        "and disturb each other's times (use --no-timing, or one worker per GPU)", err=True)
     rec_path = out / "records.jsonl"
     new = run_batch(probs, cands, rec_path, opts, backend=backend, workers=workers,
