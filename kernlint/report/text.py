@@ -39,10 +39,11 @@ def concise(result: RunResult, root: Path, show_ir: bool = False) -> str:
 def summary(result: RunResult) -> str:
     n = len(result.findings)
     errors = f", {len(result.errors)} file error{'s' if len(result.errors) != 1 else ''}" if result.errors else ""
+    scope = f"{result.files} file{'s' if result.files != 1 else ''}, {len(result.kernels)} kernels{errors}"
     if n == 0 and result.errors:
-        return f"No findings, but not every file was checked ({result.files} file{'s' if result.files != 1 else ''}, {len(result.kernels)} kernels{errors})."
+        return f"No findings, but not every file was checked ({scope})."
     if n == 0:
-        return f"All checks passed ({result.files} file{'s' if result.files != 1 else ''}, {len(result.kernels)} kernels{errors})."
+        return f"All checks passed ({scope})."
     return f"Found {n} finding{'s' if n != 1 else ''} in {result.files} files, {len(result.kernels)} kernels{errors}."
 
 
