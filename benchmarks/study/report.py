@@ -117,7 +117,9 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
                        and any(f["level"] == "error" for f in x["findings"])) for m in cols}
     n_find = {m: sum(len(x["findings"]) for x in lint_rows if m == "all" or x["model"] == m) for m in cols}
     cv = Counter(c.get("verdict", "error") for c in conf)
-    why = Counter((c.get("notes") or ["-"])[0].split(":")[0] if c.get("notes") else "-" for c in conf)
+    why = Counter((c.get("notes") or ["-"])[0].split(":")[0] for c in conf if c.get("verdict") == "inconclusive")
+    rec_by_id = {r["id"]: r for r in recs}
+    judged = [c for c in conf if c.get("verdict") in ("confirmed", "refuted")]
     conf_cands = {(c["task"], c["model"]) for c in conf}
     confirmed_cands = {(c["task"], c["model"]) for c in conf if c.get("verdict") == "confirmed"}
     unconfirmed = [x for x in lint_rows if any(f["rule"] in CONFIRM_RULES for f in x["findings"])
@@ -218,6 +220,12 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         f"{len(unconfirmed)}. Candidates carrying a confirmed finding: {len(confirmed_cands)}. A finding can only be confirmed or refuted",
         "when its kernel runs, and most flagged candidates fail before their kernel launches (the call of",
         "the task's wrapper does not match, or the kernel does not compile).",
+        *([""] + ["| candidate | rule | line | GPU verdict | tools | measured | candidate's eval verdict |",
+                  "|---|---|---:|---|---|---|---|"]
+          + [f"| `{c['task']}/{c['model']}` | {c['rule']} | {c['line']} | {c['verdict']} | {', '.join(c.get('tools', []))} | "
+             + ", ".join(f"{k}={v}" for k, v in sorted((c.get("measurements") or {}).items())) + " | "
+             + (verdict(rec_by_id[f"{c['task']}/{c['model']}"]) if f"{c['task']}/{c['model']}" in rec_by_id else "-") + " |"
+             for c in judged] if judged else []),
         "",
         "## The references against themselves",
         "",
