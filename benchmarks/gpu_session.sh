@@ -38,6 +38,10 @@ step "raw racecheck" 25 compute-sanitizer --tool racecheck python3 -c "$(entry s
 step "raw synccheck" 25 compute-sanitizer --tool synccheck python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.synccheck.plain.txt" 2>&1
 step "raw ncu" 30 ncu --clock-control none --csv --metrics "$metrics" python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.ncu.plain.txt" 2>&1
 cd "$root"
+conflicts=gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+for f in bank_conflict_bad tilelang_bank_conflict_bad; do
+    step "raw ncu $f" 90 ncu --clock-control none --csv --metrics "$conflicts" python3 -c "import sys, runpy; runpy.run_path('fixtures/ir/$f.py', run_name='fixture')['run']()" > "$w/raw/$f.ncu.plain.txt" 2>&1
+done
 step "raw synccheck divergent" 60 compute-sanitizer --tool synccheck python3 -c "import sys, runpy; runpy.run_path('fixtures/ir/divergent_barrier_bad.py', run_name='fixture')['run']()" > "$w/raw/divergent_barrier_bad.synccheck.plain.txt" 2>&1
 fi
 [ "$part" != confirm ] && step "eval gpu check" 400 python3 benchmarks/gpu_eval_check.py "$w/eval" --repeats 10 > "$w/eval.log" 2>&1

@@ -41,7 +41,8 @@ class SharedBankConflict(IRRule):
         "ncu",
         check="l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,"
               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-        threshold="> 0, within 10% of the predicted excess wavefronts x warps x executions",
+        threshold="> 0, and at least 90% of the predicted excess wavefronts per block x blocks launched "
+                  "(more is consistent: a loop repeats the access)",
         description="ncu counts the excess shared-memory wavefronts that bank conflicts cause.",
     )
     summary = ("Shared-memory loads/stores (ld.shared, st.shared, ldmatrix) whose per-lane addresses, "

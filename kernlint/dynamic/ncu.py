@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import operator
 import re
 import shutil
@@ -56,6 +57,10 @@ METRICS_BY_CATEGORY = {
         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     ),
 }
+#: a bank-conflict prediction is confirmed when ncu counts at least this share of the predicted excess
+#: wavefronts x blocks launched; more is consistent (a loop repeats the access), far fewer means the
+#: kernel's conflicts are not the ones the model predicts for the line
+CONFLICT_SHARE = 0.9
 #: always collected: what every verdict reports beside its own metric
 BASE_METRICS = ("gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed")
 
@@ -178,11 +183,23 @@ def _parse_long(header: list[str], rows: list[list[str]]) -> list[KernelMetrics]
     return list(by_id.values())
 
 
+def blocks_launched(rows: Sequence[KernelMetrics]) -> int | None:
+    """Thread blocks over these launches, from ncu's ``Grid Size`` column (None when one lacks it)."""
+    total = 0
+    for r in rows:
+        dims = [int(d) for d in re.findall(r"\d+", r.grid)]
+        if not dims:
+            return None
+        total += math.prod(dims)
+    return total or None
+
+
 def _short(name: str) -> str:
     return name.split("(")[0].strip()
 
 
-# the leading comparison of a catalogue threshold ("> 0, within 10% of ..."): the rest is prose
+# the leading comparison of a catalogue threshold ("> 0, and at least 90% of ..."): what follows is
+# judged by code for the rule's category (bank conflicts: confirm._bank_conflict_share) or is prose
 _THRESHOLD = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(%?)")
 _OPS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le, "==": operator.eq,
         "!=": operator.ne}

@@ -2,8 +2,11 @@
 
 from pathlib import Path
 
+import pytest
+
 from kernlint.catalogue import get_rule
 from kernlint.dynamic import confirm as confirm_mod
+from kernlint.dynamic import ncu
 from kernlint.dynamic.ncu import meets
 from kernlint.model import Finding, Level, Phase, Span, Verdict
 
@@ -28,3 +31,76 @@ def test_recorded_conflict_free_kernel_refutes_a_bank_conflict_finding(monkeypat
     conflicts = {k: v for k, v in judged[0].measurements.items() if "bank_conflicts" in k}
     assert conflicts and set(conflicts.values()) == {0.0}
     assert new == []
+
+
+ROOT = DATA.parents[2]
+CONFLICT_CSV = DATA / "bank_conflict_bad.ncu.plain.txt"
+TILELANG_CSV = DATA / "tilelang_bank_conflict_bad.ncu.plain.txt"
+
+
+def _judge(monkeypatch, csv_path: Path, findings):
+    text = csv_path.read_text()
+    monkeypatch.setattr(confirm_mod, "_run", lambda argv, env, cwd, timeout: (0, text, None))
+    step = confirm_mod.Step("ncu", "ncu", findings=findings, argv=["ncu"])
+    return confirm_mod._run_ncu(step, None, 10)[0]
+
+
+def _kl302(path: str, line: int, kernel: str, ld: int, st: int, symbol: str | None = None) -> Finding:
+    f = Finding("KL302", path, Span(line, 5, line, 9), "m", Level.WARNING, Phase.IR, kernel=kernel)
+    f.measurements.update(predicted_ld_excess_per_block=ld, predicted_st_excess_per_block=st)
+    if symbol:
+        f.evidence["device_symbol"] = symbol
+    return f
+
+
+def test_recorded_conflicts_confirm_the_ir_phase_prediction(monkeypatch, tmp_path):
+    """End to end on CPU: the IR phase's own prediction for the fixture, judged by the ncu output
+    recorded on an H200 (8 blocks of the planted kernel, store conflicts only)."""
+    pytest.importorskip("triton")
+    from kernlint.ir.phase import run_ir_phase
+
+    findings = [f for f in run_ir_phase([str(ROOT / "fixtures/ir/bank_conflict_bad.py")], cache_dir=tmp_path, jobs=1)
+                if f.rule == "KL302"]
+    assert len(findings) == 1 and findings[0].measurements["predicted_st_excess_per_block"] > 0
+    judged = _judge(monkeypatch, CONFLICT_CSV, findings)[0]
+    assert judged.verdict is Verdict.CONFIRMED, judged.evidence
+    m = judged.measurements
+    assert m["blocks_launched"] == 8
+    assert m["predicted_conflicts"] == m["predicted_st_excess_per_block"] * 8
+    assert 0.9 <= m["measured_over_predicted"] <= 1.1, m
+    assert judged.evidence["dynamic"][-1]["metric"].endswith("_op_st.sum")  # the op the model predicts
+
+
+def test_far_fewer_conflicts_than_predicted_is_inconclusive(monkeypatch):
+    # the same recorded kernel, but a prediction twice what it does: it conflicts, not as claimed
+    f = _kl302("fixtures/ir/bank_conflict_bad.py", 15, "stage_tile", ld=0, st=896)
+    judged = _judge(monkeypatch, CONFLICT_CSV, [f])[0]
+    assert judged.verdict is Verdict.INCONCLUSIVE
+    assert judged.measurements["measured_over_predicted"] == 0.5
+    assert "not as this line's model says" in judged.evidence["dynamic"][-1]["note"]
+
+
+def test_a_load_prediction_is_not_confirmed_by_store_conflicts(monkeypatch):
+    f = _kl302("fixtures/ir/bank_conflict_bad.py", 15, "stage_tile", ld=448, st=0)
+    judged = _judge(monkeypatch, CONFLICT_CSV, [f])[0]
+    assert judged.verdict is Verdict.REFUTED  # the recorded kernel has no shared-load conflicts
+    assert judged.evidence["dynamic"][-1]["metric"].endswith("_op_ld.sum")
+
+
+def test_tilelang_kernel_is_found_by_its_gpu_name(monkeypatch):
+    """TileLang compiles the Python `transpose` as `main_kernel` (recorded: 4096x4096 in 32x32 tiles,
+    16384 blocks); 992 excess wavefronts per block is the IR phase's prediction for that tile walk."""
+    f = _kl302("fixtures/ir/tilelang_bank_conflict_bad.py", 17, "transpose", ld=992, st=0, symbol="main_kernel")
+    judged = _judge(monkeypatch, TILELANG_CSV, [f])[0]
+    assert judged.verdict is Verdict.CONFIRMED
+    assert judged.measurements["blocks_launched"] == 16384
+    assert 0.99 < judged.measurements["measured_over_predicted"] < 1.01
+    by_python_name = _kl302("fixtures/ir/tilelang_bank_conflict_bad.py", 17, "transpose", ld=992, st=0)
+    assert _judge(monkeypatch, TILELANG_CSV, [by_python_name])[0].verdict is Verdict.INCONCLUSIVE  # not profiled
+
+
+def test_blocks_launched_reads_the_grid_column():
+    rows = ncu.parse_csv((DATA / "smem_matmul_clean.ncu.plain.txt").read_text())
+    matmul = [r for r in rows if r.kernel == "matmul_kernel"]
+    assert ncu.blocks_launched(matmul) == 9  # grid (3, 3, 1)
+    assert ncu.blocks_launched([ncu.KernelMetrics("k", grid="")]) is None
