@@ -36,8 +36,9 @@ def fixtures() -> list[Path]:
     return out
 
 
-#: out-of-bounds, race, sync and bank-conflict rules: the ones a sanitizer or ncu can judge
-SELECT = ("KL101", "KL102", "KL103", "KL109", "KL301", "KL302", "KL306")
+#: the rules a sanitizer or ncu judges: out-of-bounds, race, sync, bank conflicts, and the IR phase's
+#: spill, occupancy, uncoalesced-access and divergent-branch rules
+SELECT = ("KL101", "KL102", "KL103", "KL109", "KL301", "KL302", "KL303", "KL304", "KL305", "KL306", "KL307")
 
 
 def expected(path: Path) -> set[tuple[int, str]]:

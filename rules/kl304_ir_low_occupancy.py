@@ -26,10 +26,11 @@ class LowOccupancy(IRRule):
     precision = "high"
     options = {"threshold": 0.25}
     confirm = Confirmation(
-        "ncu", check="sm__maxwarps_active.avg.pct_of_peak_sustained_active,launch__occupancy_limit_registers,"
-                     "launch__occupancy_limit_shared_mem,launch__occupancy_limit_warps,"
-                     "launch__occupancy_limit_blocks",
-        threshold="theoretical occupancy < threshold with the same limiter",
+        "ncu", check="launch__occupancy_limit_registers,launch__occupancy_limit_shared_mem,"
+                     "launch__occupancy_limit_warps,launch__occupancy_limit_blocks,"
+                     "sm__warps_active.avg.pct_of_peak_sustained_active",
+        threshold="the launch's theoretical occupancy (fewest blocks any resource allows / blocks the warp limit "
+                  "allows) within 5 points of the prediction, with the same limiter; higher refutes",
         description="ncu's launch statistics give the theoretical occupancy and each resource's block limit.",
     )
     summary = ("Theoretical occupancy (resident warps per SM for the target) is below the threshold "

@@ -19,8 +19,10 @@ class UncoalescedAccess(IRRule):
     precision = "high"
     options = {"min_ratio": 2.0}
     confirm = Confirmation(
-        "ncu", check="l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-        threshold="sectors per request > 2x the ideal (4 for 4-byte lanes)",
+        "ncu", check="l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,"
+                     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        threshold="sectors per request of the kernel's loads (or stores, as the line does) >= min_ratio x the ideal "
+                  "(bytes per lane: 4 for 4-byte lanes); below 1.25x refutes",
         description="ncu's sectors per request show how many 32-byte sectors each warp access touches.",
     )
     summary = ("Global accesses whose per-lane addresses (evaluated from the PTX) spread a warp's request "
@@ -78,7 +80,7 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
         ev_a, ev_b = compiled.lane_evaluations
         per_line: dict[tuple[int, int], dict] = defaultdict(
-            lambda: {"a": [0, 0], "b": [0, 0], "insts": [], "chain": [], "bytes": 0})
+            lambda: {"a": [0, 0], "b": [0, 0], "insts": [], "chain": [], "bytes": 0, "kinds": set()})
         for acc_a, acc_b in zip(ev_a.accesses, ev_b.accesses):
             if acc_a.space != "global" or acc_a.addresses is None or acc_b.addresses is None:
                 continue
@@ -93,6 +95,7 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             rec["insts"].append(acc_a.inst.text())
             rec["chain"] = chain
             rec["bytes"] = acc_a.bytes_per_thread
+            rec["kinds"].add({"ld": "load", "st": "store"}.get(acc_a.kind, acc_a.kind))
         ratio = self.opts["min_ratio"]
         for (line, col), rec in sorted(per_line.items()):
             (ta, ia), (tb, ib) = rec["a"], rec["b"]
@@ -104,5 +107,6 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 f"hold the data ({ta / ia:.1f}x) [{compiled.spec.label}]",
                 ir="ptx", excerpt=rec["insts"], chain=rec["chain"],
                 measurements={"predicted_sectors_per_block": ta, "ideal_sectors_per_block": ia,
-                              "sector_ratio": round(ta / ia, 2), "bytes_per_lane": rec["bytes"]},
+                              "sector_ratio": round(ta / ia, 2), "bytes_per_lane": rec["bytes"],
+                              "access": "/".join(sorted(rec["kinds"]))},
             )

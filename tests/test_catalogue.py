@@ -78,3 +78,13 @@ def test_rules_readme_is_generated_from_the_catalogue():
 
     readme = Path(__file__).resolve().parents[1] / "rules" / "README.md"
     assert readme.read_text() == catalogue.markdown(), "run: kernlint rules --output-format markdown > rules/README.md"
+
+
+@pytest.mark.parametrize("code", sorted(c for c, r in RULES.items() if r.confirm and r.confirm.tool == "ncu"))
+def test_ncu_checks_name_only_metrics(code):
+    # ncu rejects the whole profiling pass for one unknown name: a check is a comma-separated metric list
+    from kernlint.dynamic.ncu import METRIC_NAME, metrics_for
+
+    names = [m.strip() for m in RULES[code].confirm.check.split(",")]
+    assert names and all(METRIC_NAME.match(m) for m in names), names
+    assert set(names) <= set(metrics_for(checks=[RULES[code].confirm.check]))

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from kernlint.dynamic import interp_check, ncu, sanitizer
+from kernlint.dynamic import interp_check, ncu, ncu_judges, sanitizer
 from kernlint.dynamic.verdicts import apply_evidence, rule_category
 from kernlint.model import Finding, Verdict
 
@@ -258,66 +258,22 @@ def _run_ncu(step: Step, cwd, timeout):
                                         "be told apart (give the prim_funcs distinct names)"})
             continue
         mine = [r for r in rows if r.kernel == f.device_symbol] if f.device_symbol else rows
-        # a check may name several metrics (e.g. bank conflicts of loads and of stores): the worst counts
-        names = [m.strip() for m in rule.confirm.check.split(",") if m.strip()] if rule else []
-        names = _predicted_ops(f, names)
-        found = [(r.metrics.get(m), m) for r in mine for m in names if isinstance(r.metrics.get(m), (int, float))]
-        values = [v for v, _ in found]
-        metric = max(found)[1] if found else (names[0] if names else "")
-        if failure or not mine or not values:
+        j = ncu_judges.judge(f, step.findings, mine, rule) if mine and not failure else None
+        if j is None:
             f.verdict = Verdict.INCONCLUSIVE if f.verdict != Verdict.CONFIRMED else f.verdict
-            why = failure or ("the kernel was not profiled" if not mine else f"ncu reported no {metric}")
+            names = ncu_judges.check_metrics(rule)
+            why = failure or ("the kernel was not profiled" if not mine else f"ncu reported no {names[0] if names else 'metric'}")
             f.evidence.setdefault("dynamic", []).append({"tool": "ncu", "note": why})
             continue
-        worst = max(values)
-        ok = ncu.meets(worst, rule.confirm.threshold)
-        f.measurements[metric] = worst
+        f.measurements.update(j.measurements)
         for base in ncu.BASE_METRICS:
             vals = [r.metrics.get(base) for r in mine if isinstance(r.metrics.get(base), (int, float))]
             if vals:
                 f.measurements[base] = max(vals)
-        verdict = {True: Verdict.CONFIRMED, False: Verdict.REFUTED, None: Verdict.INCONCLUSIVE}[ok]
-        note = None
-        share = _bank_conflict_share(f, step.findings, mine, metric)
-        if share is not None and ok:
-            measured, predicted, blocks = share
-            f.measurements.update(blocks_launched=blocks, predicted_conflicts=predicted, measured_conflicts=measured,
-                                  measured_over_predicted=round(measured / predicted, 3))
-            if measured < ncu.CONFLICT_SHARE * predicted:
-                verdict = Verdict.INCONCLUSIVE
-                note = (f"ncu counted {measured:g} conflicts, {measured / predicted:.0%} of the {predicted:g} predicted "
-                        f"for {blocks} blocks: the kernel conflicts, but not as this line's model says")
         if f.verdict != Verdict.CONFIRMED:
-            f.verdict = verdict
+            f.verdict = j.verdict
         f.evidence.setdefault("dynamic", []).append(
-            {"tool": "ncu", "metric": metric, "value": worst, "threshold": rule.confirm.threshold,
-             "launches": len(mine), **({"note": note} if note else {})})
+            {"tool": "ncu", "metric": j.metric, "value": j.value, "threshold": rule.confirm.threshold,
+             "launches": len(mine), **({"note": j.note} if j.note else {})})
     return step.findings, [], notices
 
-
-def _predicted_ops(f: Finding, metrics: list[str]) -> list[str]:
-    """A bank-conflict finding predicts conflicts of loads, of stores or of both: only those metrics judge it."""
-    if rule_category(f.rule) != "bank-conflict":
-        return metrics
-    ops = [op for op in ("ld", "st") if f.measurements.get(f"predicted_{op}_excess_per_block")]
-    return [m for m in metrics if any(m.endswith(f"_op_{op}.sum") for op in ops)] or metrics
-
-
-def _bank_conflict_share(f: Finding, findings: Sequence[Finding], rows, metric: str):
-    """(measured, predicted, blocks) for a bank-conflict finding: ncu's count over the kernel's launches
-    against the excess wavefronts per block the static model predicts for every line of that kernel
-    (one specialization's numbers per line) times the blocks launched; None when a part is unknown."""
-    op = "ld" if metric.endswith("_op_ld.sum") else "st" if metric.endswith("_op_st.sum") else None
-    if rule_category(f.rule) != "bank-conflict" or op is None:
-        return None
-    per_line: dict[tuple, float] = {}
-    for g in findings:
-        value = g.measurements.get(f"predicted_{op}_excess_per_block")
-        if rule_category(g.rule) == "bank-conflict" and g.device_symbol == f.device_symbol and value:
-            key = (g.path, g.span.line, g.span.col)
-            per_line[key] = max(per_line.get(key, 0), value)
-    blocks = ncu.blocks_launched(rows)
-    values = [r.metrics.get(metric) for r in rows]
-    if not per_line or not blocks or not all(isinstance(v, (int, float)) for v in values):
-        return None
-    return sum(values), sum(per_line.values()) * blocks, blocks

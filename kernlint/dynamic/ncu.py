@@ -57,12 +57,11 @@ METRICS_BY_CATEGORY = {
         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
     ),
 }
-#: a bank-conflict prediction is confirmed when ncu counts at least this share of the predicted excess
-#: wavefronts x blocks launched; more is consistent (a loop repeats the access), far fewer means the
-#: kernel's conflicts are not the ones the model predicts for the line
-CONFLICT_SHARE = 0.9
 #: always collected: what every verdict reports beside its own metric
 BASE_METRICS = ("gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+
+
+METRIC_NAME = re.compile(r"^[a-z0-9]+__[A-Za-z0-9_.]+$")
 
 
 def find_ncu() -> str | None:
@@ -74,7 +73,8 @@ def metrics_for(categories: Sequence[str] = (), checks: Sequence[str] = ()) -> l
     out: list[str] = list(BASE_METRICS)
     for c in checks:
         for metric in re.split(r"[,\s]+", c):
-            if metric and metric not in out:
+            # one name ncu does not know fails the whole pass, so prose never reaches --metrics
+            if METRIC_NAME.match(metric) and metric not in out:
                 out.append(metric)
     for cat in categories:
         for metric in METRICS_BY_CATEGORY.get(cat, ()):
@@ -199,7 +199,7 @@ def _short(name: str) -> str:
 
 
 # the leading comparison of a catalogue threshold ("> 0, and at least 90% of ..."): what follows is
-# judged by code for the rule's category (bank conflicts: confirm._bank_conflict_share) or is prose
+# judged by code for the rule's category (ncu_judges) or is prose
 _THRESHOLD = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(%?)")
 _OPS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le, "==": operator.eq,
         "!=": operator.ne}

@@ -104,3 +104,55 @@ def test_blocks_launched_reads_the_grid_column():
     matmul = [r for r in rows if r.kernel == "matmul_kernel"]
     assert ncu.blocks_launched(matmul) == 9  # grid (3, 3, 1)
     assert ncu.blocks_launched([ncu.KernelMetrics("k", grid="")]) is None
+
+
+def _ir_findings(tmp_path, fixture: str, rule: str):
+    pytest.importorskip("triton")
+    from kernlint.ir.phase import run_ir_phase
+
+    return [f for f in run_ir_phase([str(ROOT / "fixtures/ir" / fixture)], cache_dir=tmp_path, jobs=1) if f.rule == rule]
+
+
+def test_recorded_sectors_per_request_confirm_an_uncoalesced_load(monkeypatch, tmp_path):
+    findings = _ir_findings(tmp_path, "uncoalesced_bad.py", "KL305")
+    assert len(findings) == 1 and findings[0].measurements["access"] == "load"
+    judged = _judge(monkeypatch, DATA / "uncoalesced_bad.ncu.plain.txt", findings)[0]
+    assert judged.verdict is Verdict.CONFIRMED, judged.evidence
+    m = judged.measurements
+    assert m["ideal_sectors_per_request"] == 4.0 and m["measured_sector_ratio"] >= 2.0
+    assert abs(m["measured_sector_ratio"] - m["sector_ratio"]) < 0.5  # the model's 8x, measured
+
+
+def test_coalesced_counters_refute_an_uncoalesced_claim(monkeypatch):
+    # the recorded kernel's stores (one lane writes one float per program) are not what a load finding claims
+    f = Finding("KL305", "fixtures/ir/uncoalesced_bad.py", Span(12, 16, 12, 20), "m", Level.WARNING, Phase.IR,
+                kernel="column_sum")
+    f.measurements.update(bytes_per_lane=4, access="store", sector_ratio=8.0)
+    judged = _judge(monkeypatch, DATA / "uncoalesced_bad.ncu.plain.txt", [f])[0]
+    assert judged.verdict is Verdict.REFUTED, judged.measurements
+    assert judged.measurements["measured_sector_ratio"] < 1.25
+
+
+def test_recorded_launch_limits_confirm_the_predicted_occupancy(monkeypatch, tmp_path):
+    findings = _ir_findings(tmp_path, "occupancy_bad.py", "KL304")
+    assert len(findings) == 1
+    judged = _judge(monkeypatch, DATA / "occupancy_bad.ncu.plain.txt", findings)[0]
+    assert judged.verdict is Verdict.CONFIRMED, judged.evidence
+    assert judged.measurements["measured_limiters"] == "shared_mem"
+    assert abs(judged.measurements["measured_theoretical_occupancy"] - judged.measurements["theoretical_occupancy"]) <= 0.05
+
+
+def test_occupancy_claims_the_launch_does_not_bear_out(monkeypatch):
+    f = Finding("KL304", "fixtures/ir/occupancy_bad.py", Span(11, 1, 11, 2), "m", Level.WARNING, Phase.IR, kernel="matmul")
+    f.measurements.update(theoretical_occupancy=0.0, limiter="shared_memory")  # the recorded launch allows 1/16
+    assert _judge(monkeypatch, DATA / "occupancy_bad.ncu.plain.txt", [f])[0].verdict is Verdict.REFUTED
+    f = Finding("KL304", "fixtures/ir/occupancy_bad.py", Span(11, 1, 11, 2), "m", Level.WARNING, Phase.IR, kernel="matmul")
+    f.measurements.update(theoretical_occupancy=0.0625, limiter="registers")  # right number, wrong limiter
+    assert _judge(monkeypatch, DATA / "occupancy_bad.ncu.plain.txt", [f])[0].verdict is Verdict.INCONCLUSIVE
+
+
+def test_recorded_local_memory_traffic_confirms_a_spill(monkeypatch):
+    f = Finding("KL303", "fixtures/ir/spill_bad.py", Span(8, 1, 8, 2), "m", Level.WARNING, Phase.IR, kernel="softmax_row")
+    judged = _judge(monkeypatch, DATA / "spill_bad.ncu.plain.txt", [f])[0]
+    assert judged.verdict is Verdict.CONFIRMED
+    assert judged.measurements["l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"] > 0
