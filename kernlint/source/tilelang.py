@@ -704,7 +704,7 @@ def _param_defaults(fn: cst.FunctionDef, out: dict) -> list[str]:
 
 
 def _call_sites(info: ModuleInfo, name: str) -> list[tuple[cst.Call, dict]]:
-    """Calls ``name(...)`` in assignment, expression and return statements anywhere (a statement
+    """Calls ``name(...)`` in assignment, expression, return and assert statements anywhere (a statement
     walk; only the statement's own call and calls among its arguments are looked at), each with the
     bindings visible where it stands (the calling function's parameter defaults and assignments)."""
     if f"{name}(" not in info.source:
@@ -716,6 +716,7 @@ def _call_sites(info: ModuleInfo, name: str) -> list[tuple[cst.Call, dict]]:
             if N.dotted(expr.func) == name:
                 out.append((expr, scope))
             else:
+                consider(expr.func, scope)  # factory(M, N)(a): the kernel called where it is made
                 for a in expr.args:
                     consider(a.value, scope)
 
@@ -725,6 +726,8 @@ def _call_sites(info: ModuleInfo, name: str) -> list[tuple[cst.Call, dict]]:
                 for small in stmt.body:
                     if isinstance(small, (cst.Assign, cst.AnnAssign, cst.Expr, cst.Return)) and small.value is not None:
                         consider(small.value, scope)
+                    elif isinstance(small, cst.Assert):
+                        consider(small.test, scope)
             elif isinstance(stmt, cst.FunctionDef):
                 if isinstance(stmt.body, cst.IndentedBlock):
                     inner: dict = {}

@@ -84,6 +84,18 @@ def test_sizes_resolve_from_defaults_and_call_sites():
     assert s.env.value(s.buffers["A_shared"].shape[0]) is None  # no call site in the bare env
 
 
+def test_sizes_resolve_from_a_kernel_called_where_it_is_made():
+    # `matmul(...)(a, b)`: the factory's call is the callee of the launch, itself an argument of a check
+    text = GEMM.replace("kernel = matmul(1024, 2048, 512, 128, 64)",
+                        "def run(a, b, M=1024):\n    check(matmul(M, 2048, 512, 128, 64)(a, b), a @ b)")
+    s = states(text)["main"]
+    (env,) = s.configs
+    assert env.value(s.buffers["A"].shape[0]) == 1024  # M from run()'s default
+    assert env.value(s.buffers["B_shared"].shape[1]) == 64
+    asserted = states(text.replace("    check(", "    assert check("))["main"]
+    assert [e.value(asserted.buffers["A"].shape[0]) for e in asserted.configs] == [1024]
+
+
 def test_factory_itself_yields_no_kernel_body():
     s = states(GEMM)["matmul"]
     assert s.launch is None and s.ops == []
