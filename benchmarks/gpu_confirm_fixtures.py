@@ -73,19 +73,24 @@ def confirm(path: Path) -> dict:
     return data
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--jobs", type=int, default=4)
-    args = parser.parse_args()
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    files = fixtures()
-    with cf.ThreadPoolExecutor(args.jobs) as pool:
-        results = dict(zip(files, pool.map(confirm, files)))
+#: measurements a row shows first: what the tools measured, before what the static phase predicted
+_SHOWN_FIRST = ("measured_", "sanitizer_errors", "max_bytes", "race_bytes", "racing_programs", "barrier_errors")
 
+
+def numbers(measurements: dict, limit: int = 5) -> str:
+    def rank(key: str) -> int:
+        if key.startswith(_SHOWN_FIRST) or "bank_conflicts" in key or "local_op" in key or key.endswith(".pct"):
+            return 0
+        return 2 if key.startswith(("predicted_", "dram__", "gpu__time")) else 1
+
+    keys = sorted(measurements, key=lambda k: (rank(k), k))[:limit]
+    return ", ".join(f"{k}={measurements[k]}" for k in keys)
+
+
+def render(results: dict[str, dict], device: str, software: str, date: str) -> str:
     rows, passed = [], 0
-    for path, data in results.items():
-        exp = expected(path)
+    for name, data in results.items():
+        exp = expected(ROOT / name)
         planted = bool(exp)
         got = {(f["line"], f["rule"]): f for f in data["findings"]}
         if planted:
@@ -95,39 +100,58 @@ def main() -> None:
         passed += ok
         for f in data["findings"] or [None]:
             if f is None:
-                rows.append((path, "-", "-", "clean" if not planted else "MISSING", "", ok))
+                rows.append((name, "-", "-", "clean" if not planted else "MISSING", "", ok))
                 continue
-            numbers = ", ".join(f"{k}={v}" for k, v in sorted(f["measurements"].items())[:5])
             tools = sorted({e.get("tool", "?") for e in f["evidence"].get("dynamic", []) if isinstance(e, dict)})
-            rows.append((path, f["rule"], f["line"], f["verdict"], f"{'/'.join(tools)} {numbers}", ok))
-
-    device = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                            capture_output=True, text=True).stdout.strip()
-    import torch
-    import triton
-
+            rows.append((name, f["rule"], f["line"], f["verdict"], f"{'/'.join(tools)} {numbers(f['measurements'])}", ok))
     lines = [
         "# Dynamic phase on the GPU: every fixture through `kernlint check --confirm --require-gpu`",
         "",
-        f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- device: {device}; torch {torch.__version__}, triton {triton.__version__}, Python {platform.python_version()}",
-        f"- fixtures passing: **{passed} / {len(files)}** (planted: every expected finding confirmed; clean: no "
+        f"- date: {date}",
+        f"- device: {device}; {software}",
+        f"- fixtures passing: **{passed} / {len(results)}** (planted: every expected finding confirmed; clean: no "
         f"finding or only refuted ones)",
         "",
         "| fixture | rule | line | verdict | evidence (tool, numbers) | pass |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for path, rule, line, verdict, numbers, ok in rows:
-        lines.append(f"| {path.relative_to(ROOT)} | {rule} | {line} | {verdict} | {numbers} | {'yes' if ok else 'NO'} |")
+    for name, rule, line, verdict, shown, ok in rows:
+        lines.append(f"| {name} | {rule} | {line} | {verdict} | {shown} | {'yes' if ok else 'NO'} |")
     notices = sorted({n for d in results.values() for n in d.get("notices", [])})
-    errors = {str(p.relative_to(ROOT)): d["error"] for p, d in results.items() if d.get("error")}
     if notices:
         lines += ["", "Notices:", *[f"- {n}" for n in notices]]
-    report = "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--from-json", type=Path, help="render the table of an earlier run's JSON again (no GPU)")
+    args = parser.parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        report = render(saved["results"], saved.get("device", "?"), saved.get("software", "?"), saved.get("date", "?"))
+        (args.out_dir / "gpu_confirm_fixtures.md").write_text(report)
+        print(report)
+        return
+    files = fixtures()
+    with cf.ThreadPoolExecutor(args.jobs) as pool:
+        results = {str(p.relative_to(ROOT)): d for p, d in zip(files, pool.map(confirm, files))}
+    device = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                            capture_output=True, text=True).stdout.strip()
+    import torch
+    import triton
+
+    software = f"torch {torch.__version__}, triton {triton.__version__}, Python {platform.python_version()}"
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    report = render(results, device, software, date)
     print(report)
     (args.out_dir / "gpu_confirm_fixtures.md").write_text(report)
+    errors = {name: d["error"] for name, d in results.items() if d.get("error")}
     (args.out_dir / "gpu_confirm_fixtures.json").write_text(json.dumps(
-        {"results": {str(p.relative_to(ROOT)): d for p, d in results.items()}, "errors": errors}, indent=1))
+        {"results": results, "errors": errors, "device": device, "software": software, "date": date}, indent=1))
 
 
 if __name__ == "__main__":
