@@ -205,6 +205,13 @@ def confirm(
     return ConfirmResult(findings, _dedupe(new), notices, ran, round(time.perf_counter() - started, 3))
 
 
+def _launch_is_unique(f: Finding, own: tuple) -> bool:
+    """No other kernel under the same GPU name was compiled with this grid and block (or an unknown one)."""
+    launches = f.evidence.get("device_symbol_launches") or {}
+    others = [ncu.launch_shape(c) for kernel, configs in launches.items() if kernel != f.kernel for c in configs]
+    return bool(others) and all(o is not None and o != own for o in others)
+
+
 def _dedupe(new: list[Finding]) -> list[Finding]:
     seen, out = set(), []
     for f in new:
@@ -250,19 +257,23 @@ def _run_ncu(step: Step, cwd, timeout):
     notices = []
     for f in step.findings:
         rule = _rule(f.rule)
-        shared = f.evidence.get("device_symbol_shared_by")
-        if shared and f.verdict != Verdict.CONFIRMED:
-            f.verdict = Verdict.INCONCLUSIVE
-            f.evidence.setdefault("dynamic", []).append(
-                {"tool": "ncu", "note": f"{', '.join(shared)} all run as `{f.device_symbol}`: ncu's rows for them cannot "
-                                        "be told apart (give the prim_funcs distinct names)"})
-            continue
         mine = [r for r in rows if r.kernel == f.device_symbol] if f.device_symbol else rows
+        shared = f.evidence.get("device_symbol_shared_by")
+        if shared:
+            own = ncu.launch_shape(f.evidence.get("launch_config"))
+            if own is None or not _launch_is_unique(f, own):
+                if f.verdict != Verdict.CONFIRMED:
+                    f.verdict = Verdict.INCONCLUSIVE
+                note = (f"{', '.join(shared)} all run as `{f.device_symbol}` with the same grid and block: ncu's rows "
+                        "for them cannot be told apart (give the prim_funcs distinct names)")
+                f.evidence.setdefault("dynamic", []).append({"tool": "ncu", "note": note})
+                continue
+            mine = [r for r in mine if ncu.row_shape(r) == own]  # this kernel's launches, told apart by their shape
         j = ncu_judges.judge(f, step.findings, mine, rule) if mine and not failure else None
         if j is None:
             f.verdict = Verdict.INCONCLUSIVE if f.verdict != Verdict.CONFIRMED else f.verdict
-            names = ncu_judges.check_metrics(rule)
-            why = failure or ("the kernel was not profiled" if not mine else f"ncu reported no {names[0] if names else 'metric'}")
+            names = ncu_judges.check_metrics(rule) or ["metric"]
+            why = failure or ("the kernel was not profiled" if not mine else f"ncu reported no {names[0]}")
             f.evidence.setdefault("dynamic", []).append({"tool": "ncu", "note": why})
             continue
         f.measurements.update(j.measurements)

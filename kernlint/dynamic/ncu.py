@@ -183,11 +183,30 @@ def _parse_long(header: list[str], rows: list[list[str]]) -> list[KernelMetrics]
     return list(by_id.values())
 
 
+def _dims(text: str) -> tuple[int, ...]:
+    return tuple(int(d) for d in re.findall(r"\d+", text))
+
+
+def row_shape(row: KernelMetrics) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(grid, block) of a profiled launch, from ncu's ``Grid Size`` and ``Block Size`` columns."""
+    return _dims(row.grid), _dims(row.block)
+
+
+def launch_shape(config: dict | None) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(grid, block) of a kernel compiled with a fixed launch (TileLang); None when a dimension is unknown."""
+    if not config or not config.get("grid") or not config.get("block"):
+        return None
+    dims = list(config["grid"]) + list(config["block"])
+    if any(not isinstance(d, int) for d in dims):
+        return None
+    return tuple(config["grid"]), tuple(config["block"])
+
+
 def blocks_launched(rows: Sequence[KernelMetrics]) -> int | None:
     """Thread blocks over these launches, from ncu's ``Grid Size`` column (None when one lacks it)."""
     total = 0
     for r in rows:
-        dims = [int(d) for d in re.findall(r"\d+", r.grid)]
+        dims = _dims(r.grid)
         if not dims:
             return None
         total += math.prod(dims)

@@ -81,7 +81,8 @@ def _bank_conflict_share(j: Judgement, f: Finding, findings: Sequence[Finding], 
     per_line: dict[tuple, float] = {}
     for g in findings:
         value = g.measurements.get(f"predicted_{op}_excess_per_block")
-        if rule_category(g.rule) == "bank-conflict" and g.device_symbol == f.device_symbol and value:
+        same_kernel = (g.kernel, g.device_symbol) == (f.kernel, f.device_symbol)
+        if rule_category(g.rule) == "bank-conflict" and same_kernel and value:
             key = (g.path, g.span.line, g.span.col)
             per_line[key] = max(per_line.get(key, 0), value)
     blocks, values = ncu.blocks_launched(rows), _values(rows, j.metric)
@@ -146,4 +147,5 @@ def _occupancy(f: Finding, rows) -> Judgement | None:
     if abs(measured - predicted) <= OCCUPANCY_TOLERANCE and claimed in limiters:
         return Judgement(Verdict.CONFIRMED, metric, round(measured, 4), m)
     return Judgement(Verdict.INCONCLUSIVE, metric, round(measured, 4), m,
-                     note=f"ncu: {measured:.0%} limited by {', '.join(limiters)}; predicted {predicted:.0%} by {claimed}")
+                     note=f"ncu: {measured:.0%} limited by {', '.join(limiters)}; "
+                          f"predicted {predicted:.0%} by {claimed}")

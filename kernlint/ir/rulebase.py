@@ -39,6 +39,8 @@ class IRRule(Rule):
         symbol = compiled.metadata.get("name")
         if symbol and symbol != compiled.kernel:
             ev["device_symbol"] = symbol
+        if compiled.metadata.get("launch"):  # grid and block fixed at compile time (TileLang)
+            ev["launch_config"] = compiled.metadata["launch"]
         ev.update(evidence)
         return Finding(
             rule=self.code,

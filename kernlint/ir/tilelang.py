@@ -461,6 +461,14 @@ def _location(exc: BaseException, path: str, default: int) -> int:
     return line or default
 
 
+def _extent(extent: Any, axis: str) -> int | None:
+    """A launch dimension of the lowered kernel; None when it depends on a runtime size."""
+    try:
+        return int(extent.get(axis, 1))
+    except (TypeError, ValueError):
+        return None
+
+
 def lower_job(job: dict[str, Any]) -> dict[str, Any]:
     """Lower, compile and measure one TileLang kernel; never raises. Returns the artefact record."""
     from kernlint.ir.loader import load_module
@@ -508,7 +516,10 @@ def lower_job(job: dict[str, Any]) -> dict[str, Any]:
         for gv, fn in artifact.device_mod.functions.items():
             a = fn.attrs or {}
             if "thread_extent" in a:
+                extent = a["thread_extent"]
                 attrs = {"name": str(a.get("global_symbol", getattr(gv, "name_hint", ""))),
+                         "launch": {"grid": [_extent(extent, f"blockIdx.{d}") for d in "xyz"],
+                                    "block": [_extent(extent, f"threadIdx.{d}") for d in "xyz"]},
                          "threads": int(a["thread_extent"].get("threadIdx.x", 128))
                          * int(a["thread_extent"].get("threadIdx.y", 1)) * int(a["thread_extent"].get("threadIdx.z", 1)),
                          "dyn_shared": int(a.get("dyn_shared_memory_buf", 0) or 0)}
@@ -572,7 +583,8 @@ def lower_job(job: dict[str, Any]) -> dict[str, Any]:
         tl_version = version("tilelang")
     except Exception:  # noqa: BLE001
         tl_version = "unknown"
-    meta = {"name": attrs["name"], "num_warps": max(1, attrs["threads"] // 32), "num_stages": 0,
+    meta = {"name": attrs["name"], "launch": attrs.get("launch"),
+            "num_warps": max(1, attrs["threads"] // 32), "num_stages": 0,
             "shared": attrs["dyn_shared"], "frontend": "tilelang", "tilelang_version": tl_version,
             "line_mapping": mapping, "line_directives": key is not None,
             "tilelang_log": "".join(log).strip()[-2000:],

@@ -156,3 +156,40 @@ def test_recorded_local_memory_traffic_confirms_a_spill(monkeypatch):
     judged = _judge(monkeypatch, DATA / "spill_bad.ncu.plain.txt", [f])[0]
     assert judged.verdict is Verdict.CONFIRMED
     assert judged.measurements["l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"] > 0
+
+
+SHARED_NAME_CSV = DATA / "tilelang_shared_name_bad.ncu.plain.txt"
+
+
+def _sharing(kernel: str, own: dict, launches: dict, ld: int) -> Finding:
+    f = _kl302("fixtures/ir/tilelang_shared_name_bad.py", 18, kernel, ld=ld, st=0, symbol="main_kernel")
+    f.evidence.update(device_symbol_shared_by=sorted(launches), launch_config=own, device_symbol_launches=launches)
+    return f
+
+
+TRANSPOSE = {"grid": [128, 128, 1], "block": [128, 1, 1]}
+COPY = {"grid": [64, 64, 1], "block": [256, 1, 1]}
+
+
+def test_kernels_sharing_a_gpu_name_are_judged_by_their_own_launches(monkeypatch):
+    """Recorded on an H200: two TileLang kernels of one file both run as main_kernel (the transpose,
+    grid 128x128 of 128 threads, and a staged copy, 64x64 of 256 threads); the evidence is the IR
+    phase's (launch shape of each kernel under that name)."""
+    launches = {"transpose": [TRANSPOSE], "staged_copy": [COPY]}
+    judged = _judge(monkeypatch, SHARED_NAME_CSV, [_sharing("transpose", TRANSPOSE, launches, ld=992)])[0]
+    assert judged.verdict is Verdict.CONFIRMED
+    assert judged.evidence["dynamic"][-1]["launches"] == 1  # the copy's launch is not mixed in
+    assert judged.measurements["blocks_launched"] == 16384
+    # a load-conflict claim on the copy: its own launch has none (the transpose's 16 million are not its)
+    copy = _judge(monkeypatch, SHARED_NAME_CSV, [_sharing("staged_copy", COPY, launches, ld=992)])[0]
+    assert copy.verdict is Verdict.REFUTED
+
+
+def test_kernels_sharing_a_gpu_name_and_a_launch_shape_stay_inconclusive(monkeypatch):
+    same = {"transpose": [TRANSPOSE], "transpose_again": [TRANSPOSE]}
+    judged = _judge(monkeypatch, SHARED_NAME_CSV, [_sharing("transpose", TRANSPOSE, same, ld=992)])[0]
+    assert judged.verdict is Verdict.INCONCLUSIVE
+    assert "cannot be told apart" in judged.evidence["dynamic"][-1]["note"]
+    unknown = {"transpose": [TRANSPOSE], "staged_copy": [None]}  # a shape that depends on runtime sizes
+    judged = _judge(monkeypatch, SHARED_NAME_CSV, [_sharing("transpose", TRANSPOSE, unknown, ld=992)])[0]
+    assert judged.verdict is Verdict.INCONCLUSIVE

@@ -174,3 +174,26 @@ def test_gemm_lowers_with_statement_level_locations(ir_cache):
     # per 32-byte sector; reported on the T.copy that does it (staging through shared memory fixes it)
     assert [(f.rule, f.span.line) for f in findings] == [("KL305", 24)]
     assert findings[0].measurements["sector_ratio"] == 2.0
+
+
+@needs_tilelang
+def test_kernels_sharing_a_gpu_name_are_told_apart_by_their_launch_shape(ir_cache):
+    # fixtures/ir/tilelang_shared_name_bad.py: a transpose (128x128 blocks of 128 threads at its run()
+    # sizes) and a staged copy (64x64 of 256) both run as main_kernel. The IR phase records each
+    # kernel's launch shape; ncu's rows recorded on an H200 for that file are then told apart.
+    import sys
+
+    from kernlint.dynamic.confirm import Step, _run_ncu
+    from kernlint.model import Verdict
+
+    path = ROOT / "fixtures" / "ir" / "tilelang_shared_name_bad.py"
+    (finding,) = run_ir_phase([str(path)], cache_dir=ir_cache, jobs=1)
+    assert finding.kernel == "transpose" and finding.device_symbol == "main_kernel"
+    assert finding.evidence["launch_config"] == {"grid": [128, 128, 1], "block": [128, 1, 1]}
+    assert finding.evidence["device_symbol_launches"]["staged_copy"] == [{"grid": [64, 64, 1], "block": [256, 1, 1]}]
+    recorded = (ROOT / "tests" / "data" / "dynamic" / "tilelang_shared_name_bad.ncu.plain.txt").read_text()
+    step = Step("ncu", "ncu", findings=[finding], argv=[sys.executable, "-c", f"import sys; sys.stdout.write({recorded!r})"])
+    (judged,) = _run_ncu(step, None, 60)[0]
+    assert judged.verdict is Verdict.CONFIRMED, judged.evidence["dynamic"]
+    assert judged.evidence["dynamic"][-1]["launches"] == 1
+    assert 0.99 < judged.measurements["measured_over_predicted"] < 1.01
