@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 #: bump when the stored format or what is stored changes
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"  # 2: TileLang records carry the launch shape (grid, block)
 DEFAULT_CACHE_DIR = os.path.join(".kernlint_cache", "ir")
 
 
