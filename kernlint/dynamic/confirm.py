@@ -287,4 +287,3 @@ def _run_ncu(step: Step, cwd, timeout):
             {"tool": "ncu", "metric": j.metric, "value": j.value, "threshold": rule.confirm.threshold,
              "launches": len(mine), **({"note": j.note} if j.note else {})})
     return step.findings, [], notices
-
