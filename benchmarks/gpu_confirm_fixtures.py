@@ -36,9 +36,10 @@ def fixtures() -> list[Path]:
     return out
 
 
-#: the rules a sanitizer or ncu judges: out-of-bounds, race, sync, bank conflicts, and the IR phase's
-#: spill, occupancy, uncoalesced-access and divergent-branch rules
-SELECT = ("KL101", "KL102", "KL103", "KL109", "KL301", "KL302", "KL303", "KL304", "KL305", "KL306", "KL307")
+#: the rules a sanitizer, ncu or the interpreter judges: out-of-bounds, race, needless atomic, sync, bank
+#: conflicts, and the IR phase's spill, occupancy, uncoalesced-access and divergent-branch rules
+SELECT = ("KL101", "KL102", "KL103", "KL109", "KL110", "KL301", "KL302", "KL303", "KL304", "KL305", "KL306",
+          "KL307")
 
 
 def expected(path: Path) -> set[tuple[int, str]]:

@@ -46,6 +46,7 @@ CATEGORIES = (
     "out-of-bounds",
     "int-overflow",
     "race",
+    "atomic",
     "sync",
     "uninitialized-read",
     "wrong-identity",

@@ -8,16 +8,16 @@ ACCUMULATING = {"triton.language.atomic_add", "triton.language.atomic_max", "tri
 class UnneededAtomic(SourceRule):
     code = "KL110"
     name = "unneeded-atomic"
-    category = "race"
+    category = "atomic"
     level = Level.NOTE
     precision = "medium"
     confirm = Confirmation(
-        tool="ncu",
-        check="smsp__sass_inst_executed_op_global_red.sum",
-        threshold="> 0 while the interpreter records no address written by two programs",
-        fallback="interpreter",
-        description="the interpreter's write-overlap record shows every address written by one program only; "
-        "ncu counts the reduction instructions a plain store would avoid",
+        tool="interpreter",
+        check="atomic-overlap",
+        threshold="every address the atomic updates is updated by one program only; an address two programs "
+                  "update refutes",
+        description="Triton's interpreter records which program each atomic update came from (CPU or GPU "
+        "machine alike): an atomic whose addresses each belong to one program is unneeded",
     )
     summary = "An atomic add/max/min to addresses only one program ever writes: a plain store (or load-add-store) suffices."
     docs = """

@@ -177,7 +177,7 @@ def confirm(
         if require_gpu:
             raise GpuRequired("--require-gpu: no CUDA GPU available for the dynamic phase")
         notices.append("dynamic phase: no CUDA GPU; compute-sanitizer and ncu checks skipped"
-                       + ("; out-of-bounds and race findings judged on Triton's interpreter"
+                       + ("; out-of-bounds, race and atomic findings judged on Triton's interpreter"
                           if interpreter_fallback else ""))
     steps = plan(findings, target, gpu=have_gpu, padding=padding, launch_skip=launch_skip,
                  launch_count=launch_count)

@@ -21,6 +21,7 @@ CATEGORY_OF_KIND = {
     "oob-write": "out-of-bounds",
     "race-write": "race",
     "race-read": "race",
+    "atomic-exclusive": "atomic",  # an atomic whose every address only one program updates
     # compute-sanitizer memcheck
     "invalid-read": "out-of-bounds",
     "invalid-write": "out-of-bounds",

@@ -34,11 +34,11 @@ from typing import Any, Callable, Sequence
 
 from kernlint.dynamic.evidence import Evidence, same_file
 from kernlint.dynamic.interp_hook import OUT_DIR_ENV
-from kernlint.dynamic.verdicts import apply_evidence, rule_category
+from kernlint.dynamic.verdicts import apply_evidence, matches, rule_category
 from kernlint.model import Finding
 
 TOOL = "interpreter"
-CATEGORIES = {"out-of-bounds", "race"}
+CATEGORIES = {"out-of-bounds", "race", "atomic"}
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interp_site")
 
@@ -46,7 +46,8 @@ _SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interp_sit
 @dataclass
 class InterpRecord:
     """One violation at one source line in one launch (kinds: oob-read, oob-write, race-write,
-    race-read)."""
+    race-read), or what one atomic's updates were (atomic-exclusive: each address updated by one
+    program only; atomic-shared)."""
 
     kind: str
     kernel: str
@@ -69,6 +70,8 @@ class InterpRecord:
     #: races: distinct bytes involved, offset of the first one in its tensor
     bytes: int = 0
     offset_bytes: int | None = None
+    #: atomics: addresses updated by more than one program
+    shared_bytes: int = 0
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "InterpRecord":
@@ -82,6 +85,8 @@ class InterpRecord:
         if self.kind.startswith("oob"):
             m = {"oob_accesses": self.lanes, "max_bytes_past_end": self.bytes_past_end,
                  "max_bytes_before_start": self.bytes_before_start, "oob_programs": self.program_count}
+        elif self.kind.startswith("atomic"):
+            m = {"atomic_programs": self.program_count, "atomic_bytes": self.bytes, "shared_bytes": self.shared_bytes}
         else:
             m = {"racing_programs": self.program_count, "race_bytes": self.bytes}
         if self.tensor:
@@ -109,10 +114,16 @@ class InterpResult:
         return {launch["kernel"] for launch in self.launches}
 
     def failed_launches(self) -> list[Evidence]:
-        """A launch the interpreter itself could not finish: its kernel was not judged."""
-        return [Evidence(TOOL, "tool-failure", launch["kernel"], launch.get("kernel_path"), None,
-                         detail={"message": f"the interpreter failed on this kernel: {launch['error']}"[:500]})
-                for launch in self.launches if not launch.get("completed") and launch.get("error")]
+        """A launch the interpreter itself could not finish: its kernel was not judged; one whose
+        writes were too many to track: its races and atomics were not judged."""
+        out = [Evidence(TOOL, "tool-failure", launch["kernel"], launch.get("kernel_path"), None,
+                        detail={"message": f"the interpreter failed on this kernel: {launch['error']}"[:500]})
+               for launch in self.launches if not launch.get("completed") and launch.get("error")]
+        out += [Evidence(TOOL, "tool-failure", launch["kernel"], launch.get("kernel_path"), None,
+                         detail={"message": "too many bytes written to track which program wrote which",
+                                 "categories": ["race", "atomic"]})
+                for launch in self.launches if launch.get("race_tracking_truncated")]
+        return out
 
     def executed_sites(self) -> list[tuple[str, str, int]]:
         """(kernel, path, line) of every memory access of every launch that ran to the end."""
@@ -271,7 +282,13 @@ def judge(
             return False
         return None
 
-    return apply_evidence(findings, [r.to_evidence() for r in records] + failed, tool=TOOL, categories=CATEGORIES,
+    # an atomic's updates are evidence only for a finding about that atomic (KL110): one a program
+    # needs (atomic-shared), or one nobody flagged, is no defect
+    atomic_findings = [f for f in findings if category_of(f.rule) == "atomic"]
+    evidence = [r.to_evidence() for r in records
+                if not r.kind.startswith("atomic")
+                or (r.kind == "atomic-exclusive" and any(matches(r.to_evidence(), f, root) for f in atomic_findings))]
+    return apply_evidence(findings, evidence + failed, tool=TOOL, categories=CATEGORIES,
                           executed=executed, failure=failure, root=root, category_of=category_of)
 
 

@@ -92,6 +92,7 @@ class Launch:
     oob: dict = field(default_factory=dict)  # (kind, site) -> OOBStats
     writes: list = field(default_factory=list)  # (element addresses, itemsize, program, site)
     reads: list = field(default_factory=list)
+    atomics: list = field(default_factory=list)  # atomic_rmw updates, as writes
     tracked_bytes: int = 0
     race_tracking_truncated: bool = False
     held_locks: dict = field(default_factory=dict)  # program -> set of lock addresses
@@ -224,6 +225,7 @@ class Recorder:
         launch.grid = tuple(int(g) for g in getattr(b, "grid_dim", (1, 1, 1)))
         records = [self._oob_record(launch, st) for st in launch.oob.values()]
         records += self._race_records(launch)
+        records += self._atomic_records(launch)
         line = {
             "type": "launch",
             "index": launch.index,
@@ -293,18 +295,20 @@ class Recorder:
             new_mask.reshape(-1)[active[bad]] = False
             addrs = addrs[inside]
             mask = new_mask
-        if atomic or addrs.size == 0 or launch.race_tracking_truncated:
+        if addrs.size == 0 or launch.race_tracking_truncated or (atomic and op != "atomic_rmw"):
             return mask
-        if launch.held_locks.get(pid):
+        if not atomic and launch.held_locks.get(pid):
             return mask  # inside a critical section taken with atomic_cas
         nbytes = addrs.size * itemsize
         if launch.tracked_bytes + nbytes > MAX_TRACKED_BYTES:
             launch.race_tracking_truncated = True
             launch.writes.clear()
             launch.reads.clear()
+            launch.atomics.clear()
             return mask
         launch.tracked_bytes += nbytes
-        (launch.writes if write else launch.reads).append((addrs.copy(), itemsize, pid, sid))
+        sink = launch.atomics if atomic else launch.writes if write else launch.reads
+        sink.append((addrs.copy(), itemsize, pid, sid))
         return mask
 
     def note_lock(self, ptrs, cmp, old) -> None:
@@ -430,6 +434,24 @@ class Recorder:
             if other.any():
                 out += self._group_races(launch, "race-read", r_addr[other], r_prog[other], r_site[other],
                                          writers=(uaddr, minp, maxp))
+        return out
+
+    def _atomic_records(self, launch: Launch) -> list[dict]:
+        """Per atomic_rmw site: ``atomic-exclusive`` when only one program updated each of its
+        addresses (a plain store would do), else ``atomic-shared`` (the atomic is needed)."""
+        if launch.race_tracking_truncated or not launch.atomics:
+            return []
+        a_addr, a_prog, a_site = _expand(launch.atomics)
+        out = []
+        for sid in np.unique(a_site):
+            sel = a_site == sid
+            pairs = np.unique(np.stack([a_addr[sel], a_prog[sel].astype(np.uint64)], axis=1), axis=0)
+            uaddr, counts = np.unique(pairs[:, 0], return_counts=True)
+            shared = uaddr[counts > 1]
+            kind = "atomic-shared" if shared.size else "atomic-exclusive"
+            rec = self._group_races(launch, kind, a_addr[sel], a_prog[sel], a_site[sel])[0]
+            rec["shared_bytes"] = int(shared.size)
+            out.append(rec)
         return out
 
     def _group_races(self, launch, kind, addr, prog, site, writers=None) -> list[dict]:

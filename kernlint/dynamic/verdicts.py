@@ -48,7 +48,7 @@ def _merge(into: dict, measurements: dict) -> None:
             into[key] = f"{into[key]},{value}"
 
 
-def _matches(ev: Evidence, f: Finding, root: str | None) -> bool:
+def matches(ev: Evidence, f: Finding, root: str | None) -> bool:
     if ev.line is None:
         return False
     # ``debug_line_range``: where the compiler's line table may put the finding's instruction, when
@@ -85,10 +85,11 @@ def apply_evidence(
         if cat not in categories:
             out.append(f)
             continue
-        hits = [i for i, e in enumerate(defects) if e.category == cat and _matches(e, f, root)]
+        hits = [i for i, e in enumerate(defects) if e.category == cat and matches(e, f, root)]
         tool_failed_here = failure or next(
-            (e.detail.get("message", e.kind) for e in failures
-             if (e.kernel and f.device_symbol and e.kernel == f.device_symbol) or (e.line and _matches(e, f, root))), None)
+            (e.detail.get("message", e.kind) for e in failures if cat in e.detail.get("categories", (cat,)) and (
+                (e.kernel and f.device_symbol and e.kernel == f.device_symbol) or (e.line and matches(e, f, root)))),
+            None)
         evidence_list = f.evidence.setdefault("dynamic", [])
         if hits:
             used.update(hits)
@@ -123,7 +124,7 @@ def apply_evidence(
         if i in used or e.category != "race" or not e.kernel:
             continue
         twin = next((f for f in out if f.device_symbol == e.kernel and f.verdict == Verdict.CONFIRMED and (
-            category_of(f.rule) == "race" or (e.line and _matches(e, f, root)))), None)
+            category_of(f.rule) == "race" or (e.line and matches(e, f, root)))), None)
         if twin is not None:
             used.add(i)
             twin.evidence.setdefault("dynamic", []).append(

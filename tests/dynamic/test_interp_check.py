@@ -33,7 +33,7 @@ def test_records_match_markers(results, path):
     result = results[path]
     assert result.failure is None, result.output_tail
     assert result.launches and all(launch["completed"] for launch in result.launches), result.output_tail
-    seen = {(r.kind, r.line) for r in result.records}
+    seen = {(r.kind, r.line) for r in result.records if not r.kind.startswith("atomic")}  # atomics: below
     assert all(r.path == str(path) for r in result.records)
     assert seen == expected(path), result.output_tail
 
@@ -156,3 +156,30 @@ def test_a_launch_the_interpreter_could_not_finish_is_inconclusive(tmp_path):
     assert findings[0].verdict == Verdict.INCONCLUSIVE
     assert "interpreter failed" in findings[0].evidence["dynamic"][-1]["note"]
     assert new == [] and any("boom" in n for n in notices)
+
+
+def test_an_atomic_only_its_own_program_updates_confirms_kl110():
+    root = FILES[0].parents[1]
+    bad = root / "triton" / "needless_atomic_bad.py"
+    result = run_interpreted(str(bad))
+    (atomic,) = [r for r in result.records if r.kind.startswith("atomic")]
+    assert (atomic.kind, atomic.line, atomic.shared_bytes) == ("atomic-exclusive", 12, 0)
+    assert atomic.program_count == 4  # cdiv(1000, 256) programs, each updating its own 256 floats
+    (judged,) = confirm_findings([_finding(bad, 12, "KL110", kernel="add_into_kernel")], result)
+    assert judged.verdict is Verdict.CONFIRMED and judged.measurements["shared_bytes"] == 0
+
+
+def test_an_atomic_programs_share_refutes_kl110(results):
+    # race_global_store_clean.py: every program adds its partial sum into one float
+    path = next(p for p in FILES if p.stem == "race_global_store_clean")
+    (atomic,) = [r for r in results[path].records if r.kind.startswith("atomic")]
+    assert atomic.kind == "atomic-shared" and atomic.shared_bytes == 4 and atomic.program_count > 1
+    judged = confirm_findings([_finding(path, atomic.line, "KL110")], results[path])
+    assert judged[0].verdict is Verdict.REFUTED
+    assert len(judged) == 1  # a needed atomic is no new finding
+
+
+def test_lock_traffic_is_not_judged_as_an_atomic_update(results):
+    path = next(p for p in FILES if p.stem == "race_spinlock_clean")
+    kinds = {(r.kind, r.op) for r in results[path].records}
+    assert ("atomic-exclusive", "atomic_cas") not in kinds and all(not k.endswith("exclusive") for k, _ in kinds)
