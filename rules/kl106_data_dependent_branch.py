@@ -15,9 +15,9 @@ class DataDependentBranch(SourceRule):
     confirm = Confirmation(
         tool="ncu",
         check="smsp__thread_inst_executed_pred_on_per_inst_executed.ratio",
-        threshold="< 0.9 (lanes predicated off), or sm__warps_active imbalance across programs",
+        threshold="< 0.9 (lanes predicated off)",
         description="Triton lowers data-dependent control flow mostly to predicated-off lanes, not divergent "
-        "branches: confirm with the predicated-on thread-instruction ratio and per-program duration spread",
+        "branches: confirm with the predicated-on thread-instruction ratio",
     )
     summary = "An `if`/`while` or a loop trip count that depends on values loaded from memory."
     docs = """
