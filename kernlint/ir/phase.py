@@ -159,17 +159,15 @@ def run_ir_phase(
     findings: list[Finding] = []
     pending: list[tuple[CompileJob | LowerJob, int]] = []
 
-    #: (file, name on the GPU) -> the kernels compiled under it (TileLang names kernels after their
-    #: prim_func, usually ``main``, so two kernels of one file can share ``main_kernel``)
-    symbols: dict[tuple[str, str], set[str]] = {}
-    launches: dict[tuple[str, str], dict[str, list]] = {}  # kernel -> grid/block of each specialization
+    #: (file, name on the GPU) -> kernel compiled under it -> the grid/block of each specialization
+    #: (TileLang names kernels after their prim_func, usually ``main``, so two kernels of one file
+    #: can share ``main_kernel``)
+    launches: dict[tuple[str, str], dict[str, list]] = {}
 
     def note_symbol(job: CompileJob | LowerJob, record: dict | None) -> None:
         meta = (record or {}).get("metadata") or {}
         if meta.get("name"):
-            key = (job.path, meta["name"])
-            symbols.setdefault(key, set()).add(job.kernel)
-            launches.setdefault(key, {}).setdefault(job.kernel, []).append(meta.get("launch"))
+            launches.setdefault((job.path, meta["name"]), {}).setdefault(job.kernel, []).append(meta.get("launch"))
 
     def schedule(job: CompileJob | LowerJob, def_line: int) -> None:
         counts["specializations"] += 1
@@ -231,10 +229,10 @@ def run_ir_phase(
                 cache.put(job.key, record)
             findings.extend(_check(rules, record, job, def_line, cache, rules_key))
     for f in findings:
-        sharing = symbols.get((f.path, f.device_symbol or ""), set())
+        sharing = launches.get((f.path, f.device_symbol or ""), {})
         if len(sharing) > 1:  # a profiler reports them under one name: only their launch shapes can tell them apart
             f.evidence["device_symbol_shared_by"] = sorted(sharing)
-            f.evidence["device_symbol_launches"] = launches.get((f.path, f.device_symbol or ""), {})
+            f.evidence["device_symbol_launches"] = sharing
     if stats is not None:
         stats.update(counts)
         stats["notices"] = notices
