@@ -285,9 +285,9 @@ def judge(
     # an atomic's updates are evidence only for a finding about that atomic (KL110): one a program
     # needs (atomic-shared), or one nobody flagged, is no defect
     atomic_findings = [f for f in findings if category_of(f.rule) == "atomic"]
-    evidence = [r.to_evidence() for r in records
-                if not r.kind.startswith("atomic")
-                or (r.kind == "atomic-exclusive" and any(matches(r.to_evidence(), f, root) for f in atomic_findings))]
+    evidence = [e for e in (r.to_evidence() for r in records)
+                if not e.kind.startswith("atomic")
+                or (e.kind == "atomic-exclusive" and any(matches(e, f, root) for f in atomic_findings))]
     return apply_evidence(findings, evidence + failed, tool=TOOL, categories=CATEGORIES,
                           executed=executed, failure=failure, root=root, category_of=category_of)
 

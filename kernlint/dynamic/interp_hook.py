@@ -415,9 +415,8 @@ class Recorder:
         if launch.race_tracking_truncated or not launch.writes:
             return []
         w_addr, w_prog, w_site = _expand(launch.writes)
-        # distinct (address, program) pairs; an address with two programs is a write-write race
-        pairs = np.unique(np.stack([w_addr, w_prog.astype(np.uint64)], axis=1), axis=0)
-        uaddr, first, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
+        # an address with two programs is a write-write race
+        pairs, uaddr, first, counts = _programs_per_address(w_addr, w_prog)
         minp = pairs[first, 1].astype(np.int64)
         maxp = pairs[first + counts - 1, 1].astype(np.int64)
         racing_addr = uaddr[counts > 1]
@@ -445,8 +444,7 @@ class Recorder:
         out = []
         for sid in np.unique(a_site):
             sel = a_site == sid
-            pairs = np.unique(np.stack([a_addr[sel], a_prog[sel].astype(np.uint64)], axis=1), axis=0)
-            uaddr, counts = np.unique(pairs[:, 0], return_counts=True)
+            _, uaddr, _, counts = _programs_per_address(a_addr[sel], a_prog[sel])
             shared = uaddr[counts > 1]
             kind = "atomic-shared" if shared.size else "atomic-exclusive"
             rec = self._group_races(launch, kind, a_addr[sel], a_prog[sel], a_site[sel])[0]
@@ -484,6 +482,14 @@ class Recorder:
                 "offset_bytes": first - alloc.start if alloc else None,
             })
         return out
+
+
+def _programs_per_address(addr: np.ndarray, prog: np.ndarray):
+    """The distinct (address, program) pairs, sorted, and per distinct address: the address, the
+    index of its first pair and how many programs accessed it."""
+    pairs = np.unique(np.stack([addr, prog.astype(np.uint64)], axis=1), axis=0)
+    uaddr, first, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
+    return pairs, uaddr, first, counts
 
 
 def _expand(accesses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
