@@ -41,11 +41,9 @@ def _padded_at_launch(state: KernelState, lane: Lane) -> str | None:
         return None
     for launch in state.info.launches_of(state.name):
         for family in lane.families:
-            value = launch_argument(state, launch, family)
-            if value is not None:
-                text = state.info.module.code_for_node(value)
-                if "next_power_of_2" in text:
-                    return text.strip()
+            text = launch_argument_text(state, launch, family)
+            if "next_power_of_2" in text:
+                return text.strip()
     return None
 
 
@@ -85,8 +83,7 @@ def _full_extent_block(state: KernelState, lane: Lane) -> bool:
     if not launches:
         return False
     for launch in launches:
-        values = [launch_argument(state, launch, f) for f in lane.families]
-        texts = [state.info.module.code_for_node(v) for v in values if v is not None]
+        texts = [t for t in (launch_argument_text(state, launch, f) for f in lane.families) if t]
         if not texts or not all(_tensor_size(state, t, launch.start) for t in texts):
             return False
     return True
@@ -265,6 +262,12 @@ def launch_argument(state: KernelState, launch, name: str) -> cst.BaseExpression
     return None
 
 
+def launch_argument_text(state: KernelState, launch, name: str) -> str:
+    """:func:`launch_argument` as source text ("" when the launch passes nothing for ``name``)."""
+    value = launch_argument(state, launch, name)
+    return "" if value is None else state.info.module.code_for_node(value)
+
+
 def block_values(state: KernelState, name: str) -> list[tuple[int, str]]:
     """Values a constexpr parameter takes: its default, autotune configs, launch keywords."""
     out = []
@@ -340,9 +343,8 @@ def _rounded_up(text: str) -> tuple[str, str] | None:
 def _block_sizes(state: KernelState, launch, family: str) -> set[int] | None:
     """The values a block takes at one launch (a literal, a module constant, its default or autotune
     configs); None when one of them is unknown."""
-    value = launch_argument(state, launch, family)
-    if value is not None:
-        text = state.info.module.code_for_node(value).strip()
+    text = launch_argument_text(state, launch, family).strip()
+    if text:
         if re.fullmatch(r"\d+", text):
             return {int(text)}
         return {state.info.constants[text]} if text in state.info.constants else None
@@ -365,10 +367,9 @@ def rounded_extent_axes(state: KernelState, families: frozenset[str], params: fr
             return set()
         rounded = []  # (x, b) of every parameter passed a rounded-up extent
         for p in params:
-            value = launch_argument(state, launch, p)
-            if value is None:
+            text = launch_argument_text(state, launch, p).strip()
+            if not text:
                 continue
-            text = state.info.module.code_for_node(value).strip()
             if re.fullmatch(r"[A-Za-z_]\w*", text):
                 text = _last_assignment(state, text, launch.start) or text
             found = _rounded_up(text)
@@ -382,9 +383,8 @@ def rounded_extent_axes(state: KernelState, families: frozenset[str], params: fr
             x, block = division
             meta = _META.match(block)
             block = meta.group(1) if meta else block
-            family = next((f for f in families if f == block or _squeeze(
-                state.info.module.code_for_node(launch_argument(state, launch, f)) if launch_argument(
-                    state, launch, f) is not None else "") == block), None)
+            family = next((f for f in families if f == block or _squeeze(launch_argument_text(state, launch, f)) == block),
+                          None)
             if family is None:
                 continue
             sizes = _block_sizes(state, launch, family)
