@@ -119,7 +119,17 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
     cv = Counter(c.get("verdict", "error") for c in conf)
     why = Counter((c.get("notes") or ["-"])[0].split(":")[0] for c in conf if c.get("verdict") == "inconclusive")
     rec_by_id = {r["id"]: r for r in recs}
-    judged = [c for c in conf if c.get("verdict") in ("confirmed", "refuted")]
+    judged_table = []  # the findings the GPU confirmed or refuted, beside their candidate's verdict
+    for c in conf:
+        if c.get("verdict") not in ("confirmed", "refuted"):
+            continue
+        rec = rec_by_id.get(f"{c['task']}/{c['model']}")
+        measured = ", ".join(f"{k}={v}" for k, v in sorted((c.get("measurements") or {}).items()))
+        judged_table.append(f"| `{c['task']}/{c['model']}` | {c['rule']} | {c['line']} | {c['verdict']} | "
+                            f"{', '.join(c.get('tools', []))} | {measured} | {verdict(rec) if rec else '-'} |")
+    if judged_table:
+        judged_table[:0] = ["", "| candidate | rule | line | GPU verdict | tools | measured | candidate's eval verdict |",
+                            "|---|---|---:|---|---|---|---|"]
     conf_cands = {(c["task"], c["model"]) for c in conf}
     confirmed_cands = {(c["task"], c["model"]) for c in conf if c.get("verdict") == "confirmed"}
     unconfirmed = [x for x in lint_rows if any(f["rule"] in CONFIRM_RULES for f in x["findings"])
@@ -220,12 +230,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         f"{len(unconfirmed)}. Candidates carrying a confirmed finding: {len(confirmed_cands)}. A finding can only be confirmed or refuted",
         "when its kernel runs, and most flagged candidates fail before their kernel launches (the call of",
         "the task's wrapper does not match, or the kernel does not compile).",
-        *([""] + ["| candidate | rule | line | GPU verdict | tools | measured | candidate's eval verdict |",
-                  "|---|---|---:|---|---|---|---|"]
-          + [f"| `{c['task']}/{c['model']}` | {c['rule']} | {c['line']} | {c['verdict']} | {', '.join(c.get('tools', []))} | "
-             + ", ".join(f"{k}={v}" for k, v in sorted((c.get("measurements") or {}).items())) + " | "
-             + (verdict(rec_by_id[f"{c['task']}/{c['model']}"]) if f"{c['task']}/{c['model']}" in rec_by_id else "-") + " |"
-             for c in judged] if judged else []),
+        *judged_table,
         "",
         "## The references against themselves",
         "",
