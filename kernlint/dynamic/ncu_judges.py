@@ -43,7 +43,7 @@ def judge(f: Finding, findings: Sequence[Finding], rows: Sequence[ncu.KernelMetr
         return _uncoalesced(f, rows, rule)
     if category == "occupancy" and "theoretical_occupancy" in f.measurements:
         return _occupancy(f, rows)
-    j = _threshold(f, rows, rule)
+    j = _threshold(f, rows, rule, category)
     if j is not None and category == "bank-conflict" and j.verdict is Verdict.CONFIRMED:
         _bank_conflict_share(j, f, findings, rows)
     return j
@@ -58,9 +58,9 @@ def _values(rows, metric: str) -> list[float] | None:
     return values if values and all(isinstance(v, (int, float)) for v in values) else None
 
 
-def _threshold(f: Finding, rows, rule) -> Judgement | None:
+def _threshold(f: Finding, rows, rule, category: str | None) -> Judgement | None:
     names = check_metrics(rule)
-    if rule_category(f.rule) == "bank-conflict":  # loads, stores or both: only what the finding predicts
+    if category == "bank-conflict":  # loads, stores or both: only what the finding predicts
         ops = [op for op in ("ld", "st") if f.measurements.get(f"predicted_{op}_excess_per_block")]
         names = [m for m in names if any(m.endswith(f"_op_{op}.sum") for op in ops)] or names
     # a check may name several metrics (e.g. bank conflicts of loads and of stores): the worst counts
