@@ -57,6 +57,7 @@ CATEGORIES = (
     "uncoalesced",
     "reward-hack",
     "api-misuse",
+    "suppression",
 )
 
 

@@ -136,6 +136,7 @@ def run_ir_phase(
     options: dict[str, dict[str, Any]] | None = None,
     stats: dict[str, Any] | None = None,
     facts: dict[str, ModuleFacts] | None = None,
+    specialize: dict[str, dict[str, Any]] | None = None,
 ) -> list[Finding]:
     """Compile every Triton kernel found (or given) and return the IR rules' findings.
 
@@ -144,6 +145,7 @@ def run_ir_phase(
     (default: every IR rule). ``cache_dir``: on-disk cache (``None`` disables it). ``jobs``: worker
     processes (0: one per core). ``options``: per-rule options, e.g. ``{"KL304": {"threshold": 0.5}}``.
     ``facts``: the modules' facts by path, as the source phase built them (else built here).
+    ``specialize``: kernel name -> ``NAME = value`` pairs to compile it with (the configuration's).
     ``stats``, when given, is filled with counts (kernels, specializations, compiled, cache hits)
     and ``notices``: phase parts skipped, e.g. TileLang kernels without the ``tilelang`` extra.
 
@@ -206,7 +208,7 @@ def run_ir_phase(
                 continue
             counts["kernels"] += 1
             specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree,
-                                                   facts=module_facts)
+                                                   facts=module_facts, configured=(specialize or {}).get(kernel.name))
             for spec in specs:
                 key = artifact_key(source, kernel.name, spec.key(), capability, path)
                 schedule(CompileJob(path, kernel.name, spec, capability, key), ks.def_line)

@@ -725,11 +725,13 @@ def comment_specializations(source_lines: list[str], ks: KernelSource) -> list[t
 
 
 def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DEFAULT_MAX_CONFIGS,
-                        tree: ast.AST | None = None, facts: ModuleFacts | None = None
-                        ) -> tuple[list[Specialization], list[str]]:
+                        tree: ast.AST | None = None, facts: ModuleFacts | None = None,
+                        configured: dict[str, Any] | None = None) -> tuple[list[Specialization], list[str]]:
     """The specializations to compile for ``kernel`` (a Kernel or a kernel name) in ``source``.
 
     ``facts``: the module's facts when the caller has them (else they are built from ``source``).
+    ``configured``: ``NAME = value`` pairs from ``[tool.kernlint.specialize]``, compiled as a
+    ``specialize`` comment would be.
     Returns (specializations, problems): problems are malformed comments/configs, reported by the
     caller as notes; they never stop the fallback from being compiled. A specialization lists in
     ``guessed`` the constexprs no comment, config, launch or default gave a value.
@@ -754,6 +756,15 @@ def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DE
             problems.append(f"line {line}: specialize names unknown parameters {unknown}")
         specs.append(_override(base, values, nw, ns,
                                f"comment@{line} " + _describe(values, nw or base.num_warps, ns or base.num_stages),
+                               "comment", declared=ks.constexpr, guessed=_guessed(ks, values)))
+    if configured:
+        values = dict(configured)
+        nw, ns = values.pop("num_warps", None), values.pop("num_stages", None)
+        unknown = sorted(set(values) - set(ks.params))
+        if unknown:
+            problems.append(f"[tool.kernlint.specialize] {name} names unknown parameters {unknown}")
+        specs.append(_override(base, values, nw, ns,
+                               "config " + _describe(values, nw or base.num_warps, ns or base.num_stages),
                                "comment", declared=ks.constexpr, guessed=_guessed(ks, values)))
     if specs:
         return specs, problems

@@ -327,3 +327,8 @@ def test_an_ir_finding_resting_on_a_guessed_value_says_which(tmp_path, ir_cache)
     path.write_text(GUESSED)
     (finding,) = run_ir_phase([str(path)], cache_dir=ir_cache, jobs=1, select=["KL303"])
     assert "guessed SCALE=64" in finding.message and finding.evidence["guessed"] == ["SCALE"]
+
+
+def test_the_configuration_specializes_a_kernel_as_a_comment_would():
+    (s,) = specializations_for("k", KERNEL.format(decorators=""), configured={"BLOCK": 1024, "num_warps": 2})[0]
+    assert s.constexprs["BLOCK"] == 1024 and s.num_warps == 2 and s.label.startswith("config")
