@@ -64,6 +64,20 @@ class _Value:
     how: str
 
 
+def _literal(node: cst.Integer | cst.Float | cst.SimpleString) -> Any:
+    """A literal's value without ``evaluated_value`` (which compiles the text for every literal)."""
+    text = node.value
+    if isinstance(node, cst.SimpleString):
+        quote = text[-1]
+        if text[0] == quote and "\\" not in text and not text.startswith(quote * 3):
+            return text[1:-1]
+        return node.evaluated_value
+    try:
+        return int(text.replace("_", ""), 0) if isinstance(node, cst.Integer) else float(text.replace("_", ""))
+    except ValueError:
+        return node.evaluated_value
+
+
 def _const(v: Any) -> bool:
     return not isinstance(v, (_Unknown, _Tensor, _Lambda, cst.FunctionDef))
 
@@ -93,10 +107,8 @@ class HostEvaluator:
         if depth > MAX_EXPR_DEPTH:
             return UNKNOWN
         d = depth + 1
-        if isinstance(node, (cst.Integer, cst.Float)):
-            return node.evaluated_value
-        if isinstance(node, cst.SimpleString):
-            return node.evaluated_value
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            return _literal(node)
         if isinstance(node, cst.Name):
             if node.value in env:
                 return env[node.value].value
@@ -419,29 +431,40 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                     return ev.value(small.value, env) if small.value is not None else None
                 _simple(ev, small, env)
         elif isinstance(stmt, cst.If):
-            test = ev.value(stmt.test, env)
-            if _const(test) and not isinstance(test, _Tensor):
-                branch = stmt.body if test else stmt.orelse
-                if isinstance(branch, cst.Else):
-                    branch = branch.body
-                if branch is None:
+            # an elif chain is walked as a list (1,000 elifs are valid code): the first branch whose
+            # test is known true is the one taken; unknown tests run every branch and merge them
+            branches: list = []
+            node: cst.If | cst.Else | None = stmt
+            while isinstance(node, cst.If):
+                branches.append((node.test, node.body.body))
+                node = node.orelse
+            branches.append((None, node.body.body if isinstance(node, cst.Else) else []))
+            taken = None
+            possible = []
+            for test, body in branches:
+                value = ev.value(test, env) if test is not None else True
+                if not _const(value):
+                    possible.append(body)
                     continue
-                if isinstance(branch, cst.If):
-                    result = run_block(ev, [branch], env, on_statement, want_return)
-                else:
-                    result = run_block(ev, branch.body, env, on_statement, want_return)
+                if value:
+                    if not possible:
+                        taken = body
+                    else:
+                        possible.append(body)
+                    break
+            if taken is not None:
+                result = run_block(ev, taken, env, on_statement, want_return)
                 if want_return and result is not None:
                     return result
                 continue
             if want_return:
                 return None  # a helper whose result depends on a runtime branch: unknown
-            taken = dict(env)
-            run_block(ev, stmt.body.body, taken, on_statement)
-            other = dict(env)
-            if stmt.orelse is not None:
-                orelse = stmt.orelse
-                run_block(ev, [orelse] if isinstance(orelse, cst.If) else orelse.body.body, other, on_statement)
-            _merge(env, taken, other)
+            outcomes = []
+            for body in possible:
+                branch_env = dict(env)
+                run_block(ev, body, branch_env, on_statement)
+                outcomes.append(branch_env)
+            _merge(env, *outcomes)
         elif isinstance(stmt, (cst.For, cst.While)):
             if want_return:
                 return None
@@ -532,6 +555,18 @@ class _LaunchCalls(cst.CSTVisitor):
                 self.found.append((name.rsplit(".", 1)[-1], node))
 
 
+def _shallow_launch(small: cst.BaseSmallStatement, names: set[str]) -> tuple[str, cst.Call] | None:
+    """A launch that is the whole value of a statement (``k[g](...)``, ``y = k[g](...)``,
+    ``return k[g](...)``): found without visiting the statement's expressions."""
+    value = getattr(small, "value", None)
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Subscript):
+        return None
+    name = N.dotted(value.func.value)
+    if name is not None and name.rsplit(".", 1)[-1] in names:
+        return name.rsplit(".", 1)[-1], value
+    return None
+
+
 @dataclass
 class _Scope:
     """A function (or the module) that holds launch sites, and the text range it covers."""
@@ -612,18 +647,24 @@ def _function_nodes(module: cst.Module) -> list[cst.FunctionDef]:
 
 def build(info) -> ModuleFacts:
     """The facts of a module the source phase discovered (:class:`kernlint.source.discover.ModuleInfo`)."""
-    from kernlint.source.discover import launch_index
+    from kernlint.source.discover import find_launches
 
     facts = ModuleFacts(info.path, [k.kernel for k in info.kernels])
     kernels = {k.kernel.name: k.kernel for k in info.kernels}
     functions = dict(info.functions)
     ev = HostEvaluator(info.module, info.imports, functions)
     module_env = ev.module_env
-    run_block(ev, info.module.body, module_env)
+    try:
+        run_block(ev, info.module.body, module_env)
+    except RecursionError:
+        module_env.clear()
     for name, v in module_env.items():
         if not name.startswith("__") and _const(v.value):
             facts.constants[name] = HostValue(v.value, "module constant")
-    sites = [s for name in kernels for s in launch_index(info).get(name, [])]
+    if not info._launches and info.kernels:
+        info._launches = find_launches(info.source, set(kernels))
+        info._launches.setdefault("", [])
+    sites = [s for name in kernels for s in info._launches.get(name, [])]
     if not sites:
         return facts
     starts = _line_starts(info.source)
@@ -641,14 +682,33 @@ def build(info) -> ModuleFacts:
         if k < len(candidates):
             scopes.append(_Scope(candidates[k], first, last))
     module_scope = _Scope(None, 1, len(starts))
+    firsts = [s.first for s in scopes]  # document order: ascending
+    parents: list[int] = []  # each scope's enclosing scope (-1: the module), from a stack of open ranges
+    stack: list[int] = []
+    for i, sc in enumerate(scopes):
+        while stack and scopes[stack[-1]].last < sc.first:
+            stack.pop()
+        parents.append(stack[-1] if stack else -1)
+        stack.append(i)
     for site in sorted(sites, key=lambda s: s.start):
         line = bisect.bisect_right(starts, site.start)
-        inner = [s for s in scopes if s.first <= line <= s.last and s.node.name.value != site.kernel]
-        scope = max(inner, key=lambda s: s.first) if inner else module_scope
+        scope = module_scope
+        # the innermost function holding the line: from the nearest def above, up its enclosing ones
+        i = bisect.bisect_right(firsts, line) - 1
+        while i >= 0:
+            candidate = scopes[i]
+            if candidate.first <= line <= candidate.last and candidate.node.name.value != site.kernel:
+                scope = candidate
+                break
+            i = parents[i]
         scope.sites.append((site, line))
     for scope in [*scopes, module_scope]:
         if scope.sites:
-            facts.launches.extend(_scope_launches(ev, info, scope, kernels, module_env, starts))
+            try:
+                facts.launches.extend(_scope_launches(ev, info, scope, kernels, module_env, starts))
+            except RecursionError:
+                pass  # host code nested too deeply to follow: these launches are not known
+
     facts.launches.sort(key=lambda launch: (launch.span.line, launch.span.col))
     return facts
 
@@ -658,10 +718,16 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
     found: list[tuple[str, cst.Call, dict]] = []
     names = {site.kernel for site, _ in scope.sites}
 
+    deep = [False]
+
     def on_statement(stmt: cst.SimpleStatementLine, env: dict) -> None:
-        visitor = _LaunchCalls(names)
-        stmt.visit(visitor)
-        for kernel, call in visitor.found:
+        if deep[0]:
+            visitor = _LaunchCalls(names)
+            stmt.visit(visitor)
+            calls = visitor.found
+        else:
+            calls = [c for small in stmt.body if (c := _shallow_launch(small, names)) is not None]
+        for kernel, call in calls:
             found.append((kernel, call, dict(env)))
 
     if scope.node is None:
@@ -671,7 +737,12 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
         env = dict(module_env)
         bind_params(ev, scope.node, env)
         body = scope.node.body.body if isinstance(scope.node.body, cst.IndentedBlock) else []
+    start_env = dict(env)
     run_block(ev, body, env, on_statement)
+    if len(found) < len(scope.sites):  # a launch inside an expression: look into every statement
+        found.clear()
+        deep[0] = True
+        run_block(ev, body, start_env, on_statement)
     out = []
     remaining = {name: [s for s in scope.sites if s[0].kernel == name] for name in names}
     for kernel, call, env in found:
@@ -679,19 +750,31 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
         if not site_list:
             continue
         site, line = site_list.pop(0)
+        site._call = call  # the site's text need not be parsed again
+        if isinstance(call.func.slice[0].slice, cst.Index):
+            site._grid = call.func.slice[0].slice.value
         end_line = bisect.bisect_right(starts, max(site.end - 1, site.start))
         col = site.start - starts[line - 1] + 1
         span = Span(line, col, end_line, site.end - starts[end_line - 1] + 1)
         launch = _launch(ev, kernels[kernel], call, env, span, info.path,
-                         scope.node.name.value if scope.node is not None else None)
+                         scope.node.name.value if scope.node is not None else None, site)
         launch.offset = site.start
         out.append(launch)
     return out
 
 
-def _bound(ev: HostEvaluator, param: str, node: cst.BaseExpression, env: dict) -> BoundArg:
+def _text(ev: HostEvaluator, node: cst.BaseExpression, written: str | None) -> str:
+    """An argument's source: a name's or literal's own text, the launch's text split at its commas,
+    and only else the code generated from the node (which costs more than the rest of the pass)."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float)) and not node.lpar:
+        return node.value
+    return written if written is not None else ev.code(node)
+
+
+def _bound(ev: HostEvaluator, param: str, node: cst.BaseExpression, env: dict, written: str | None = None
+           ) -> BoundArg:
     value = ev.value(node, env)
-    text = ev.code(node)
+    text = _text(ev, node, written)
     how = "literal" if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) else "host expression"
     if isinstance(node, cst.Name) and node.value in env:
         how = env[node.value].how
@@ -709,11 +792,12 @@ def _bound(ev: HostEvaluator, param: str, node: cst.BaseExpression, env: dict) -
 
 
 def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, path: str,
-            caller: str | None) -> Launch:
+            caller: str | None, site) -> Launch:
     grid_node = call.func.slice[0].slice.value if isinstance(call.func.slice[0].slice, cst.Index) else None
-    launch = Launch(kernel.name, path, span, ev.code(grid_node) if grid_node is not None else "", caller=caller)
+    launch = Launch(kernel.name, path, span, site.grid_text.strip(), caller=caller)
+    positional_texts, keyword_texts = site.argument_texts()
     if grid_node is not None:
-        launch.grid = _grid(ev, grid_node, env)
+        launch.grid = _grid(ev, grid_node, env, site.grid_elements())
     params = [p.name for p in kernel.params]
     position = 0
     for arg in call.args:
@@ -722,7 +806,7 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
             continue
         if arg.keyword is not None:
             key = arg.keyword.value
-            bound = _bound(ev, key, arg.value, env)
+            bound = _bound(ev, key, arg.value, env, keyword_texts.get(key))
             if key in params:
                 launch.args[key] = bound
             else:
@@ -731,12 +815,14 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
         if launch.starred or position >= len(params):
             position += 1
             continue
-        launch.args[params[position]] = _bound(ev, params[position], arg.value, env)
+        written = positional_texts[position] if position < len(positional_texts) else None
+        launch.args[params[position]] = _bound(ev, params[position], arg.value, env, written)
         position += 1
     return launch
 
 
-def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict) -> tuple[BoundArg, ...] | None:
+def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[str] | None = None
+          ) -> tuple[BoundArg, ...] | None:
     """The grid's elements: a tuple written at the launch, a name bound to one, or a lambda's body
     (``META[...]`` items stay unresolved: the launch's own constexprs and autotune fill them)."""
     target = node
@@ -752,7 +838,9 @@ def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict) -> tuple[Bound
                          for i, v in enumerate(value.value))
         return None
     if isinstance(target, (cst.Tuple, cst.List)):
-        return tuple(_bound(ev, f"grid[{i}]", el.value, env) for i, el in enumerate(target.elements))
+        texts = written if target is node and written is not None and len(written) == len(target.elements) else None
+        return tuple(_bound(ev, f"grid[{i}]", el.value, env, texts[i] if texts else None)
+                     for i, el in enumerate(target.elements))
     if target is not node or not isinstance(node, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
         return (_bound(ev, "grid[0]", target, env),)
     return None
@@ -767,4 +855,7 @@ def facts_for_source(path: str, source: str) -> ModuleFacts:
     module, text, error = parse(path, source)
     if module is None or error is not None:
         return ModuleFacts(path)
-    return discover(path, text, module).facts
+    try:
+        return discover(path, text, module).facts
+    except RecursionError:
+        return ModuleFacts(path)

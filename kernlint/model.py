@@ -205,11 +205,20 @@ class ModuleFacts:
     constants: dict[str, HostValue] = field(default_factory=dict)
 
     def launches_of(self, kernel: str) -> list[Launch]:
-        return [launch for launch in self.launches if launch.kernel == kernel]
+        return self._index()[0].get(kernel, [])
 
     def launch_at(self, offset: int) -> Launch | None:
         """The launch that starts at this character offset of the module's text."""
-        return next((launch for launch in self.launches if launch.offset == offset), None)
+        return self._index()[1].get(offset)
+
+    def _index(self) -> tuple[dict[str, list[Launch]], dict[int, Launch]]:
+        if getattr(self, "_by_kernel", None) is None or self._indexed != len(self.launches):
+            by_kernel: dict[str, list[Launch]] = {}
+            for launch in self.launches:
+                by_kernel.setdefault(launch.kernel, []).append(launch)
+            self._by_kernel, self._by_offset = by_kernel, {launch.offset: launch for launch in self.launches}
+            self._indexed = len(self.launches)
+        return self._by_kernel, self._by_offset
 
     def kernel(self, name: str) -> Kernel | None:
         return next((k for k in self.kernels if k.name == name), None)

@@ -84,7 +84,7 @@ def add(x, out):
     )
 
     def check(self, state):
-        if "//" not in state.info.source:
+        if not state.info.mentions("//"):
             return
         launches = state.info.launches_of(state.name)
         if not launches:

@@ -203,12 +203,19 @@ def run_ir_phase(
         for kernel in kernels:
             if kernel.frontend is not Frontend.TRITON:
                 continue
-            ks = read_kernel_source(source, kernel.name, tree, module_facts)
-            if ks is None or kernel.name in helpers:
+            try:
+                ks = read_kernel_source(source, kernel.name, tree, module_facts)
+                if ks is None or kernel.name in helpers:
+                    continue
+                specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree,
+                                                       facts=module_facts,
+                                                       configured=(specialize or {}).get(kernel.name))
+            except RecursionError:
+                from kernlint.source.phase import too_complex
+
+                notices.append(too_complex(path, f"kernel {kernel.name}").replace("analyse", "specialize for the IR phase"))
                 continue
             counts["kernels"] += 1
-            specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree,
-                                                   facts=module_facts, configured=(specialize or {}).get(kernel.name))
             for spec in specs:
                 key = artifact_key(source, kernel.name, spec.key(), capability, path)
                 schedule(CompileJob(path, kernel.name, spec, capability, key), ks.def_line)

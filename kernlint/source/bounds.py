@@ -37,7 +37,7 @@ def _unused_size_for(state: KernelState, lane: Lane) -> str | None:
 
 def _padded_at_launch(state: KernelState, lane: Lane) -> str | None:
     """A launch passes the block size as ``triton.next_power_of_2(...)``: the block exceeds the size."""
-    if "next_power_of_2" not in state.info.source:
+    if not state.info.mentions("next_power_of_2"):
         return None
     for launch in state.info.launches_of(state.name):
         for family in lane.families:
@@ -169,20 +169,7 @@ def _balanced(source: str, start: int, limit: int) -> str | None:
 
 def _assignment(state: KernelState, name: str, before: int) -> tuple[list[str], str] | None:
     """(targets, right-hand side) of the last ``name = ...`` or ``a, name = ...`` before ``before``."""
-    cache = state.info.__dict__.setdefault("_assignments", {})
-    key = (name, before)
-    if key not in cache:
-        found = None
-        target = re.compile(rf"^[\w\s,]*?(?<![\w.]){re.escape(name)}\b[\w\s,]*$")
-        for line in reversed(state.info.source[:before].splitlines()):
-            if name not in line or "=" not in line:
-                continue
-            lhs, sep, rhs = line.partition("=")
-            if sep and not rhs.startswith("=") and not lhs.rstrip().endswith(("!", "<", ">", "=")) and target.match(lhs):
-                found = ([t.strip() for t in lhs.split(",")], rhs.split("#", 1)[0].strip())
-                break
-        cache[key] = found
-    return cache[key]
+    return state.info.text_index.last_assignment(name, before)
 
 
 assignment = _assignment
@@ -223,8 +210,8 @@ def _exact_count(state: KernelState, text: str, before: int, depth: int = 0) -> 
         found = _last_assignment(state, text, before)
         if found is None:
             # a parameter of the function that launches (`def run(rows, ...)`): a count it was given
-            defs = list(re.finditer(r"^[ \t]*def[ \t]+\w+[ \t]*\(([^)]*)\)", state.info.source[:before], re.M))
-            return bool(defs) and re.search(rf"(?<![\w.]){re.escape(text)}\b", defs[-1].group(1)) is not None
+            params = state.info.text_index.last_def_params(before)
+            return params is not None and re.search(rf"(?<![\w.]){re.escape(text)}\b", params) is not None
         return _exact_count(state, found, before, depth + 1)
     parts = re.split(r"\s*\*\s*", text)
     return len(parts) > 1 and all(_exact_count(state, p, before, depth + 1) for p in parts)
@@ -277,16 +264,10 @@ def block_values(state: KernelState, name: str) -> list[tuple[int, str]]:
     for i, config in enumerate(state.kernel.kernel.autotune_configs):
         for m in re.finditer(rf"['\"]{re.escape(name)}['\"]\s*:\s*(\d+)", config):
             out.append((int(m.group(1)), f"autotune config {i + 1}"))
-    # parsing launches costs: only when some launch could pass the block as a literal
-    squeezed = state.info.__dict__.get("_squeezed")
-    if squeezed is None:
-        squeezed = state.info.__dict__["_squeezed"] = state.info.source.replace(" ", "")
-    literal_launch = re.search(rf"(?<![\w.]){re.escape(name)}=\d", squeezed) is not None
-    for launch in state.info.launches_of(state.name) if literal_launch else ():
-        m = re.search(rf"(?<![\w.]){re.escape(name)}\s*=\s*(\d+)\b", launch.call_text)
-        if m:
-            line = state.info.span_of_offsets(launch.start, launch.end).line
-            out.append((int(m.group(1)), f"the launch on line {line}"))
+    for launch in state.info.facts.launches_of(state.name):
+        arg = launch.args.get(name)
+        if arg is not None and arg.text.isdigit() and launch.value(name) is not None:
+            out.append((int(arg.text), f"the launch on line {launch.span.line}"))
     return out
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import re
+import sys
+from contextlib import contextmanager
 from itertools import accumulate
 
 import libcst as cst
@@ -77,28 +80,63 @@ def might_hold_kernels(text: str) -> bool:
     return any(marker in text for marker in MARKERS)
 
 
-def lint_module(info: ModuleInfo, rules: list[SourceRule]) -> list[Finding]:
+def too_complex(path: str, what: str) -> str:
+    """The notice for code nested deeper than Python's recursion limit lets kernlint follow."""
+    return (f"{path}: {what} is too complex to analyse (expressions or branches nested deeper than "
+            f"{sys.getrecursionlimit()} levels); its findings are not reported, the rest of the file is linted")
+
+
+def lint_module(info: ModuleInfo, rules: list[SourceRule], notices: list[str] | None = None) -> list[Finding]:
+    """Every rule on every kernel; a kernel too deeply nested to follow is skipped with a notice
+    (a depth guard: the other kernels and files are still linted)."""
     findings: list[Finding] = []
     triton_rules = [r for r in rules if Frontend.TRITON in r.frontends]
     tilelang_rules = [r for r in rules if Frontend.TILELANG in r.frontends]
     for kernel in info.kernels:
-        if kernel.kernel.frontend is Frontend.TRITON and triton_rules:
-            state = interpret(info, kernel)
-            for rule in triton_rules:
-                findings.extend(rule.check(state))
-        elif kernel.kernel.frontend is Frontend.TILELANG and tilelang_rules:
-            from kernlint.source.tilelang import analyse
-
-            state = analyse(info, kernel)
-            for rule in tilelang_rules:
-                findings.extend(rule.check(state))
+        try:
+            findings.extend(_lint_kernel(info, kernel, triton_rules, tilelang_rules))
+        except RecursionError:
+            if notices is not None:
+                notices.append(too_complex(info.path, f"kernel {kernel.kernel.name}"))
     return findings
+
+
+def _lint_kernel(info: ModuleInfo, kernel, triton_rules, tilelang_rules) -> list[Finding]:
+    if kernel.kernel.frontend is Frontend.TRITON and triton_rules:
+        state = interpret(info, kernel)
+        return [f for rule in triton_rules for f in rule.check(state)]
+    if kernel.kernel.frontend is Frontend.TILELANG and tilelang_rules:
+        from kernlint.source.tilelang import analyse
+
+        state = analyse(info, kernel)
+        return [f for rule in tilelang_rules for f in rule.check(state)]
+    return []
 
 
 def lint_text(path: str, data: bytes | str, rules: list[SourceRule], always_parse: bool = False
               ) -> tuple[RunResult, ModuleInfo | None]:
     """Lint one file's bytes or text. A file that mentions no kernel framework is not parsed unless
     ``always_parse`` (a file named on the command line: a binary or broken one is an error)."""
+    with _collector_paused():
+        return _lint_text(path, data, rules, always_parse)
+
+
+@contextmanager
+def _collector_paused():
+    """The parser and the passes allocate many small acyclic objects: Python's cycle collector
+    would rescan the whole growing tree over and over (its cost grows with the file), so it waits
+    until the file is done."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _lint_text(path: str, data: bytes | str, rules: list[SourceRule], always_parse: bool
+               ) -> tuple[RunResult, ModuleInfo | None]:
     result = RunResult(files=1)
     if isinstance(data, bytes):
         probe = data.decode("latin-1")
@@ -110,7 +148,11 @@ def lint_text(path: str, data: bytes | str, rules: list[SourceRule], always_pars
     if error is not None:
         result.errors.append(error)
         return result, None
-    info = discover(path, text, module)
+    try:
+        info = discover(path, text, module)
+    except RecursionError:
+        result.notices.append(too_complex(path, "the module"))
+        return result, None
     result.kernels = [k.kernel for k in info.kernels]
-    result.findings = lint_module(info, rules)
+    result.findings = lint_module(info, rules, result.notices)
     return result, info
