@@ -84,7 +84,8 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         try:
             parse_arch(target)
         except (ValueError, KeyError) as exc:
-            _fail(f"--arch {target!r}: {exc}")
+            where = "--arch" if arch else f"{config.source}: [tool.kernlint] arch"
+            _fail(f"{where} {target!r}: {exc}")
     options = Options(
         select=_codes(select) or None,
         ignore=_codes(ignore) or None,

@@ -613,7 +613,7 @@ def _def_ranges(source: str, starts: list[int]) -> list[tuple[str, int, int, int
     return out
 
 
-def _function_nodes(module: cst.Module) -> list[cst.FunctionDef]:
+def function_nodes(module: cst.Module) -> list[cst.FunctionDef]:
     """Every FunctionDef in document order, found by walking statements only."""
     out: list[cst.FunctionDef] = []
     stack = [iter(module.body)]
@@ -669,7 +669,7 @@ def build(info) -> ModuleFacts:
         return facts
     starts = _line_starts(info.source)
     ranges = _def_ranges(info.source, starts)
-    nodes = _function_nodes(info.module)
+    nodes = function_nodes(info.module)
     by_name: dict[str, list[cst.FunctionDef]] = {}
     for node in nodes:
         by_name.setdefault(node.name.value, []).append(node)

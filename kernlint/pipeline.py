@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kernlint import catalogue
 from kernlint.config import Config
+from kernlint.registry import for_phase
 from kernlint.model import FileError, Finding, Level, ModuleFacts, Phase, RunResult, Span
 from kernlint.source.phase import lint_text
 from kernlint.source.suppress import Suppressions
@@ -73,7 +74,7 @@ def enabled_rules(config: Config, options: Options) -> set[str]:
 
 
 def source_rules(codes: set[str]):
-    return [rule() for code, rule in catalogue.all_rules().items() if code in codes and rule.phase is Phase.SOURCE]
+    return [rule() for rule in for_phase(Phase.SOURCE, codes)]
 
 
 def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes | None = None) -> RunResult:

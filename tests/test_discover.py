@@ -117,3 +117,25 @@ def test_no_import_of_user_code(tmp_path):
     src = "import triton\nraise SystemExit('must not run')\n@triton.jit\ndef k(x): pass\n"
     kernels, _ = _kernels(src)
     assert list(kernels) == ["k"]
+
+
+def test_a_kernel_name_defined_twice_gets_each_definitions_span():
+    from tests.helpers import lint
+
+    src = '''import triton
+import triton.language as tl
+
+if True:
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, 1.0)
+else:
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, 2.0)
+'''
+    result = lint(src)
+    assert sorted((k.span.line, k.span.end_line) for k in result.kernels) == [(6, 8), (11, 13)]
+    assert sorted(f.span.line for f in result.findings) == [8, 13]

@@ -33,27 +33,21 @@ DEFAULT_ARCH = "sm_90"
 
 def ir_rules(select: Iterable[str] | None = None) -> list[type[IRRule]]:
     """The catalogue's IR rules, restricted to the codes in ``select`` when given."""
-    from kernlint.catalogue import all_rules
+    from kernlint.registry import for_phase
 
-    wanted = {c.upper() for c in select} if select is not None else None
-    return [r for code, r in all_rules().items()
-            if issubclass(r, IRRule) and r.phase == Phase.IR and (wanted is None or code in wanted)]
+    return [r for r in for_phase(Phase.IR, select) if issubclass(r, IRRule)]
 
 
 @lru_cache(maxsize=1)
 def _code_fingerprint() -> str:
-    """Hash of the IR phase's and IR rules' code: cached findings die with a code change."""
+    """Hash of the IR phase's code, the rule base and every IR rule's module: cached findings die
+    with a change to any of them."""
+    from kernlint import rule as rule_module
+    from kernlint.registry import rule_files
+
     h = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    files = sorted(here.glob("*.py"))
-    try:
-        import kernlint.rules as rules_pkg
-
-        for d in rules_pkg.__path__:
-            files += sorted(Path(d).glob("kl3*.py"))
-    except ImportError:
-        pass
-    for f in files:
+    for f in [*sorted(here.glob("*.py")), Path(rule_module.__file__), *rule_files(Phase.IR)]:
         try:
             h.update(f.read_bytes())
         except OSError:
@@ -196,10 +190,10 @@ def run_ir_phase(
         try:
             source = Path(path).read_text(encoding="utf-8", errors="replace")
             tree = ast.parse(source)
-            helpers = helper_functions(source)
-        except (OSError, SyntaxError, ValueError):
+            module_facts = (facts or {}).get(path) or facts_for_source(path, source)
+            helpers = helper_functions(source, module_facts, tree)
+        except (OSError, SyntaxError, ValueError, RecursionError):
             continue
-        module_facts = (facts or {}).get(path) or facts_for_source(path, source)
         for kernel in kernels:
             if kernel.frontend is not Frontend.TRITON:
                 continue

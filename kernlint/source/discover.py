@@ -426,8 +426,22 @@ def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
             nodes.append((fn, Frontend.TRITON, []))
     starts = KernelLocator.def_lines(source)
     source_lines = source.splitlines()
+    twice = {name for name, lines in starts.items() if len(lines) > 1}
+    same_name: dict[str, list[cst.FunctionDef]] = {}
+    if twice & {fn.name.value for fn, _, _ in nodes}:
+        from kernlint.facts import function_nodes
+
+        for node in function_nodes(module):
+            same_name.setdefault(node.name.value, []).append(node)
     for fn, frontend, decos in nodes:
-        locator = KernelLocator(module, fn, starts, source_lines)
+        name = fn.name.value
+        defs = same_name.get(name, [])
+        if len(defs) == len(starts.get(name, ())) > 1:
+            # one name defined twice: the k-th def in the text is the k-th FunctionDef in the tree
+            k = next(i for i, node in enumerate(defs) if node is fn)
+            locator = KernelLocator(module, fn, {name: [starts[name][k]]}, source_lines)
+        else:
+            locator = KernelLocator(module, fn, starts, source_lines)
         kernel = Kernel(
             path=path,
             name=fn.name.value,
