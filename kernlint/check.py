@@ -19,6 +19,7 @@ class Options:
     ignore: list[str] | None = None
     force_exclude: bool = False
     stdin_filename: str | None = None
+    respect_gitignore: bool = True
 
 
 def collect_files(paths: list[Path], config: Config, force_exclude: bool) -> tuple[list[Path], list[FileError]]:
@@ -65,6 +66,10 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
         inputs = [(name, Path(name), stdin)]
     else:
         files, errors = collect_files(paths, config, options.force_exclude)
+        if options.respect_gitignore:
+            from kernlint.gitignore import drop_ignored
+
+            files = drop_ignored(files, named=paths)
         result.errors.extend(errors)
         inputs = [(config.relpath(f), f, None) for f in files]
     for display, path, data in inputs:
