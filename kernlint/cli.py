@@ -242,6 +242,15 @@ def confirm_command(ctx, paths, run_cmd, require_gpu, output_format, output_file
                show_ir=False, confirm_timeout=600.0)
 
 
+@main.command("server")
+def server_command() -> None:
+    """Run the language server (LSP over stdio) for editors: diagnostics as you type, quick fixes."""
+    _require("server")
+    from kernlint.server import serve
+
+    serve()
+
+
 def _register_optional_commands() -> None:
     """Commands of phases that live in their own packages."""
     import functools
