@@ -1,6 +1,6 @@
 """Optional parts of kernlint and the pip extra that brings each.
 
-``pip install kernlint`` carries the source phase only (click, libcst, z3, sarif-om, rich); the
+``pip install kernlint`` carries the source phase only (click, libcst, z3-solver, sarif-om); the
 IR phase, ``--confirm``, ``eval`` and ``server`` need the packages of an extra. A feature asks for
 its extra with :func:`require` before it imports anything heavy, so a missing package is one clear
 line naming the extra, not a traceback.
@@ -19,6 +19,7 @@ EXTRA_OF_MODULE = {
     "tilelang": "tilelang",
     "tvm": "tilelang",
     "ray": "ray",
+    "rich": "ir",
     "pygls": "lsp",
     "lsprotocol": "lsp",
 }
@@ -27,7 +28,7 @@ EXTRA_OF_MODULE = {
 FEATURES = {
     "--ir": ("ir", ("triton", "lark", "numpy")),
     "--confirm": ("gpu", ("torch", "triton", "numpy", "lark")),
-    "eval": ("eval", ("torch", "triton", "numpy")),
+    "eval": ("eval", ("torch", "triton", "numpy", "rich")),
     "server": ("lsp", ("pygls", "lsprotocol")),
 }
 

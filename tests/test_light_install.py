@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "triton", "numpy", "lark", "tilelang", "tvm", "ray", "pygls", "lsprotocol")
+HEAVY = ("torch", "triton", "numpy", "lark", "rich", "tilelang", "tvm", "ray", "pygls", "lsprotocol")
 
 # Installed before kernlint is imported: any import of a heavy package (or a submodule) fails as if
 # the package were not installed.
