@@ -72,7 +72,7 @@ def clone(tmp_path) -> Path:
     """The committed state of this checkout, cloned (what a user gets from the repository URL)."""
     if shutil.which("git") is None:
         pytest.skip("needs git")
-    path = tmp_path / "origin"
+    path = tmp_path / "src" / "kernlint"  # `git clone URL` names the folder after the repository
     subprocess.run(["git", "clone", "-q", str(ROOT), str(path)], check=True)
     subprocess.run(["git", "-C", str(path), "branch", "-f", "main", "HEAD"], check=True, capture_output=True)
     return path
