@@ -135,7 +135,10 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
             parse_arch(target)
         except (ValueError, KeyError) as exc:
             _fail(f"--arch {target!r}: {exc}")
-        add_ir_findings(result, config, enabled_rules(config, options), target)
+        from kernlint.progress import bar, wanted
+
+        with bar(f"compiling for {target}", wanted(quiet)) as on_progress:
+            add_ir_findings(result, config, enabled_rules(config, options), target, on_progress=on_progress)
     elif show_ir:
         result.notices.append("--show-ir needs the IR phase: add --ir")
     if confirm_:

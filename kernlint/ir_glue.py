@@ -25,7 +25,8 @@ def cache_dir(root: Path) -> Path:
     return top / "ir"
 
 
-def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: str, jobs: int = 0) -> None:
+def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: str, jobs: int = 0,
+                    on_progress=None) -> None:
     from kernlint.ir.phase import attach_to_source_findings, run_ir_phase
 
     ir_codes = {c for c in codes if catalogue.all_rules()[c].phase is Phase.IR}
@@ -43,7 +44,7 @@ def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: st
     ir_findings = run_ir_phase(
         kernels, arch=arch, select=sorted(ir_codes), cache_dir=str(cache_dir(root)),
         jobs=jobs or min(os.cpu_count() or 1, 8), max_configs=config.autotune_limit, options=options or None,
-        stats=stats,
+        stats=stats, on_progress=on_progress,
     )
     result.notices.extend(stats.get("notices", []))
     for f in ir_findings:

@@ -69,3 +69,35 @@ def test_gitignored_files_are_skipped_unless_asked(tmp_path):
     assert "generated/gen.py:10:9" in kl("check", ".", "--no-respect-gitignore", cwd=tmp_path).stdout
     # a file named on the command line is linted even when ignored
     assert "generated/gen.py:10:9" in kl("check", "generated/gen.py", cwd=tmp_path).stdout
+
+
+def _run_on_a_terminal(argv, cwd) -> str:
+    pty = pytest.importorskip("pty")
+    import os
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: stdout and stderr are the terminal
+        os.chdir(cwd)
+        os.execv(sys.executable, [sys.executable, "-m", "kernlint", *argv])
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out.decode("utf-8", errors="replace")
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path):
+    pytest.importorskip("triton")
+    shutil.copy(ROOT / "fixtures/triton/off_by_one_good.py", tmp_path / "k.py")
+    on_terminal = _run_on_a_terminal(["check", "k.py", "--ir"], tmp_path)
+    assert "compiling for sm_90" in on_terminal and "IR phase: 1 kernels compiled" in on_terminal
+    shutil.rmtree(tmp_path / ".kernlint_cache")
+    piped = kl("check", "k.py", "--ir", cwd=tmp_path)
+    assert "compiling for" not in piped.stdout + piped.stderr and "IR phase: 1 kernels compiled" in piped.stdout
+    assert (tmp_path / ".kernlint_cache" / ".gitignore").read_text().endswith("*\n")

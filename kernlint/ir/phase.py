@@ -14,7 +14,7 @@ import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from kernlint.ir.artifacts import CompiledKernel
 from kernlint.ir.cache import DEFAULT_CACHE_DIR, ArtifactCache, artifact_key
@@ -134,6 +134,7 @@ def run_ir_phase(
     max_configs: int = DEFAULT_MAX_CONFIGS,
     options: dict[str, dict[str, Any]] | None = None,
     stats: dict[str, Any] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> list[Finding]:
     """Compile every Triton kernel found (or given) and return the IR rules' findings.
 
@@ -143,6 +144,7 @@ def run_ir_phase(
     processes (0: one per core). ``options``: per-rule options, e.g. ``{"KL304": {"threshold": 0.5}}``.
     ``stats``, when given, is filled with counts (kernels, specializations, compiled, cache hits)
     and ``notices``: phase parts skipped, e.g. TileLang kernels without the ``tilelang`` extra.
+    ``on_progress(done, total)``: called as compilations finish.
 
     TileLang kernels are lowered to CUDA and compiled to PTX with nvcc (:mod:`kernlint.ir.tilelang`);
     without TileLang installed they are skipped with one notice.
@@ -218,7 +220,7 @@ def run_ir_phase(
     if tilelang_notice and tilelang_notice[0]:
         notices.append(tilelang_notice[0])
     if pending:
-        results = run_jobs([j for j, _ in pending], workers=jobs, timeout_s=timeout_s)
+        results = run_jobs([j for j, _ in pending], workers=jobs, timeout_s=timeout_s, on_progress=on_progress)
         for job, def_line in pending:
             record = results.get(job.key, {"ok": False, "stage": "crash", "error": "no result", "line": 0})
             note_symbol(job, record)
