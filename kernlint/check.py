@@ -47,6 +47,16 @@ def collect_files(paths: list[Path], config: Config, force_exclude: bool) -> tup
     return files, errors
 
 
+def input_files(paths: list[Path], config: Config, options: Options) -> tuple[list[Path], list[FileError]]:
+    """The files a run lints: :func:`collect_files`, less what .gitignore ignores unless told not to."""
+    files, errors = collect_files(paths, config, options.force_exclude)
+    if options.respect_gitignore:
+        from kernlint.gitignore import drop_ignored
+
+        files = drop_ignored(files, named=paths)
+    return files, errors
+
+
 def enabled_rules(config: Config, options: Options) -> set[str]:
     select = options.select or config.select or None
     ignore = [*(config.ignore or []), *(options.ignore or [])]
@@ -65,11 +75,7 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
         name = options.stdin_filename or "-"
         inputs = [(name, Path(name), stdin)]
     else:
-        files, errors = collect_files(paths, config, options.force_exclude)
-        if options.respect_gitignore:
-            from kernlint.gitignore import drop_ignored
-
-            files = drop_ignored(files, named=paths)
+        files, errors = input_files(paths, config, options)
         result.errors.extend(errors)
         inputs = [(config.relpath(f), f, None) for f in files]
     for display, path, data in inputs:

@@ -254,7 +254,7 @@ def rewrite(paths, config, options, stdin: bytes | None, fix: bool, unsafe: bool
     linting with the same selection and suppressions as the run that reports afterwards."""
     from pathlib import Path
 
-    from kernlint.check import Options, collect_files, run_check
+    from kernlint.check import Options, input_files, run_check
 
     def lint(display: str, text: str) -> list[Finding]:
         one = Options(**{**options.__dict__, "stdin_filename": display})
@@ -270,11 +270,7 @@ def rewrite(paths, config, options, stdin: bytes | None, fix: bool, unsafe: bool
     if stdin is not None:
         text = stdin.decode("utf-8", errors="surrogateescape")
         return rewritten(options.stdin_filename or "-", text).encode("utf-8", errors="surrogateescape")
-    files, _ = collect_files(paths, config, options.force_exclude)
-    if options.respect_gitignore:
-        from kernlint.gitignore import drop_ignored
-
-        files = drop_ignored(files, named=paths)
+    files, _ = input_files(paths, config, options)
     for path in files:
         try:
             raw = path.read_bytes()
