@@ -146,3 +146,32 @@ def test_configuration_comes_from_tool_kernlint(project):
     finally:
         if client.proc.poll() is None:
             client.proc.kill()
+
+
+def test_ir_phase_runs_on_save_when_enabled(project):
+    pytest.importorskip("triton")
+    good = (ROOT / "fixtures" / "triton" / "off_by_one_good.py").read_text()  # one IR finding: KL305
+    (project / "pyproject.toml").write_text("[tool.kernlint]\nir = true\n")
+    path = project / "scale.py"
+    path.write_text(good)
+    uri = path.as_uri()
+    client = Client(project)
+    try:
+        client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": good}})
+        assert client.diagnostics(uri, 1) == []  # typing: the source phase only
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        saved = client.diagnostics(uri, 1)
+        assert [(d["code"], d["data"]["phase"]) for d in saved] == [("KL305", "ir")]
+        # an edit makes the IR findings stale: they go until the next save
+        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                 "contentChanges": [{"text": good + "\n"}]})
+        assert client.diagnostics(uri, 2) == []
+        client.request("shutdown", None)
+        client.notify("exit", None)
+        client.proc.wait(timeout=60)
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+    assert (project / ".kernlint_cache" / ".gitignore").exists()
