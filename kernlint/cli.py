@@ -121,8 +121,14 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         if fix or add_noqa:
             from kernlint.fixes import rewrite
 
-            stdin = rewrite(paths, config, options, stdin, fix=fix, unsafe=unsafe_fixes, add_noqa=add_noqa)
+            stdin, counts = rewrite(paths, config, options, stdin, fix=fix, unsafe=unsafe_fixes, add_noqa=add_noqa)
         result = run_check(paths, config, options, stdin=stdin)
+        if fix:
+            left = counts["unsafe_left"]
+            result.notices.append(f"fixed {counts['fixed']} finding{'s' if counts['fixed'] != 1 else ''}"
+                                  + (f"; {left} more with --unsafe-fixes" if left else ""))
+        if add_noqa:
+            result.notices.append(f"added {counts['noqa']} noqa comment{'s' if counts['noqa'] != 1 else ''}")
     except catalogue.UnknownRule as exc:
         _fail(f"unknown rule code or prefix {exc.args[0]!r} (see `kernlint rules`)")
     if use_ir:

@@ -8,6 +8,9 @@ lines and columns with an exclusive end column, like :class:`kernlint.model.Span
 - KL108 ``n // BLOCK`` in a grid -> ``triton.cdiv(n, BLOCK)``
 - KL101/KL102 a mask ``offs <= n`` -> ``offs < n`` (unsafe: it changes which lanes run, which the
   finding says is wanted but a person should read)
+
+The fixers read the finding's span and its evidence (``grid``, ``products``, ``mask``/``problems``),
+never its message; ``tests/test_fixes.py`` fails when a rule stops giving what its fixer reads.
 """
 
 from __future__ import annotations
@@ -73,22 +76,34 @@ def _module_alias(source: str, module: str) -> str | None:
 
 
 def _widen_product(finding: Finding, source: str) -> Fix | None:
+    """The product is the finding's span, or the first of its evidence's ``products`` found on
+    the span's lines."""
     tl = _module_alias(source, "triton.language")
     if tl is None:
         return None
     text = _Text(source)
     start, end = text.slice(finding.span)
-    try:
-        expr = cst.parse_expression(source[start:end])
-    except cst.ParserSyntaxError:
+    candidates = [(start, end)]
+    lines_start, lines_end = text.offset(finding.span.line, 1), text.offset(finding.span.end_line, 1)
+    lines_end = source.find("\n", lines_end) % (len(source) + 1)
+    for product in finding.evidence.get("products", ()):
+        at = source.find(product, lines_start, lines_end)
+        if at >= 0:
+            candidates.append((at, at + len(product)))
+    for start, end in candidates:
+        try:
+            expr = cst.parse_expression(source[start:end].strip())
+        except cst.ParserSyntaxError:
+            continue
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            break
+    else:
         return None
-    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply)):
-        return None
+    start += len(source[start:end]) - len(source[start:end].lstrip())
     left = cst.Module([]).code_for_node(expr.left)
     atom = isinstance(expr.left, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
     widened = f"{left}.to({tl}.int64)" if atom else f"({left}).to({tl}.int64)"
-    length = len(left) + (len(source[start:end]) - len(source[start:end].lstrip()))
-    return Fix(f"Widen `{left}` to int64", (Edit(text.span(start, start + length), widened),))
+    return Fix(f"Widen `{left}` to int64", (Edit(text.span(start, start + len(left)), widened),))
 
 
 def _cdiv_grid(finding: Finding, source: str) -> Fix | None:
@@ -119,27 +134,25 @@ def _cdiv_grid(finding: Finding, source: str) -> Fix | None:
 
 
 def _exclusive_mask(finding: Finding, source: str) -> Fix | None:
-    if "inclusive" not in finding.evidence.get("problems", ()):
-        return None
-    m = re.search(r"mask `<= ([^`]+)`", finding.message)
+    """The one ``<=`` of the mask: in the access's ``mask=`` text, or in the last assignment of the
+    named mask before the access; none when there are several (which one is meant is not known)."""
     mask = finding.evidence.get("mask")
-    if not m or not mask:
+    if "inclusive" not in finding.evidence.get("problems", ()) or not mask:
         return None
-    inclusive = re.compile(r"<=(\s*)" + re.escape(m.group(1)) + r"(?![\w.(\[])")
     text = _Text(source)
     start, end = text.slice(finding.span)
     if not re.fullmatch(r"[A-Za-z_]\w*", mask):
         region = (start, end)
-    else:  # a named mask: its last assignment before the access
+    else:
         assigns = [a for a in re.finditer(rf"^[ \t]*{mask}[ \t]*=(?!=)[^\n]*", source, re.M) if a.end() <= start]
         if not assigns:
             return None
         region = assigns[-1].span()
-    hits = list(inclusive.finditer(source, *region))
+    hits = list(re.compile(r"<=").finditer(source, *region))
     if len(hits) != 1:
         return None
-    hit = hits[0]
-    return Fix("Use `<` in the mask", (Edit(text.span(hit.start(), hit.start() + 2), "<"),), safe=False)
+    at = hits[0].start()
+    return Fix("Use `<` in the mask", (Edit(text.span(at, at + 2), "<"),), safe=False)
 
 
 FIXERS: dict[str, Callable[[Finding, str], Fix | None]] = {
@@ -249,9 +262,11 @@ def add_noqa_comments(source: str, findings: list[Finding]) -> tuple[str, int]:
     return "\n".join(lines), changed
 
 
-def rewrite(paths, config, options, stdin: bytes | None, fix: bool, unsafe: bool, add_noqa: bool) -> bytes | None:
+def rewrite(paths, config, options, stdin: bytes | None, fix: bool, unsafe: bool, add_noqa: bool
+            ) -> tuple[bytes | None, dict[str, int]]:
     """``--fix`` and ``--add-noqa``: rewrite each file in place (or the text from stdin, returned),
-    linting with the same selection and suppressions as the run that reports afterwards."""
+    linting with the same selection and suppressions as the run that reports afterwards. Also
+    returns the counts: fixes applied, noqa comments written, files changed, unsafe fixes left."""
     from pathlib import Path
 
     from kernlint.check import Options, input_files, run_check
@@ -260,16 +275,22 @@ def rewrite(paths, config, options, stdin: bytes | None, fix: bool, unsafe: bool
         one = Options(**{**options.__dict__, "stdin_filename": display})
         return run_check([Path("-")], config, one, stdin=text.encode("utf-8")).findings
 
+    counts = {"fixed": 0, "noqa": 0, "files": 0, "unsafe_left": 0}
+
     def rewritten(display: str, text: str) -> str:
         if fix:
-            text, _ = fix_text(display, text, lint, unsafe)
+            text, n = fix_text(display, text, lint, unsafe)
+            counts["fixed"] += n
+            if not unsafe:
+                counts["unsafe_left"] += sum(fix_for(f, text) is not None for f in lint(display, text))
         if add_noqa:
-            text, _ = add_noqa_comments(text, lint(display, text))
+            text, n = add_noqa_comments(text, lint(display, text))
+            counts["noqa"] += n
         return text
 
     if stdin is not None:
         text = stdin.decode("utf-8", errors="surrogateescape")
-        return rewritten(options.stdin_filename or "-", text).encode("utf-8", errors="surrogateescape")
+        return rewritten(options.stdin_filename or "-", text).encode("utf-8", errors="surrogateescape"), counts
     files, _ = input_files(paths, config, options)
     for path in files:
         try:
@@ -280,4 +301,5 @@ def rewrite(paths, config, options, stdin: bytes | None, fix: bool, unsafe: bool
         new = rewritten(config.relpath(path), text)
         if new != text:
             path.write_bytes(new.encode("utf-8"))
-    return None
+            counts["files"] += 1
+    return None, counts
