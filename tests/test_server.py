@@ -6,6 +6,7 @@ import queue
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -61,9 +62,29 @@ class Client:
             if match(message):
                 return message
 
+    def open(self, uri: str, text: str, version: int = 1):
+        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": version,
+                                                              "text": text}})
+
     def diagnostics(self, uri: str, version: int):
         return self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
                          and m["params"]["uri"] == uri and m["params"].get("version") == version)["params"]["diagnostics"]
+
+
+@contextmanager
+def session(project: Path):
+    """An initialized server; shut down (and its exit code checked) at the end."""
+    client = Client(project)
+    try:
+        init = client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": {}})
+        client.notify("initialized", {})
+        yield client, init["result"]
+        assert client.request("shutdown", None)["result"] is None
+        client.notify("exit", None)
+        assert client.proc.wait(timeout=60) == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
 
 
 @pytest.fixture
@@ -76,15 +97,11 @@ def test_language_server_session(project):
     path = project / "scale.py"
     path.write_text(BAD)
     uri = path.as_uri()
-    client = Client(project)
-    try:
-        init = client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": {}})
-        caps = init["result"]["capabilities"]
-        assert init["result"]["serverInfo"]["name"] == "kernlint"
+    with session(project) as (client, init):
+        caps = init["capabilities"]
+        assert init["serverInfo"]["name"] == "kernlint"
         assert caps["codeActionProvider"] and caps["textDocumentSync"]["save"] is not None
-        client.notify("initialized", {})
-
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": BAD}})
+        client.open(uri, BAD)
         diags = client.diagnostics(uri, 1)
         assert sorted((d["code"], d["range"]["start"]["line"], d["range"]["start"]["character"]) for d in diags) == [
             ("KL101", 9, 8), ("KL102", 10, 4)]
@@ -121,31 +138,14 @@ def test_language_server_session(project):
         client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
         assert [d["code"] for d in client.diagnostics(uri, 3)] == ["KL108"]
 
-        assert client.request("shutdown", None)["result"] is None
-        client.notify("exit", None)
-        assert client.proc.wait(timeout=60) == 0
-    finally:
-        if client.proc.poll() is None:
-            client.proc.kill()
-
 
 def test_configuration_comes_from_tool_kernlint(project):
     (project / "pyproject.toml").write_text('[tool.kernlint]\nselect = ["KL102"]\n')
     path = project / "scale.py"
     path.write_text(BAD)
-    client = Client(project)
-    try:
-        client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": {}})
-        client.notify("initialized", {})
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": path.as_uri(), "languageId": "python",
-                                                                "version": 1, "text": BAD}})
+    with session(project) as (client, _):
+        client.open(path.as_uri(), BAD)
         assert [d["code"] for d in client.diagnostics(path.as_uri(), 1)] == ["KL102"]
-        client.request("shutdown", None)
-        client.notify("exit", None)
-        client.proc.wait(timeout=60)
-    finally:
-        if client.proc.poll() is None:
-            client.proc.kill()
 
 
 def test_ir_phase_runs_on_save_when_enabled(project):
@@ -155,11 +155,8 @@ def test_ir_phase_runs_on_save_when_enabled(project):
     path = project / "scale.py"
     path.write_text(good)
     uri = path.as_uri()
-    client = Client(project)
-    try:
-        client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": {}})
-        client.notify("initialized", {})
-        client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": good}})
+    with session(project) as (client, _):
+        client.open(uri, good)
         assert client.diagnostics(uri, 1) == []  # typing: the source phase only
         client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
         saved = client.diagnostics(uri, 1)
@@ -168,10 +165,4 @@ def test_ir_phase_runs_on_save_when_enabled(project):
         client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
                                                  "contentChanges": [{"text": good + "\n"}]})
         assert client.diagnostics(uri, 2) == []
-        client.request("shutdown", None)
-        client.notify("exit", None)
-        client.proc.wait(timeout=60)
-    finally:
-        if client.proc.poll() is None:
-            client.proc.kill()
     assert (project / ".kernlint_cache" / ".gitignore").exists()
