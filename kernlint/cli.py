@@ -102,8 +102,14 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
     if confirm_:
         _require("--confirm")
     chosen = _codes(select) or config.select
-    if chosen and _codes(extend_select):  # with no selection every rule is on already
-        chosen = [*chosen, *_codes(extend_select)]
+    extend = _codes(extend_select)
+    if chosen and extend:
+        chosen = [*chosen, *extend]
+    elif extend:  # with no selection every rule is on already; the codes must still exist
+        try:
+            catalogue.select_codes(extend, None)
+        except catalogue.UnknownRule as exc:
+            _fail(f"unknown rule code or prefix {exc.args[0]!r} (see `kernlint rules`)")
     options = Options(
         select=chosen or None,
         ignore=_codes(ignore) or None,

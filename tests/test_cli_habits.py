@@ -41,6 +41,9 @@ def test_extend_select_adds_to_the_configured_selection(tmp_path):
     assert {line.split()[1] for line in kl("check", "m.py", "-q", cwd=tmp_path).stdout.splitlines()} == {"KL101"}
     both = kl("check", "m.py", "-q", "--extend-select", "KL102", cwd=tmp_path).stdout.splitlines()
     assert {line.split()[1] for line in both} == {"KL101", "KL102"}
+    (tmp_path / "pyproject.toml").write_text("[tool.kernlint]\n")
+    unknown = kl("check", "m.py", "--extend-select", "KL999", cwd=tmp_path)
+    assert unknown.returncode == 2 and "unknown rule" in unknown.stderr
 
 
 def test_stdin_filename_without_dash_reads_stdin(tmp_path):
