@@ -69,3 +69,15 @@ def test_server_without_its_extra_names_the_extra():
     r = kl("server")
     assert r.returncode == 2
     assert "kernlint[lsp]" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_ir_hook_installs_the_ir_extra():
+    """pre-commit cannot name an extra of the hook's own repository: the kernlint-ir hook lists the
+    `ir` extra's packages, and must list exactly them."""
+    import tomllib
+
+    yaml = __import__("pytest").importorskip("yaml")
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["ir"]
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert sorted(hooks["kernlint-ir"]["additional_dependencies"]) == sorted(extra)
+    assert "additional_dependencies" not in hooks["kernlint"]
