@@ -15,6 +15,7 @@ import click
 
 from kernlint import __version__, catalogue
 from kernlint.config import ConfigError, load
+from kernlint.extras import MissingExtra, explain, require
 from kernlint.model import Level, Verdict
 from kernlint.report import FORMATS, render
 
@@ -28,6 +29,13 @@ def _codes(values: tuple[str, ...]) -> list[str]:
 def _fail(message: str) -> None:
     click.echo(f"kernlint: error: {message}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+def _require(feature: str) -> None:
+    try:
+        require(feature)
+    except MissingExtra as exc:
+        _fail(str(exc))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,12 +68,24 @@ def main() -> None:
               "[tool.kernlint.confirm] command, else each file's run() or __main__).")
 @click.option("--require-gpu", is_flag=True, help="With --confirm: fail (exit 2) when no GPU is available.")
 @click.option("--confirm-timeout", type=float, default=600.0, show_default=True, help="Seconds per confirming run.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes (KL104 int64 widening, KL108 triton.cdiv) in place.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix: also apply the unsafe ones (a `<=` mask to `<`).")
+@click.option("--add-noqa", is_flag=True, help="Add a `# noqa: CODE` comment to each line with a finding.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only, without the summary line and notes.")
+@click.option("--show-source", is_flag=True, help="Show the source lines of each finding (the full format).")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=True,
+              help="Skip files that .gitignore ignores when walking folders (default: on).")
 def check(paths, select, ignore, output_format, output_file, fail_level, exit_zero, config_file, stdin_filename,
-          force_exclude, ir, arch, show_ir, confirm_, run_cmd, require_gpu, confirm_timeout) -> None:
-    """Lint kernels in PATHS (files or folders; '-' reads stdin)."""
+          force_exclude, ir, arch, show_ir, confirm_, run_cmd, require_gpu, confirm_timeout, extend_select=(),
+          fix=False, unsafe_fixes=False, add_noqa=False, statistics=False, quiet=False, show_source=False,
+          respect_gitignore=True) -> None:
+    """Lint kernels in PATHS (files or folders; '-' reads stdin, as does --stdin-filename without PATHS)."""
     from kernlint.check import Options, run_check
 
-    paths = list(paths) or [Path(".")]
+    # as ruff: --stdin-filename without paths reads stdin
+    paths = list(paths) or [Path("-") if stdin_filename else Path(".")]
     use_stdin = paths == [Path("-")]
     if Path("-") in paths and not use_stdin:
         _fail("'-' (stdin) cannot be combined with other paths")
@@ -79,6 +99,7 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
     use_ir = ir if ir is not None else bool(config.ir)
     target = arch or config.arch or "sm_90"
     if use_ir:
+        _require("--ir")
         from kernlint.ir.occupancy import parse_arch
 
         try:
@@ -86,22 +107,44 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         except (ValueError, KeyError) as exc:
             where = "--arch" if arch else f"{config.source}: [tool.kernlint] arch"
             _fail(f"{where} {target!r}: {exc}")
+    if confirm_:
+        _require("--confirm")
     options = Options(
         select=_codes(select) or None,
+        extend_select=_codes(extend_select) or None,
         ignore=_codes(ignore) or None,
         force_exclude=force_exclude,
         stdin_filename=stdin_filename,
         ir_arch=target if use_ir else None,
         confirm={"run": run_cmd, "require_gpu": require_gpu, "timeout": confirm_timeout} if confirm_ else None,
+        respect_gitignore=respect_gitignore,
     )
     gpu_required: tuple[type[Exception], ...] = ()
     if confirm_:
         from kernlint.dynamic.confirm import GpuRequired
 
         gpu_required = (GpuRequired,)
+    stdin = sys.stdin.buffer.read() if use_stdin else None
+    if use_stdin and force_exclude and stdin_filename and config.is_excluded(Path(stdin_filename)):
+        # editors pipe every buffer through; an excluded one is passed over silently, as ruff does
+        if fix:
+            sys.stdout.buffer.write(stdin)
+        sys.exit(EXIT_CLEAN)
     try:
-        stdin = sys.stdin.buffer.read() if use_stdin else None
-        result = run_check(paths, config, options, stdin=stdin)
+        if fix or add_noqa:
+            from kernlint.fixes import rewrite
+
+            stdin, counts = rewrite(paths, config, options, stdin, fix=fix, unsafe=unsafe_fixes, add_noqa=add_noqa)
+        from kernlint.progress import bar, wanted
+
+        with bar(f"compiling for {target}", wanted(quiet) and use_ir) as on_progress:
+            result = run_check(paths, config, options, stdin=stdin, on_ir_progress=on_progress)
+        if fix:
+            left = counts["unsafe_left"]
+            result.notices.append(f"fixed {counts['fixed']} finding{'s' if counts['fixed'] != 1 else ''}"
+                                  + (f"; {left} more with --unsafe-fixes" if left else ""))
+        if add_noqa:
+            result.notices.append(f"added {counts['noqa']} noqa comment{'s' if counts['noqa'] != 1 else ''}")
     except catalogue.UnknownRule as exc:
         _fail(f"unknown rule code or prefix {exc.args[0]!r} (see `kernlint rules`)")
     except gpu_required as exc:
@@ -112,7 +155,24 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
     fmt = output_format or by_suffix or config.output_format or "concise"
     if fmt not in FORMATS:
         _fail(f"unknown output format {fmt!r} in configuration")
-    text = render(result, fmt, config.root, show_ir=show_ir)
+    if show_source and fmt == "concise":
+        fmt = "full"
+    if statistics:
+        from kernlint.report.text import statistics as rule_counts
+
+        text = rule_counts(result)
+    else:
+        text = render(result, fmt, config.root, show_ir=show_ir)
+    if quiet and fmt in ("concise", "full"):
+        from kernlint.report.text import without_summary
+
+        text = without_summary(text, result)
+    if fix and use_stdin:  # the fixed text goes to stdout, the report to stderr (as ruff)
+        sys.stdout.buffer.write(stdin)
+        sys.stdout.flush()
+        if output_file is None:
+            click.echo(text, nl=False, err=True)
+            text = None
     if output_file is not None:
         try:
             output_file.parent.mkdir(parents=True, exist_ok=True)
@@ -121,8 +181,9 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
             _fail(f"cannot write {output_file}: {exc.strerror or exc}")
         from kernlint.report.text import summary
 
-        click.echo(summary(result), err=True)
-    else:
+        if not quiet:
+            click.echo(summary(result), err=True)
+    elif text is not None:
         click.echo(text, nl=False)
     if result.errors:
         sys.exit(EXIT_ERROR)
@@ -211,12 +272,29 @@ def confirm_command(ctx, paths, run_cmd, require_gpu, output_format, output_file
                show_ir=False, confirm_timeout=600.0)
 
 
+@main.command("server")
+def server_command() -> None:
+    """Run the language server (LSP over stdio) for editors: diagnostics as you type, quick fixes."""
+    _require("server")
+    from kernlint.server import serve
+
+    serve()
+
+
 def _register_optional_commands() -> None:
     """Commands of phases that live in their own packages."""
-    try:
-        from kernlint.eval.cli import eval_command
-    except ImportError:
-        return
+    import functools
+
+    from kernlint.eval.cli import eval_command
+
+    run_eval = eval_command.callback
+
+    @functools.wraps(run_eval)
+    def eval_with_its_extra(*args, **kwargs):
+        _require("eval")  # here, not at import: `kernlint eval --help` works without the extra
+        return run_eval(*args, **kwargs)
+
+    eval_command.callback = eval_with_its_extra
     main.add_command(eval_command, "eval")
 
 
@@ -235,5 +313,9 @@ def entry() -> None:
     except Exception as exc:  # noqa: BLE001
         if os.environ.get("KERNLINT_DEBUG"):
             raise
+        missing_extra = explain(exc) if isinstance(exc, ModuleNotFoundError) else None
+        if missing_extra:
+            click.echo(f"kernlint: error: {missing_extra}", err=True)
+            sys.exit(EXIT_ERROR)
         click.echo(f"kernlint: internal error: {exc.__class__.__name__}: {exc} (set KERNLINT_DEBUG=1 for details)", err=True)
         sys.exit(EXIT_ERROR)

@@ -11,8 +11,22 @@ from kernlint.config import Config
 from kernlint.model import ModuleFacts, Phase, RunResult
 
 
+def cache_dir(root: Path) -> Path:
+    """``ROOT/.kernlint_cache/ir``; the cache folder carries its own ``.gitignore`` (as ruff's does),
+    so it never shows up in ``git status``."""
+    top = root / ".kernlint_cache"
+    try:
+        top.mkdir(exist_ok=True)
+        ignore = top / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# Automatically created by kernlint.\n*\n")
+    except OSError:
+        pass  # a read-only tree: the IR phase then runs without a cache
+    return top / "ir"
+
+
 def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: str, jobs: int = 0,
-                    facts: dict[str, ModuleFacts] | None = None) -> None:
+                    facts: dict[str, ModuleFacts] | None = None, on_progress=None) -> None:
     from kernlint.ir.phase import attach_to_source_findings, run_ir_phase
 
     ir_codes = {c for c in codes if catalogue.all_rules()[c].phase is Phase.IR}
@@ -28,9 +42,9 @@ def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: st
         options["KL304"] = {"threshold": config.occupancy_threshold}
     stats: dict = {}
     ir_findings = run_ir_phase(
-        kernels, arch=arch, select=sorted(ir_codes), cache_dir=str(root / ".kernlint_cache" / "ir"),
+        kernels, arch=arch, select=sorted(ir_codes), cache_dir=str(cache_dir(root)),
         jobs=jobs or min(os.cpu_count() or 1, 8), max_configs=config.autotune_limit, options=options or None,
-        stats=stats, facts=facts, specialize=config.specialize or None,
+        stats=stats, facts=facts, specialize=config.specialize or None, on_progress=on_progress,
     )
     result.notices.extend(stats.get("notices", []))
     for f in ir_findings:

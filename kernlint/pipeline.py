@@ -31,6 +31,9 @@ class Options:
     ir_arch: str | None = None
     #: run the dynamic phase: ``{"run": cmd | None, "require_gpu": bool, "timeout": s}`` (None: do not)
     confirm: dict | None = None
+    respect_gitignore: bool = True
+    #: codes or prefixes enabled on top of the selection (``--extend-select``)
+    extend_select: list[str] | None = None
 
 
 @dataclass
@@ -67,17 +70,34 @@ def collect_files(paths: list[Path], config: Config, force_exclude: bool
     return files, errors
 
 
+def input_files(paths: list[Path], config: Config, options: Options
+                ) -> tuple[list[tuple[Path, bool]], list[FileError]]:
+    """The files a run lints: :func:`collect_files`, less what .gitignore ignores unless told not to
+    (files named on the command line are always linted)."""
+    files, errors = collect_files(paths, config, options.force_exclude)
+    if options.respect_gitignore:
+        from kernlint.gitignore import drop_ignored
+
+        kept = set(drop_ignored([f for f, _ in files], named=paths))
+        files = [(f, named) for f, named in files if f in kept]
+    return files, errors
+
+
 def enabled_rules(config: Config, options: Options) -> set[str]:
     select = options.select or config.select or None
     ignore = [*(config.ignore or []), *(options.ignore or [])]
-    return catalogue.select_codes(select, ignore, extend=config.extend_select)
+    extend = [*(config.extend_select or []), *(options.extend_select or [])]
+    return catalogue.select_codes(select, ignore, extend=extend or None)
 
 
 def source_rules(codes: set[str]):
     return [rule() for rule in for_phase(Phase.SOURCE, codes)]
 
 
-def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes | None = None) -> RunResult:
+def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes | None = None,
+              on_ir_progress=None) -> RunResult:
+    """Lint ``paths`` (or ``stdin``) through every phase the options ask for; ``on_ir_progress(done,
+    total)`` is called as the IR phase's compilations finish."""
     codes = enabled_rules(config, options)
     result = RunResult()
     state = _FileState()
@@ -85,7 +105,7 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
         name = options.stdin_filename or "-"
         inputs = [(name, Path(name), stdin, True)]
     else:
-        files, errors = collect_files(paths, config, options.force_exclude)
+        files, errors = input_files(paths, config, options)
         result.errors.extend(errors)
         inputs = [(config.relpath(f), f, None, named) for f, named in files]
     rules = source_rules(codes)
@@ -108,7 +128,7 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
     if options.ir_arch is not None:
         from kernlint.ir_glue import add_ir_findings
 
-        add_ir_findings(result, config, codes, options.ir_arch, facts=state.facts)
+        add_ir_findings(result, config, codes, options.ir_arch, facts=state.facts, on_progress=on_ir_progress)
     if options.confirm is not None:
         from kernlint.confirm_glue import confirm_result
 

@@ -75,3 +75,71 @@ def test_warning_level_is_written_explicitly():
     result = RunResult(findings=[Finding("KL103", "a.py", Span(1, 1, 1, 2), "m", Level.WARNING)])
     res = build(result, ROOT)["runs"][0]["results"][0]
     assert res["level"] == "warning" and res["kind"] == "fail"
+
+
+def _walk(node, path=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _walk(v, f"{path}/{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, f"{path}/{i}")
+    else:
+        yield path, node
+
+
+def test_no_sarif_om_default_values(log):
+    """sarif-om's placeholders (index -1, rank -1.0, language, newline sequences) are not written."""
+    for path, value in _walk(log):
+        if "/properties/" in path:
+            continue  # kernlint's own property bags
+        assert value not in (-1, -1.0), path
+        assert not path.endswith(("/language", "/newlineSequences/0")), path
+
+
+def test_full_description_ends_at_a_sentence_and_help_has_the_full_docs(log):
+    from kernlint import catalogue
+
+    rules = catalogue.all_rules()
+    for rule in log["runs"][0]["tool"]["driver"]["rules"]:
+        text = rule["fullDescription"]["text"]
+        assert len(text) <= 1024 and text.endswith((".", "!", "?", ")", "`")), (rule["id"], text[-40:])
+        assert rule["help"]["markdown"] == rules[rule["id"]].docs.strip()
+
+
+def _lint_dir(folder: Path, root: Path):
+    from kernlint.config import Config
+
+    return run_check([folder], Config(root=root), Options(respect_gitignore=False))
+
+
+def test_uris_are_percent_encoded_and_outside_files_absolute(tmp_path):
+    project = tmp_path / "project"
+    (project / "odd dir").mkdir(parents=True)
+    bad = (ROOT / "fixtures" / "triton" / "vector_add_bad.py").read_text()
+    (project / "odd dir" / "a#b%c.py").write_text(bad)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "x.py").write_text(bad)
+    result = _lint_dir(project, project)
+    result.extend(_lint_dir(outside, project))
+    log = build(result, project)
+    jsonschema.validate(log, SCHEMA)
+    locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["locations"][0]["physicalLocation"]["artifactLocation"]
+                 for r in log["runs"][0]["results"]}
+    assert locations["odd%20dir/a%23b%25c.py"]["uriBaseId"] == "%SRCROOT%"
+    absolute = (outside / "x.py").resolve().as_uri()
+    assert absolute.startswith("file:///") and "uriBaseId" not in locations[absolute]
+
+
+def test_fingerprints_survive_lines_moving(tmp_path):
+    bad = (ROOT / "fixtures" / "triton" / "matmul_bad.py").read_text()
+    (tmp_path / "m.py").write_text(bad)
+    before = build(_lint_dir(tmp_path, tmp_path), tmp_path)["runs"][0]["results"]
+    (tmp_path / "m.py").write_text("# a comment\n\n\n" + bad)
+    after = build(_lint_dir(tmp_path, tmp_path), tmp_path)["runs"][0]["results"]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after] == [
+        r["locations"][0]["physicalLocation"]["region"]["startLine"] + 3 for r in before]
+    prints = [r["partialFingerprints"]["kernlint/v1"] for r in before]
+    assert prints == [r["partialFingerprints"]["kernlint/v1"] for r in after]
+    assert len(set(prints)) == len(prints)

@@ -22,7 +22,7 @@ import tempfile
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from kernlint.ir.specialize import Specialization
 
@@ -326,9 +326,10 @@ def _context():
     return multiprocessing.get_context("spawn")
 
 
-def run_jobs(jobs: Iterable[CompileJob], workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S
-             ) -> dict[str, dict[str, Any]]:
-    """Compile ``jobs`` on up to ``workers`` processes (0: one per core); key -> record."""
+def run_jobs(jobs: Iterable[CompileJob], workers: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
+             on_progress: Callable[[int, int], None] | None = None) -> dict[str, dict[str, Any]]:
+    """Compile ``jobs`` on up to ``workers`` processes (0: one per core); key -> record.
+    ``on_progress(done, total)`` is called as jobs finish (a progress bar)."""
     pending = [j.to_wire() for j in jobs]
     results: dict[str, dict[str, Any]] = {}
     if not pending:
@@ -378,6 +379,8 @@ def run_jobs(jobs: Iterable[CompileJob], workers: int = 0, timeout_s: float = DE
                     fresh = _Worker(ctx)
                     pool.append(fresh)
                     idle.append(fresh)
+            if on_progress is not None:
+                on_progress(len(results), len(results) + len(pending) + sum(w.job is not None for w in pool))
     finally:
         for w in pool:
             try:

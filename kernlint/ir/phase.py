@@ -14,7 +14,7 @@ import hashlib
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from kernlint.ir.artifacts import CompiledKernel
 from kernlint.ir.cache import DEFAULT_CACHE_DIR, ArtifactCache, artifact_key
@@ -131,6 +131,7 @@ def run_ir_phase(
     stats: dict[str, Any] | None = None,
     facts: dict[str, ModuleFacts] | None = None,
     specialize: dict[str, dict[str, Any]] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> list[Finding]:
     """Compile every Triton kernel found (or given) and return the IR rules' findings.
 
@@ -142,6 +143,7 @@ def run_ir_phase(
     ``specialize``: kernel name -> ``NAME = value`` pairs to compile it with (the configuration's).
     ``stats``, when given, is filled with counts (kernels, specializations, compiled, cache hits)
     and ``notices``: phase parts skipped, e.g. TileLang kernels without the ``tilelang`` extra.
+    ``on_progress(done, total)``: called as compilations finish.
 
     TileLang kernels are lowered to CUDA and compiled to PTX with nvcc (:mod:`kernlint.ir.tilelang`);
     without TileLang installed they are skipped with one notice.
@@ -226,7 +228,7 @@ def run_ir_phase(
     if tilelang_notice and tilelang_notice[0]:
         notices.append(tilelang_notice[0])
     if pending:
-        results = run_jobs([j for j, _ in pending], workers=jobs, timeout_s=timeout_s)
+        results = run_jobs([j for j, _ in pending], workers=jobs, timeout_s=timeout_s, on_progress=on_progress)
         for job, def_line in pending:
             record = results.get(job.key, {"ok": False, "stage": "crash", "error": "no result", "line": 0})
             note_symbol(job, record)

@@ -1,15 +1,19 @@
 """SARIF 2.1.0 output built with sarif-om, serialized explicitly.
 
-sarif-om's usual serializers drop values equal to their defaults (``level: "warning"``,
-``kind: "fail"``); code-scanning UIs then guess. Here every attrs field that holds a value is
-written, so what kernlint means is what the file says.
+sarif-om fills every unset field with SARIF's default (``index: -1``, ``rank: -1.0``,
+``language: "en-US"``...): those are left out, as the specification intends. ``level`` and ``kind``
+are the exception, written even at their defaults (``"warning"``, ``"fail"``): code-scanning UIs
+guess when they are missing. URIs are percent-encoded; a file under the project root is relative to
+``%SRCROOT%``, any other an absolute ``file://`` URI.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
+from urllib.parse import quote
 
 import attr
 import sarif_om as so
@@ -22,12 +26,22 @@ INFO_URI = "https://github.com/kernlint/kernlint"
 SEVERITY = {Level.ERROR: "error", Level.WARNING: "warning", Level.NOTE: "recommendation"}
 
 
+ALWAYS_WRITTEN = frozenset({"level", "kind"})
+
+
+def _is_default(field, value) -> bool:
+    default = field.default
+    if isinstance(default, attr.Factory):
+        default = default.factory()
+    return default is not attr.NOTHING and value == default and type(value) is type(default)
+
+
 def to_json(obj):
     if attr.has(type(obj)):
         out = {}
         for field in attr.fields(type(obj)):
             value = getattr(obj, field.name)
-            if value is None:
+            if value is None or (field.name not in ALWAYS_WRITTEN and _is_default(field, value)):
                 continue
             out[field.metadata.get("schema_property_name", field.name)] = to_json(value)
         return out
@@ -39,8 +53,24 @@ def to_json(obj):
 
 
 def _truncate(text: str, limit: int = 1024) -> str:
+    """At most ``limit`` characters, cut after the last whole sentence that fits (the full text is
+    in ``help.markdown``)."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", text[: limit + 1]) if m.end() <= limit]
+    return text[: ends[-1]] if ends else text[: limit - 1] + "…"
+
+
+def artifact_location(path: str, root: Path) -> so.ArtifactLocation:
+    """A percent-encoded URI: relative to ``%SRCROOT%`` under the root, else an absolute file URI."""
+    p = Path(path)
+    full = p if p.is_absolute() else root / p
+    try:
+        rel = full.resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return so.ArtifactLocation(uri=full.resolve().as_uri())
+    return so.ArtifactLocation(uri=quote(rel.as_posix(), safe="/"), uri_base_id="%SRCROOT%")
 
 
 def _first_paragraph(docs: str, heading: str) -> str:
@@ -69,9 +99,13 @@ def _descriptor(rule) -> so.ReportingDescriptor:
     )
 
 
-def _fingerprint(finding: Finding, line_text: str) -> str:
+def _fingerprint(finding: Finding, line_text: str, seen: dict) -> str:
+    """The rule, file, kernel and the finding's line text without its whitespace, not its line
+    number: lines moving up or down keep the fingerprint. The n-th identical key gets ``:n``."""
     key = f"{finding.rule}\0{finding.path}\0{finding.kernel}\0{' '.join(line_text.split())}"
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
+    digest = hashlib.sha256(key.encode()).hexdigest()[:32]
+    seen[digest] = seen.get(digest, 0) + 1
+    return digest if seen[digest] == 1 else f"{digest}:{seen[digest]}"
 
 
 def _line_text(root: Path, finding: Finding, cache: dict) -> str:
@@ -90,6 +124,7 @@ def build(result: RunResult, root: Path) -> dict:
     index = {code: i for i, code in enumerate(used)}
     descriptors = [_descriptor(rules[code]) for code in used if code in rules]
     cache: dict = {}
+    seen: dict = {}
     results = []
     for f in result.sorted_findings():
         region = so.Region(
@@ -108,13 +143,13 @@ def build(result: RunResult, root: Path) -> dict:
                 locations=[
                     so.Location(
                         physical_location=so.PhysicalLocation(
-                            artifact_location=so.ArtifactLocation(uri=Path(f.path).as_posix(), uri_base_id="%SRCROOT%"),
+                            artifact_location=artifact_location(f.path, root),
                             region=region,
                         ),
                         logical_locations=[so.LogicalLocation(name=f.kernel, kind="function")] if f.kernel else None,
                     )
                 ],
-                partial_fingerprints={"kernlint/v1": _fingerprint(f, _line_text(root, f, cache))},
+                partial_fingerprints={"kernlint/v1": _fingerprint(f, _line_text(root, f, cache), seen)},
                 properties={
                     "phase": f.phase.value,
                     "verdict": f.verdict.value,
@@ -131,7 +166,7 @@ def build(result: RunResult, root: Path) -> dict:
             locations=[
                 so.Location(
                     physical_location=so.PhysicalLocation(
-                        artifact_location=so.ArtifactLocation(uri=Path(e.path).as_posix(), uri_base_id="%SRCROOT%"),
+                        artifact_location=artifact_location(e.path, root),
                         region=so.Region(start_line=max(e.line, 1), start_column=max(e.col, 1)),
                     )
                 )

@@ -77,3 +77,29 @@ def full(result: RunResult, root: Path) -> str:
     out += [f"note: {n}" for n in result.notices]
     out.append(summary(result))
     return "\n".join(out) + "\n"
+
+
+def statistics(result: RunResult) -> str:
+    """``--statistics``: findings per rule, most frequent first (as ruff)."""
+    from collections import Counter
+
+    from kernlint import catalogue
+
+    rules = catalogue.all_rules()
+    counts = Counter(f.rule for f in result.findings)
+    lines = [f"{e.path}:{e.line}:{e.col}: error: {e.message}" for e in result.errors]
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        name = rules[code].name if code in rules else ""
+        lines.append(f"{n:>5}\t{code}\t{name}")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def without_summary(text: str, result: RunResult) -> str:
+    """``--quiet``: the report less its closing summary line and notes."""
+    tail = [summary(result), *(f"note: {n}" for n in result.notices)]
+    lines = text.rstrip("\n").split("\n")
+    while lines and lines[-1] in tail:
+        lines.pop()
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n" if lines else ""
