@@ -325,6 +325,8 @@ class TileLangState:
     ops: list[Op] = field(default_factory=list)
     #: local scalar names -> names they are computed from (``row = by * block_M + i``)
     derived: dict[str, set[str]] = field(default_factory=dict)
+    #: kernel-local scalar name -> the expression last assigned to it (``kv_start = ...``)
+    locals: dict[str, cst.BaseExpression] = field(default_factory=dict)
     #: ``assert`` tests in the kernel and its factories
     asserts: list[cst.BaseExpression] = field(default_factory=list)
     #: parameters of the kernel and its enclosing factories (sizes a caller picks)
@@ -567,6 +569,7 @@ class _Walker:
                     return
             if isinstance(target, cst.Name):
                 st.derived.setdefault(target.value, set()).update(names_in(value))
+                st.locals[target.value] = value
                 buf = st.buffers.get(target.value)
                 if buf is not None and buf.scope == "local.var":
                     # ``m = -T.infinity(dtype)`` after ``m = T.alloc_var(dtype)``: the frontend turns a plain

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kernlint.source.tilelang import Op, TileLangState, canonical_op, names_in, subscripts_in
+from kernlint.source.tilelang_divide import free_names
 
 _ZERO_KEEPING_CALLS = {"abs", "fabs", "Cast", "cast", "sqrt", "sin", "tanh", "erf", "round", "trunc", "floor", "ceil",
                        "float16", "float32", "bfloat16", "float"}
@@ -72,6 +73,10 @@ def _tail_dims(state: TileLangState, op: Op) -> list[int]:
         # a fixed tile (X[bx, 0] into a (block_M, block_N) tile): it overruns when start + extent > size,
         # which is unknown unless the tile spans exactly the tensor's dimension
         if state.code(extent) == state.code(gshape[g]):
+            continue
+        if names_in(gshape[g]) & free_names(state):
+            if not state.divisible(gshape[g], extent):
+                out.append(t)  # a caller's size can be smaller than the tile
             continue
         for env in state.configs:
             s0, e, d = env.value(start), env.value(extent), env.value(gshape[g])
