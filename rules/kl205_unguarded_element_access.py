@@ -27,13 +27,16 @@ Looks at every element access `X[...]` in a TileLang kernel body (inside `T.Para
 `T.grid`, `T.unroll` or `range` loops; tile ops such as `T.copy` are not element accesses) that
 TileLang's `LegalizeSafeMemoryAccess` pass leaves unguarded, and reports those whose index can
 leave the buffer:
-- shared, fragment and local buffers: the pass never guards them. The index's interval is worked
+- shared and local (`T.alloc_local`) buffers: the pass never guards them. The index's interval is worked
   out from the loop extents in every configuration the kernel runs with (factory defaults, call
   sites), e.g. `X_shared[i + 1, j]` over `T.Parallel(block_M, block_N)` into a
   `(block_M, block_N)` buffer;
 - a global store whose value is `T.if_then_else(...)`: the pass takes it for a manual bounds check
   and skips its guard, although the store itself still happens;
 - every global access when the module disables the pass (`tl.disable_safe_memory_legalize`).
+Fragments (`T.alloc_fragment`) are not judged: their indices are coordinates that the inferred
+layout distributes over the threads' registers, so a loop wider than the fragment widens the
+layout instead of reaching another buffer.
 For a global tensor the index must have the form `bx * B + i` with `bx` over `T.ceildiv(S, B)`
 blocks and `i` over `B`: it runs past `S` unless `S` is provably a multiple of `B` (an `assert
 S % B == 0`, or sizes fixed in the module). An enclosing `if` that tests the index counts as a
@@ -141,7 +144,7 @@ def shift_rows(M, N, block_M=64, block_N=64):
     def check(self, state):
         for over in overruns(state):
             where = "stored" if over.store else "read"
-            unguarded = "TileLang guards no shared, fragment or local access" if not state.buffers[
+            unguarded = "TileLang guards no shared or local access" if not state.buffers[
                 over.buffer].is_global else "TileLang skips its bounds check for a store of `T.if_then_else` (or the " \
                 "module disables it)"
             yield self.finding(

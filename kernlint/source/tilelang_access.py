@@ -3,7 +3,7 @@ ops) that can leave their buffer where TileLang does not guard them.
 
 TileLang's ``LegalizeSafeMemoryAccess`` pass guards an element access only when the buffer is
 global: a load it cannot prove in bounds yields the buffer's safe value (0), a store is skipped.
-It leaves alone (a) every shared, fragment and local buffer ("we assume the developers can handle
+It leaves alone (a) every shared and local buffer (and fragments, whose indices a layout maps) ("we assume the developers can handle
 them": at most a warning, off by default), (b) a global store whose value is ``T.if_then_else``
 (taken for a manual bounds check, although the store itself still happens), and (c) everything
 when the pass is disabled (``tl.disable_safe_memory_legalize``). Those are the accesses judged
@@ -137,7 +137,9 @@ def overruns(state: TileLangState) -> list[Overrun]:
             if not isinstance(sub.value, cst.Name) or sub.value.value not in state.buffers:
                 continue
             buf = state.buffers[sub.value.value]
-            if not buf.shape or len(sub.slice) != len(buf.shape):
+            if not buf.shape or len(sub.slice) != len(buf.shape) or buf.scope == "local.fragment":
+                # a fragment's indices are coordinates its inferred layout distributes over the threads'
+                # registers (a loop wider than the fragment gets a wider layout), not addresses
                 continue
             if buf.is_global and not legalize_off:
                 value_masked = is_store and isinstance(op.value, cst.Call) and (
