@@ -25,9 +25,17 @@ Follows every on-chip buffer of a TileLang kernel (`T.alloc_fragment`, `T.alloc_
 `T.alloc_shared`) in program order and reports the first read of a per-thread buffer (fragment, local,
 var) that no earlier statement writes, and any read of a shared buffer that nothing in the kernel
 writes at all. Reads include the accumulator of `T.gemm` (which computes `C += A @ B` unless
-`clear_accum=True`), the output of `T.reduce_*(..., clear=False)`, `x[i] += ...`, the source of
-`T.copy` and element reads. Writes are `T.clear`, `T.fill`, `T.copy` into the buffer, element stores,
-`T.gemm(..., clear_accum=True)`, reductions with `clear=True`, and any call the buffer escapes to.
+`clear_accum=True`; only its third argument `C` accumulates, `A` and `B` are read), the output of
+`T.reduce_*(..., clear=False)`, `x[i] += ...`, `T.dp4a`'s accumulator, the inputs of
+`T.tvm_thread_allreduce`, the source of `T.copy` and element reads (an alloc_var is read by its bare
+name). Writes are `T.clear`, `T.fill`, `T.copy` into the buffer, element stores, a plain assignment
+to an alloc_var (`m = -T.infinity(dtype)`: TileLang turns it into a store), `T.gemm(...,
+clear_accum=True)` and `clear_accum=(j == 0)` inside a loop over `j` from 0 (the first pass clears),
+reductions with `clear=True`, the outputs of `T.tvm_thread_allreduce`, pointers handed out for
+writing (`T.access_ptr(buf, "w")`, `tvm_access_ptr` with the write bit, `T.address_of`), a T.*
+intrinsic called as a statement with the buffer (`T.clc_try_cancel_multicast(result, bar)`: its
+value is discarded, so it is there for its effect) and any user helper the buffer escapes to. A
+`clear_accum` that is not a constant or a first-pass test is given the benefit of the doubt.
 
 ## Why is this bad?
 Fragments live in registers and shared buffers in shared memory; neither is zeroed on allocation.
