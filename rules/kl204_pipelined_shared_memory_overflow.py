@@ -2,11 +2,11 @@ from kernlint.model import Frontend, Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
 from kernlint.source.tilelang import DTYPE_BYTES
-from kernlint.source.tilelang_target import module_target
+from kernlint.source.tilelang_target import SHARED_LIMIT, module_target
 
-#: largest dynamic shared memory one block may opt into (bytes)
-SM80_MAX = 163 * 1024  # A100 (sm_80); sm_86/sm_89 allow only 99 KB
-SM90_MAX = 227 * 1024  # H100/H200 (sm_90) and B200 (sm_100)
+#: largest dynamic shared memory one block may opt into (bytes), when the module names no target
+SM80_MAX = SHARED_LIMIT["sm_80"]  # A100; sm_86/sm_89 allow only 99 KB
+SM90_MAX = SHARED_LIMIT["sm_90"]  # H100/H200 (sm_90) and B200 (sm_100)
 
 
 class PipelinedSharedMemoryOverflow(SourceRule):
