@@ -331,6 +331,8 @@ class TileLangState:
     asserts: list[cst.BaseExpression] = field(default_factory=list)
     #: parameters of the kernel and its enclosing factories (sizes a caller picks)
     params: set[str] = field(default_factory=set)
+    #: facts derived once per kernel by the modules that read this state (asserted multiples, ...)
+    memo: dict = field(default_factory=dict)
     #: parameters ``@tilelang.autotune`` chooses, with the values its configs list (``[]``: unread)
     tuned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
 
@@ -406,6 +408,8 @@ class _Walker:
     def __init__(self, state: TileLangState) -> None:
         self.state = state
         self.info = state.info
+        #: a module that never names a pointer builtin needs no walk for them per statement
+        self.has_pointers = any(w in state.info.source for w in ("access_ptr", "address_of"))
 
     def op_name(self, func: cst.BaseExpression) -> str | None:
         return canonical_op(self.info, func)
@@ -524,19 +528,26 @@ class _Walker:
         return None
 
     def buffer_reads(self, expr: cst.CSTNode) -> list[str]:
-        out = []
-        for sub in subscripts_in(expr):
-            if isinstance(sub.value, cst.Name) and sub.value.value in self.state.buffers:
-                out.append(sub.value.value)
-        for call in calls_in(expr):
-            # whole buffers passed to T.* helpers that read them (T.max(x[0], y) is covered above)
-            for a in call.args:
-                if isinstance(a.value, cst.Name) and a.value.value in self.state.buffers:
-                    out.append(a.value.value)
-        # an alloc_var is read by its bare name (``nz_count + 1``)
-        out += [n for n in names_in(expr) if n in self.state.buffers and self.state.buffers[n].scope == "local.var"
-                and n not in out]
-        return out
+        """Buffers an expression reads: subscripted ones, whole buffers passed to calls (``T.max(x[0], y)``
+        is covered by the first) and alloc_vars by their bare name (``nz_count + 1``); one walk."""
+        buffers = self.state.buffers
+        out: list[str] = []
+        bare: list[str] = []
+        stack = [expr]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name) and n.value.value in buffers:
+                out.append(n.value.value)
+            elif isinstance(n, cst.Call):
+                out += [a.value.value for a in n.args if isinstance(a.value, cst.Name) and a.value.value in buffers]
+            elif isinstance(n, cst.Name) and n.value in buffers and buffers[n.value].scope == "local.var":
+                bare.append(n.value)
+                continue
+            elif isinstance(n, cst.Attribute):
+                stack.append(n.value)
+                continue
+            stack.extend(n.children)
+        return out + [n for n in dict.fromkeys(bare) if n not in out]
 
     def add(self, op: Op, loops, guards) -> None:
         op.loops, op.guards, op.index = loops, guards, len(self.state.ops)
@@ -639,6 +650,8 @@ class _Walker:
         (unknown: counted as written)."""
         reads: list[str] = []
         writes: list[str] = []
+        if not self.has_pointers:
+            return reads, writes
         for call in calls_in(value):
             op = self.op_name(call.func)
             if op in ("access_ptr", "address_of"):

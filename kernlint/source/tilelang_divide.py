@@ -19,7 +19,11 @@ _SYMBOLIC = {"dynamic", "symbolic", "const", "Var", "var"}
 
 def _facts(state: TileLangState) -> list[tuple[str, cst.BaseExpression]]:
     """``(code of x, d)`` for every asserted ``x % d == 0`` (also inside ``and`` chains)."""
-    out = []
+    cached = state.memo.get("facts")
+    if cached is not None:
+        return cached
+    out: list[tuple[str, cst.BaseExpression]] = []
+    state.memo["facts"] = out
     stack = list(state.asserts)
     while stack:
         test = stack.pop()
@@ -40,7 +44,11 @@ def _code(state: TileLangState, node: cst.BaseExpression) -> str:
 
 def free_names(state: TileLangState) -> set[str]:
     """Sizes the caller chooses: factory and kernel parameters, and names bound to symbolic sizes."""
+    cached = state.memo.get("free")
+    if cached is not None:
+        return cached
     out = set(state.params)
+    state.memo["free"] = out
     for name, bound in state.env.bindings.items():
         if isinstance(bound, cst.CSTNode) and any(
                 (canonical_op(state.info, c.func) or "") in _SYMBOLIC for c in calls_in(bound)):

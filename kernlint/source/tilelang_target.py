@@ -13,10 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import libcst as cst
-
 from kernlint.source.discover import ModuleInfo
-from kernlint.source.tilelang import calls_in, canonical_op
 
 #: largest shared memory (LDS on AMD) one block may use, in bytes
 SHARED_LIMIT = {
@@ -67,20 +64,21 @@ def module_target(info: ModuleInfo) -> Target:
     return target
 
 
+_TARGET_TEXT = re.compile(r"""(?:\btarget\s*=\s*|target\.Target\(\s*)(["'])(?P<text>[^"']+)\1""")
+_CALLED = re.compile(r"\.\s*([A-Za-z_]\w*)\s*\(")
+
+
 def _infer(info: ModuleInfo) -> Target:
-    for call in calls_in(info.module):
-        for arg in call.args:
-            is_target = (arg.keyword is not None and arg.keyword.value == "target") or (
-                arg.keyword is None and (info.imports.resolve(call.func) or "").endswith("target.Target"))
-            if is_target and isinstance(arg.value, cst.SimpleString):
-                arch = _from_string(str(arg.value.evaluated_value))
-                if arch:
-                    return Target(arch, f"target {arg.value.evaluated_value!r}")
-    ops = {canonical_op(info, c.func) or "" for c in calls_in(info.module)}
+    # read from the text: a whole-tree walk per module costs more than every rule together
+    for m in _TARGET_TEXT.finditer(info.source):
+        arch = _from_string(m.group("text"))
+        if arch:
+            return Target(arch, f"target {m.group('text')!r}")
+    called = set(_CALLED.findall(info.source))
     for prefixes, arch in ((_SM100_OPS, "sm_100"), (_SM90_OPS, "sm_90")):
-        used = sorted(op for op in ops if op.startswith(prefixes) or any(p in op for p in prefixes))
+        used = sorted(op for op in called if any(p in op for p in prefixes))
         if used:
-            return Target(arch, f"it uses T.{used[0]}")
+            return Target(arch, f"it calls {used[0]}")
     stem = Path(info.path).stem.lower()
     for pattern, arch in _NAME_HINTS:
         if pattern.search(stem.replace("-", "_")):
