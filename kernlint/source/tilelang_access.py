@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from kernlint.source.tilelang import Env, Op, TileLangState, canonical_op, names_in, subscripts_in
+from kernlint.source.tilelang import Env, Op, TileLangState, canonical_op, subscripts_in
 
 _DISABLE_KEYS = ("TL_DISABLE_SAFE_MEMORY_ACCESS", "tl.disable_safe_memory_legalize")
 

@@ -115,7 +115,7 @@ def _zero_kind(state: TileLangState, expr: cst.BaseExpression, padded: set[int])
     return None
 
 
-def _mask_conditions(state: TileLangState, op: Op) -> list[cst.BaseExpression] | None:
+def mask_conditions(state: TileLangState, op: Op) -> list[cst.BaseExpression] | None:
     """The conditions a store masks with (its enclosing ``if``s and the tests of ``T.if_then_else``
     and the like in its value), or None when it is not masked."""
     conds = list(op.guards)
@@ -168,7 +168,7 @@ def pad_flows(state: TileLangState) -> list[PadFlow]:
     masks: dict[str, dict[int, tuple[set[str], Op]]] = {}
     flows: list[PadFlow] = []
     for op in state.ops:
-        if op.kind != "gemm" and not (op.kind == "store" and _mask_conditions(state, op)):
+        if op.kind != "gemm" and not (op.kind == "store" and mask_conditions(state, op)):
             for w in op.writes:
                 masks.pop(w, None)
         if op.kind == "copy" and op.dst is not None:
@@ -218,7 +218,7 @@ def pad_flows(state: TileLangState) -> list[PadFlow]:
         elif op.kind in ("store", "augstore") and op.dst is not None and op.value is not None:
             target_idx = [names_in(start) if start is not None else set() for start, _ in op.dst.dims]
             new: dict[int, tuple[str, Op]] = dict(pads.get(op.dst.buffer, {})) if op.kind == "augstore" else {}
-            conds = _mask_conditions(state, op)
+            conds = mask_conditions(state, op)
             if conds:
                 pads[op.dst.buffer] = {}
                 if op.kind == "store":

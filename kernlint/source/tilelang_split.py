@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from kernlint.source.tilelang import Op, TileLangState, canonical_op, names_in
-from kernlint.source.tilelang_padding import _mask_conditions
+from kernlint.source.tilelang import Op, TileLangState, canonical_op
+from kernlint.source.tilelang_padding import mask_conditions
 
 
 @dataclass
@@ -96,7 +96,7 @@ def split_gaps(state: TileLangState) -> list[SplitGap]:
             masked = any(
                 svar in set().union(*(state.depends(c) for c in conds))
                 for other in state.ops if loop in other.loops and other.kind == "store"
-                for conds in [_mask_conditions(state, other) or []] if conds)
+                for conds in [mask_conditions(state, other) or []] if conds)
             if masked or id(loop) in seen:
                 continue
             overlap = not state.divisible(split_len, block)
