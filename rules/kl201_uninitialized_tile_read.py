@@ -25,9 +25,17 @@ Follows every on-chip buffer of a TileLang kernel (`T.alloc_fragment`, `T.alloc_
 `T.alloc_shared`) in program order and reports the first read of a per-thread buffer (fragment, local,
 var) that no earlier statement writes, and any read of a shared buffer that nothing in the kernel
 writes at all. Reads include the accumulator of `T.gemm` (which computes `C += A @ B` unless
-`clear_accum=True`), the output of `T.reduce_*(..., clear=False)`, `x[i] += ...`, the source of
-`T.copy` and element reads. Writes are `T.clear`, `T.fill`, `T.copy` into the buffer, element stores,
-`T.gemm(..., clear_accum=True)`, reductions with `clear=True`, and any call the buffer escapes to.
+`clear_accum=True`; only its third argument `C` accumulates, `A` and `B` are read), the output of
+`T.reduce_*(..., clear=False)`, `x[i] += ...`, `T.dp4a`'s accumulator, the inputs of
+`T.tvm_thread_allreduce`, the source of `T.copy` and element reads (an alloc_var is read by its bare
+name). Writes are `T.clear`, `T.fill`, `T.copy` into the buffer, element stores, a plain assignment
+to an alloc_var (`m = -T.infinity(dtype)`: TileLang turns it into a store), `T.gemm(...,
+clear_accum=True)` and `clear_accum=(j == 0)` inside a loop over `j` from 0 (the first pass clears),
+reductions with `clear=True`, the outputs of `T.tvm_thread_allreduce`, pointers handed out for
+writing (`T.access_ptr(buf, "w")`, `tvm_access_ptr` with the write bit, `T.address_of`), a T.*
+intrinsic called as a statement with the buffer (`T.clc_try_cancel_multicast(result, bar)`: its
+value is discarded, so it is there for its effect) and any user helper the buffer escapes to. A
+`clear_accum` that is not a constant or a first-pass test is given the benefit of the doubt.
 
 ## Why is this bad?
 Fragments live in registers and shared buffers in shared memory; neither is zeroed on allocation.
@@ -140,6 +148,8 @@ def row_sum(M, N, block_M=64, dtype="float32"):
                 buf = state.buffers.get(name)
                 if buf is None or buf.is_global or name in reported or name in written:
                     continue
+                if op.kind == "gemm" and op.clear in ("always", "first", "unknown") and name in op.writes:
+                    continue  # clear_accum clears it on the first execution (or may: it is not a constant)
                 if buf.scope == "local.var" and buf.initialised:
                     continue
                 if buf.is_shared and name in ever_written:
@@ -147,8 +157,7 @@ def row_sum(M, N, block_M=64, dtype="float32"):
                 if not (buf.per_thread or buf.is_shared):
                     continue
                 reported.add(name)
-                what = "accumulates into" if op.kind in ("gemm", "augstore") or (
-                    op.kind == "reduce" and op.dst is not None and op.dst.buffer == name) else "reads"
+                what = "accumulates into" if name in op.writes else "reads"
                 yield self.finding(
                     state, op.node,
                     f"`{state.code(op.node).splitlines()[0][:60]}` {what} `{name}` ({buf.scope}) before anything "

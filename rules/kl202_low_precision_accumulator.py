@@ -1,7 +1,25 @@
+import libcst as cst
+
 from kernlint.model import Frontend, Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
 from kernlint.source.tilelang import LOW_PRECISION
+
+
+#: at most this many terms accumulated in 16 bits stay within a few units of the last place
+SHORT_REDUCTION = 16
+
+
+def _short(state, env, loops) -> bool:
+    terms = 1
+    for lp in loops:
+        stop = env.value(lp.extents[0]) if lp.extents else None
+        if stop is None and lp.extents and isinstance(lp.extents[0], cst.Name):
+            stop = max(state.tuned_values(lp.extents[0].value, env) or [None], key=lambda v: v or 0)
+        if not isinstance(stop, int):
+            return False
+        terms *= max(stop - (lp.start or 0), 0)
+    return terms <= SHORT_REDUCTION
 
 
 class LowPrecisionAccumulator(SourceRule):
@@ -24,7 +42,9 @@ Resolves the dtype of the accumulator of every `T.gemm` (its `C` operand) and of
 accumulation `acc[...] += ...`, following the dtype through the factory's parameters, their defaults
 and the arguments at its call sites. It reports those whose accumulator is float16, bfloat16 or an
 8-bit float while the accumulation runs across the iterations of a loop (`T.Pipelined`,
-`T.serial`, `range`), i.e. a reduction over a long axis.
+`T.serial`, `range`), i.e. a reduction over a long axis. A reduction whose loops (from the last
+reset of the accumulator inward) have known trip counts multiplying to at most 16 in every
+configuration -- a split-K sum of a few partials -- is not reported.
 
 ## Why is this bad?
 A float16 accumulator keeps 11 significant bits: once the running sum is large, each new partial
@@ -116,12 +136,19 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum
                 for prior in state.ops[: op.index]
             ):
                 continue
+            # a short reduction (a split-K sum of a few partials) cannot lose much: every sequential loop the
+            # accumulation spans must have a known trip count, and their product stay small in every config
+            spans = [lp for lp in loops if not any(
+                prior.kind in ("clear", "fill", "copy", "store") and acc in prior.writes and lp in prior.loops
+                for prior in state.ops[: op.index])]
+            if all(_short(state, env, spans) for env in state.configs if state.reachable(op, env)):
+                continue
             if op.kind == "augstore" and op.dst is not None and not op.dst.whole:
                 # acc[i] += x[i, k] over k: the loop variable must not index the accumulator
                 idx = {n for start, _ in op.dst.dims if start is not None for n in state.depends(start)}
                 if all(set(lp.vars) & idx for lp in loops):
                     continue
-            dtypes = {state.dtype_of(acc, env) for env in state.configs}
+            dtypes = {state.dtype_of(acc, env) for env in state.configs if state.reachable(op, env)}
             low = sorted(d for d in dtypes if d in LOW_PRECISION)
             if not low:
                 continue
@@ -129,7 +156,7 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, dtype="float16", accum
             what = "`T.gemm` accumulates" if op.kind == "gemm" else "this `+=` accumulates"
             yield self.finding(
                 state, op.node,
-                f"{what} across the `{state.code(loops[-1].node.iter)[:40]}` loop into `{acc}` of dtype {low[0]}; "
+                f"{what} across the `{state.code((spans or loops)[0].node.iter)[:40]}` loop into `{acc}` of dtype {low[0]}; "
                 f"the rounding error grows with the loop's length -- accumulate in float32",
                 buffer=acc, dtype=low[0],
             )

@@ -24,12 +24,17 @@ Tracks, for each on-chip buffer and dimension, whether it can hold the padding T
 place of out-of-range elements: a `T.copy` from a global tensor whose tile start moves with a block
 or loop index (`X[bx * block_M, k * block_N]`) runs past the end of the tensor whenever the tensor's
 size is not a provable multiple of the tile (sizes are resolved from the factory's defaults and
-call sites, and `assert N % block_N == 0` is honoured). The padding follows `T.copy`,
+call sites; a size that is a parameter of the factory can be any value, so its call sites are
+examples and only an `assert` makes it a multiple: `assert N % block_N == 0`, a factor that is
+one, or `assert L % 2 == 0` with `(L // 2) % block_N == 0`). The padding follows `T.copy`,
 `T.gemm` and element-wise `T.Parallel` statements (staying zero through `*` and `/`, becoming
 non-zero through `exp`, `-` and the like). The rule reports `T.reduce_max`/`T.reduce_min` over a
 padded dimension, and `T.reduce_sum` (or an `acc[i] += ...` loop) over a dimension whose padding
 is no longer zero. A statement that masks with `T.if_then_else(...)` or sits under an `if` clears
-the padding.
+the padding. A mask written into the accumulator *before* an accumulating `T.gemm` keeps the
+padded columns at its fill value (`-inf + 0` stays `-inf`), when its test compares the column index
+with the tensor's extent (`k * block_N + j >= seq_len`) or with the row index (a causal mask: a row
+in range never reaches the key tail; this assumes the query rows do not outnumber the keys).
 
 ## Why is this bad?
 TileLang does not fault on the tail tile: it guards the copy and fills the missing elements with 0

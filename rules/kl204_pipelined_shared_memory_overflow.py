@@ -2,10 +2,11 @@ from kernlint.model import Frontend, Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
 from kernlint.source.tilelang import DTYPE_BYTES
+from kernlint.source.tilelang_target import SHARED_LIMIT, module_target
 
-#: largest dynamic shared memory one block may opt into (bytes)
-SM80_MAX = 163 * 1024  # A100 (sm_80); sm_86/sm_89 allow only 99 KB
-SM90_MAX = 227 * 1024  # H100/H200 (sm_90) and B200 (sm_100)
+#: largest dynamic shared memory one block may opt into (bytes), when the module names no target
+SM80_MAX = SHARED_LIMIT["sm_80"]  # A100; sm_86/sm_89 allow only 99 KB
+SM90_MAX = SHARED_LIMIT["sm_90"]  # H100/H200 (sm_90) and B200 (sm_100)
 
 
 class PipelinedSharedMemoryOverflow(SourceRule):
@@ -28,8 +29,14 @@ Sizes every `T.alloc_shared` buffer (shape × dtype, resolved through the factor
 sites) and, for each `T.Pipelined(..., num_stages=s)` loop, adds up the buffers the loop body uses,
 counting the buffers its `T.copy`s fill `s` times. That sum is a lower bound on the kernel's shared
 memory: all those buffers are live at once in the loop, so TileLang's shared-memory merging cannot
-overlap them. The rule reports a loop whose sum exceeds the 163 KB an A100 (sm_80) block can use
-(an error past the 227 KB of sm_90 and sm_100).
+overlap them. The sum is judged against the GPU the module is written for: an explicit target
+string (`@tilelang.jit(target="hip -mcpu=gfx950")`), architecture-only intrinsics (`T.wgmma_gemm`,
+TMA: sm_90; `tcgen05`: sm_100) or the architecture the file is named for (`*_hopper.py`); past
+that GPU's limit it is an error. Without a target the rule assumes the 163 KB an A100 (sm_80)
+block can use (an error past the 227 KB of sm_90 and sm_100) and says so. Sizes are resolved for
+the configurations the kernel runs with: its call sites, where a parameter that
+`@tilelang.autotune(configs=...)` chooses is the tuner's (a config that does not fit is discarded
+by the tuner), not its default.
 
 ## Why is this bad?
 TileLang's software pipelining keeps `num_stages` copies of every buffer a pipelined `T.copy`
@@ -140,16 +147,23 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=64, dtype="float16"):
                     parts.append(f"{name} {b // 1024} KB" + (f" x{times}" if times > 1 else ""))
                 if worst is None or total > worst[0]:
                     worst = (total, stages, parts)
-            if worst is None or worst[0] <= SM80_MAX:
+            target = module_target(state.info)
+            limit = target.shared_limit
+            if worst is None or worst[0] <= (limit or SM80_MAX):
                 continue
             total, stages, parts = worst
-            where = "every current GPU (sm_90/sm_100 allow 227 KB)" if total > SM90_MAX else "sm_80 (A100: 163 KB)"
+            if limit is not None:
+                where = f"{target.arch}, the GPU this kernel is written for ({target.why}: {limit // 1024} KB)"
+            elif total > SM90_MAX:
+                where = "every current GPU (sm_90/sm_100 allow 227 KB; no target in the module)"
+            else:
+                where = "sm_80 (A100: 163 KB; assumed: no target in the module)"
             f = self.finding(
                 state, loop.node.iter,
                 f"the shared buffers this loop keeps live need at least {total // 1024} KB with num_stages={stages} "
                 f"({', '.join(parts)}): more than a block may use on {where}; lower num_stages or the tile sizes",
-                shared_bytes=total, num_stages=stages,
+                shared_bytes=total, num_stages=stages, target=target.arch or "unknown",
             )
-            if total > SM90_MAX:
+            if limit is not None or total > SM90_MAX:
                 f.level = Level.ERROR
             yield f

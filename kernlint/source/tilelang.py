@@ -55,6 +55,9 @@ _ESCAPES = {"call_extern", "call_intrin", "call_packed", "address_of", "access_p
             "ptx_stmatrix", "tma_copy", "tma_load", "tma_store", "c2d_im2col", "wgmma", "mma", "ptx_mma",
             "ptx_wgmma_ss", "ptx_wgmma_rs", "ptx_cp_async", "import_source", "reshape", "view", "Cast",
             "async_copy", "put", "get", "im2col"}
+#: statement-level T.* calls that only read the buffers they are given
+_READ_ONLY_STATEMENTS = {"print", "device_assert", "assume", "annotate_layout", "annotate_padding",
+                         "annotate_safe_value", "annotate_l2_hit_ratio", "use_swizzle", "no_set_max_nreg"}
 _ZERO_PRESERVING = {"abs", "Cast", "cast", "max", "min", "sqrt", "sin", "tanh", "erf", "round", "floor", "ceil",
                     "trunc", "fabs"}
 
@@ -207,6 +210,22 @@ class Env:
             if op and normalise_dtype(op) in DTYPE_BYTES and len(args) == 1:
                 return args[0]  # T.float32(0) and the like
             return None
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            a, b = self.value(node.left), self.value(node.comparisons[0].comparator)
+            op = node.comparisons[0].operator
+            if a is None or b is None or not isinstance(op, (cst.Equal, cst.NotEqual)):
+                return None
+            if isinstance(a, str) or isinstance(b, str):
+                a, b = normalise_dtype(str(a)), normalise_dtype(str(b))
+            return int((a == b) == isinstance(op, cst.Equal))
+        if isinstance(node, cst.BooleanOperation):
+            a, b = self.value(node.left), self.value(node.right)
+            if isinstance(node.operator, cst.And):
+                return 0 if 0 in (a, b) else (1 if a and b else None)
+            return 1 if (isinstance(a, int) and a) or (isinstance(b, int) and b) else (0 if a == 0 and b == 0 else None)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            v = self.value(node.expression)
+            return int(not v) if isinstance(v, (int, float)) else None
         if isinstance(node, (cst.Tuple, cst.List)):
             return None
         return None
@@ -249,6 +268,8 @@ class Loop:
     extents: list[cst.BaseExpression]
     node: cst.For
     num_stages: cst.BaseExpression | None = None
+    #: the first value of a range-like loop's variable (0 unless ``(start, stop)`` says otherwise)
+    start: int | None = 0
 
 
 @dataclass
@@ -287,6 +308,8 @@ class Op:
     loops: tuple[Loop, ...] = ()
     guards: tuple[cst.BaseExpression, ...] = ()
     index: int = 0
+    #: for T.gemm: how ``clear_accum`` behaves (never | always | first | later | unknown)
+    clear: str = "never"
 
 
 @dataclass
@@ -302,8 +325,20 @@ class TileLangState:
     ops: list[Op] = field(default_factory=list)
     #: local scalar names -> names they are computed from (``row = by * block_M + i``)
     derived: dict[str, set[str]] = field(default_factory=dict)
+    #: kernel-local scalar name -> the expression last assigned to it (``kv_start = ...``)
+    locals: dict[str, cst.BaseExpression] = field(default_factory=dict)
     #: ``assert`` tests in the kernel and its factories
     asserts: list[cst.BaseExpression] = field(default_factory=list)
+    #: parameters of the kernel and its enclosing factories (sizes a caller picks)
+    params: set[str] = field(default_factory=set)
+    #: facts derived once per kernel by the modules that read this state (asserted multiples, ...)
+    memo: dict = field(default_factory=dict)
+    #: parameters ``@tilelang.autotune`` chooses, with the values its configs list (``[]``: unread)
+    tuned: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+
+    def tuned_values(self, name: str, env: "Env") -> list[int] | None:
+        values = [env.value(v) for v in self.tuned.get(name, [])]
+        return values if values and all(isinstance(v, int) for v in values) else None
 
     def code(self, node: cst.CSTNode) -> str:
         return self.info.module.code_for_node(node).strip()
@@ -320,26 +355,21 @@ class TileLangState:
             todo.extend(self.derived.get(n, ()))
         return out
 
+    def reachable(self, op: "Op", env: Env) -> bool:
+        """False when an enclosing ``if`` is a compile-time condition that is false in ``env``."""
+        return all(env.value(g) != 0 for g in op.guards)
+
     def dtype_of(self, buffer: str, env: Env | None = None) -> str | None:
         b = self.buffers.get(buffer)
         if b is None or b.dtype_node is None:
             return None
         return (env or self.env).dtype(b.dtype_node)
 
-    def divisible(self, total: cst.BaseExpression, block: cst.BaseExpression) -> bool | None:
-        """True when ``total`` is provably a multiple of ``block`` in every configuration, False when
-        some configuration makes it not one or leaves it unknown; None never (kept for clarity)."""
-        if self.code(total) == self.code(block):
-            return True
-        for test in self.asserts:
-            text = self.code(test).replace(" ", "")
-            if f"{self.code(total).replace(' ', '')}%{self.code(block).replace(' ', '')}==0" in text:
-                return True
-        for env in self.configs:
-            t, b = env.value(total), env.value(block)
-            if not isinstance(t, int) or not isinstance(b, int) or b == 0 or t % b:
-                return False
-        return True
+    def divisible(self, total: cst.BaseExpression, block: cst.BaseExpression) -> bool:
+        """True when ``total`` is provably a multiple of ``block`` for every input the kernel accepts."""
+        from kernlint.source.tilelang_divide import divides
+
+        return divides(self, total, block)
 
 
 # --------------------------------------------------------------------------- the walk
@@ -378,6 +408,8 @@ class _Walker:
     def __init__(self, state: TileLangState) -> None:
         self.state = state
         self.info = state.info
+        #: a module that never names a pointer builtin needs no walk for them per statement
+        self.has_pointers = any(w in state.info.source for w in ("access_ptr", "address_of"))
 
     def op_name(self, func: cst.BaseExpression) -> str | None:
         return canonical_op(self.info, func)
@@ -443,7 +475,7 @@ class _Walker:
                     self.block(orelse.body, loops, guards + (orelse.test,))
                     orelse = orelse.orelse
                 else:
-                    self.block(orelse.body, loops, guards + (stmt.test,))
+                    self.block(orelse.body, loops, guards + (cst.UnaryOperation(cst.Not(), stmt.test),))
                     orelse = None
         elif isinstance(stmt, cst.Try):
             self.block(stmt.body, loops, guards)
@@ -474,6 +506,10 @@ class _Walker:
             elif positional:
                 # range-like: (stop) or (start, stop[, step])
                 extents = [positional[0] if len(positional) == 1 else positional[1]]
+                if len(positional) > 1:
+                    first = self.state.env.value(positional[0])
+                    start = first if isinstance(first, int) else None
+                    return Loop(kind, vars_, extents, node, stages, start=start)
         return Loop(kind, vars_, extents, node, stages)
 
     def region(self, node: cst.BaseExpression) -> Region | None:
@@ -492,16 +528,26 @@ class _Walker:
         return None
 
     def buffer_reads(self, expr: cst.CSTNode) -> list[str]:
-        out = []
-        for sub in subscripts_in(expr):
-            if isinstance(sub.value, cst.Name) and sub.value.value in self.state.buffers:
-                out.append(sub.value.value)
-        for call in calls_in(expr):
-            # whole buffers passed to T.* helpers that read them (T.max(x[0], y) is covered above)
-            for a in call.args:
-                if isinstance(a.value, cst.Name) and a.value.value in self.state.buffers:
-                    out.append(a.value.value)
-        return out
+        """Buffers an expression reads: subscripted ones, whole buffers passed to calls (``T.max(x[0], y)``
+        is covered by the first) and alloc_vars by their bare name (``nz_count + 1``); one walk."""
+        buffers = self.state.buffers
+        out: list[str] = []
+        bare: list[str] = []
+        stack = [expr]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name) and n.value.value in buffers:
+                out.append(n.value.value)
+            elif isinstance(n, cst.Call):
+                out += [a.value.value for a in n.args if isinstance(a.value, cst.Name) and a.value.value in buffers]
+            elif isinstance(n, cst.Name) and n.value in buffers and buffers[n.value].scope == "local.var":
+                bare.append(n.value)
+                continue
+            elif isinstance(n, cst.Attribute):
+                stack.append(n.value)
+                continue
+            stack.extend(n.children)
+        return out + [n for n in dict.fromkeys(bare) if n not in out]
 
     def add(self, op: Op, loops, guards) -> None:
         op.loops, op.guards, op.index = loops, guards, len(self.state.ops)
@@ -534,6 +580,14 @@ class _Walker:
                     return
             if isinstance(target, cst.Name):
                 st.derived.setdefault(target.value, set()).update(names_in(value))
+                st.locals[target.value] = value
+                buf = st.buffers.get(target.value)
+                if buf is not None and buf.scope == "local.var":
+                    # ``m = -T.infinity(dtype)`` after ``m = T.alloc_var(dtype)``: the frontend turns a plain
+                    # assignment to a var into a store into its one element
+                    self.add(Op("store", small, target.value, reads=self.buffer_reads(value), writes=[target.value],
+                                value=value), loops, guards)
+                    return
                 self.expr_stmt(value, small, loops, guards)
                 return
             if isinstance(target, (cst.Tuple, cst.List)):
@@ -562,7 +616,7 @@ class _Walker:
                     self.add(Op("augstore", small, target.value, reads=[target.value] + self.buffer_reads(small.value),
                                 writes=[target.value], value=small.value), loops, guards)
         elif isinstance(small, cst.Expr):
-            self.expr_stmt(small.value, small, loops, guards)
+            self.expr_stmt(small.value, small, loops, guards, statement=True)
         elif isinstance(small, cst.Assert):
             st.asserts.append(small.test)
 
@@ -572,7 +626,70 @@ class _Walker:
             out += self.buffer_reads(el.slice)
         return out
 
-    def expr_stmt(self, value: cst.BaseExpression, stmt, loops, guards) -> None:
+    def clear_kind(self, flag: cst.BaseExpression | None, loops: tuple[Loop, ...]) -> str:
+        """How ``clear_accum=flag`` behaves: ``never``, ``always``, ``first`` (``j == 0`` for an enclosing
+        loop over ``j`` from 0: the first execution clears), ``later`` (``j == 1``: the first execution
+        accumulates) or ``unknown``."""
+        if flag is None:
+            return "never"
+        v = self.state.env.value(flag)
+        if isinstance(v, (int, float)):
+            return "always" if v else "never"
+        if isinstance(flag, cst.Comparison) and len(flag.comparisons) == 1 and isinstance(
+                flag.comparisons[0].operator, cst.Equal) and isinstance(flag.left, cst.Name):
+            for lp in loops:
+                if flag.left.value in lp.vars and lp.start is not None:
+                    at = self.state.env.value(flag.comparisons[0].comparator)
+                    if isinstance(at, int):
+                        return "first" if at == lp.start else "later"
+        return "unknown"
+
+    def pointer_accesses(self, value: cst.BaseExpression) -> tuple[list[str], list[str]]:
+        """Buffers an expression hands out by address, split by the access the pointer declares:
+        ``T.access_ptr(buf, "w")`` / ``tvm_access_ptr(..., rw_mask)`` (1 read, 2 write), ``T.address_of``
+        (unknown: counted as written)."""
+        reads: list[str] = []
+        writes: list[str] = []
+        if not self.has_pointers:
+            return reads, writes
+        for call in calls_in(value):
+            op = self.op_name(call.func)
+            if op in ("access_ptr", "address_of"):
+                base = _kw(call, "base", 0) if op == "access_ptr" else _kw(call, "buffer_load", 0)
+                region = self.region(base) if base is not None else None
+                if region is None:
+                    continue
+                mode = self.state.env.value(_kw(call, "access_type", 1)) if op == "access_ptr" else "rw"
+                mode = {1: "r", 2: "w", 3: "rw"}.get(mode, mode) if isinstance(mode, int) else (mode or "r")
+                if "r" in str(mode):
+                    reads.append(region.buffer)
+                if "w" in str(mode):
+                    writes.append(region.buffer)
+            elif op == "tvm_access_ptr" and len(call.args) >= 5:
+                data = call.args[1].value
+                name = data.value if isinstance(data, cst.Name) else (
+                    data.value.value if isinstance(data, cst.Attribute) and isinstance(data.value, cst.Name) else None)
+                mask = self.state.env.value(call.args[4].value)
+                if name in self.state.buffers:
+                    if not isinstance(mask, int) or mask & 1:
+                        reads.append(name)
+                    if not isinstance(mask, int) or mask & 2:
+                        writes.append(name)
+        return reads, writes
+
+    def thread_allreduce(self, call: cst.Call, stmt, loops, guards) -> bool:
+        """``tvm_thread_allreduce(n, v_1..v_n, cond, out_1..out_n, threads...)`` reads the values and
+        writes the outputs (TVM's builtin signature)."""
+        args = [a.value for a in call.args if a.keyword is None]
+        n = self.state.env.value(args[0]) if args else None
+        if not isinstance(n, int) or len(args) < 2 * n + 2:
+            return False
+        reads = [r for v in args[1:n + 1] for r in self.buffer_reads(v)]
+        writes = [r.buffer for v in args[n + 2:2 * n + 2] if (r := self.region(v)) is not None]
+        self.add(Op("call", call, "tvm_thread_allreduce", reads=reads, writes=writes), loops, guards)
+        return True
+
+    def expr_stmt(self, value: cst.BaseExpression, stmt, loops, guards, statement: bool = False) -> None:
         st = self.state
         if not isinstance(value, cst.Call):
             reads = self.buffer_reads(value)
@@ -582,6 +699,22 @@ class _Walker:
         op = self.op_name(value.func)
         positional = [a.value for a in value.args if a.keyword is None]
         kwargs = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+        if op == "evaluate" and positional and isinstance(positional[0], cst.Call):
+            self.expr_stmt(positional[0], stmt, loops, guards, statement=True)
+            return
+        if op == "tvm_thread_allreduce" and self.thread_allreduce(value, stmt, loops, guards):
+            return
+        ptr_reads, ptr_writes = self.pointer_accesses(value)
+        if ptr_writes:
+            self.add(Op("escape", value, op or (N.dotted(value.func) or ""), reads=ptr_reads, writes=ptr_writes),
+                     loops, guards)
+            return
+        if op == "dp4a" and len(positional) == 3:
+            acc = self.region(positional[2])
+            reads = self.buffer_reads(value)
+            self.add(Op("augstore", value, op, reads=reads, writes=[acc.buffer] if acc else [], dst=acc,
+                        value=value), loops, guards)
+            return
         if op == "copy" and len(positional) + len(kwargs) >= 2:
             src = self.region(_kw(value, "src", 0))
             dst = self.region(_kw(value, "dst", 1))
@@ -597,14 +730,13 @@ class _Walker:
             if op == "gemm_sp":
                 a, b, c = _kw(value, "A_sparse", 0), _kw(value, "B", 2), _kw(value, "C", 3)
             names = [self.region(x).buffer if x is not None and self.region(x) else None for x in (a, b, c)]
-            clear = kwargs.get("clear_accum")
-            clears = clear is not None and st.env.value(clear) == 1
+            clear = self.clear_kind(kwargs.get("clear_accum"), loops)
             reads = [n for n in names[:2] if n]
-            if names[2] and not clears:
+            if names[2] and clear != "always":
                 reads.append(names[2])
             self.add(Op("gemm", value, op, reads=reads, writes=[names[2]] if names[2] else [], args=positional,
                         kwargs=kwargs, src=self.region(a) if a is not None else None,
-                        dst=self.region(c) if c is not None else None), loops, guards)
+                        dst=self.region(c) if c is not None else None, clear=clear), loops, guards)
         elif op in ("clear", "fill"):
             target = self.region(_kw(value, "buffer", 0)) if positional or "buffer" in kwargs else None
             if target:
@@ -635,7 +767,10 @@ class _Walker:
                        if isinstance(s.value, cst.Name) and s.value.value in st.buffers]
             if not passed:
                 return
-            if op is None or op in _ESCAPES or op.startswith(("ptx_", "tma_", "call_")):
+            # a call whose value is discarded is there for its effect: a T.* intrinsic handed a buffer as a
+            # statement (``T.clc_try_cancel_multicast(result, bar)``) may write it
+            effect = statement and op not in _READ_ONLY_STATEMENTS
+            if op is None or effect or op in _ESCAPES or op.startswith(("ptx_", "tma_", "call_")):
                 self.add(Op("escape", value, op or (N.dotted(value.func) or ""), writes=passed), loops, guards)
             else:
                 self.add(Op("call", value, op, reads=self.buffer_reads(value)), loops, guards)
@@ -746,12 +881,72 @@ def _call_sites(info: ModuleInfo, name: str) -> list[tuple[cst.Call, dict]]:
     return out
 
 
+def _autotuned(info: ModuleInfo, fn: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]] | None:
+    """The parameters ``@tilelang.autotune(configs=...)`` on ``fn`` chooses, each with the values its
+    configs list when they can be read (``dict(block_M=[64, 128])``, ``{"split": 1}``, ``{"split": c[5]}``
+    over ``itertools.product(..., splits)``), else ``[]``. Keys are read from the expression or the module
+    function building it; every defaulted parameter counts when none can be read. None when ``fn`` is
+    not autotuned."""
+    for deco in fn.decorators:
+        call = deco.decorator
+        func = call.func if isinstance(call, cst.Call) else call
+        if not (N.dotted(func) or "").endswith("autotune"):
+            continue
+        configs = _kw(call, "configs", 0) if isinstance(call, cst.Call) else None
+        nodes: list[cst.CSTNode] = [configs] if configs is not None else []
+        if isinstance(configs, cst.Call) and info.functions.get(N.dotted(configs.func) or "") is not None:
+            nodes.append(info.functions[N.dotted(configs.func)])
+        elif isinstance(configs, cst.Name) and configs.value in info.lists:
+            nodes.append(info.lists[configs.value])
+        local: dict = {}
+        for node in nodes:
+            if isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock):
+                _simple_bindings(node.body.body, local, [])
+        products = [c for node in nodes for c in calls_in(node) if (N.dotted(c.func) or "").endswith("product")]
+
+        def values(expr) -> list[cst.BaseExpression]:
+            if isinstance(expr, cst.Name) and isinstance(local.get(expr.value), (cst.List, cst.Tuple)):
+                expr = local[expr.value]
+            if isinstance(expr, (cst.List, cst.Tuple)):
+                return [el.value for el in expr.elements]
+            if isinstance(expr, (cst.Integer, cst.SimpleString)):
+                return [expr]
+            if (isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+                    and isinstance(expr.slice[0].slice.value, cst.Integer) and len(products) == 1):
+                i = int(expr.slice[0].slice.value.evaluated_value)
+                args = [a.value for a in products[0].args if not a.star]
+                return values(args[i]) if i < len(args) else []
+            return []
+
+        found: dict[str, list[cst.BaseExpression]] = {}
+        for node in nodes:
+            for c in calls_in(node):
+                if N.dotted(c.func) == "dict":
+                    for a in c.args:
+                        if a.keyword is not None:
+                            found.setdefault(a.keyword.value, values(a.value))
+            stack = [node]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, cst.Dict):
+                    for el in n.elements:
+                        if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
+                            found.setdefault(str(el.key.evaluated_value), values(el.value))
+                stack.extend(n.children)
+        defaulted = {p.name.value for p in [*fn.params.params, *fn.params.kwonly_params] if p.default is not None}
+        keys = set(found) & defaulted or defaulted
+        return {k: found.get(k, []) for k in keys}
+    return None
+
+
 def _configs(info: ModuleInfo, env: Env, factory: cst.FunctionDef | None, params: list[str]) -> list[Env]:
     if factory is None:
         return [env]
     configs = []
+    tuned = _autotuned(info, factory) or {}
     for call, scope in _call_sites(info, factory.name.value)[:16]:
-        extra: dict = {}
+        # a tuned parameter the call leaves out is the autotuner's choice, not its default
+        extra: dict = {name: cst.Name("__autotuned__") for name in tuned}
         pos = 0
         for arg in call.args:
             if arg.star:
@@ -777,15 +972,18 @@ def analyse(info: ModuleInfo, kernel: DiscoveredKernel) -> TileLangState:
     bindings: dict = {}
     asserts: list = []
     params: list[str] = []
+    all_params: list[str] = []
     for outer in chain:
         params = _param_defaults(outer, bindings)
+        all_params += params
         if isinstance(outer.body, cst.IndentedBlock):
             _simple_bindings(outer.body.body, bindings, asserts)
     own = _param_defaults(fn, bindings)
     env = Env(bindings, info)
     factory = chain[-1] if chain else None
     configs = _configs(info, env, factory, params) if factory is not None else _configs(info, env, fn, own)
-    state = TileLangState(kernel, info, env, configs, asserts=asserts)
+    state = TileLangState(kernel, info, env, configs, asserts=asserts, params=set(own) | set(all_params),
+                          tuned=_autotuned(info, factory if factory is not None else fn) or {})
     walker = _Walker(state)
     walker.params(fn)
     if isinstance(fn.body, cst.IndentedBlock):

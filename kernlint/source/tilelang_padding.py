@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from kernlint.source.tilelang import Op, TileLangState, canonical_op, names_in, subscripts_in
+from kernlint.source.tilelang_divide import free_names
 
 _ZERO_KEEPING_CALLS = {"abs", "fabs", "Cast", "cast", "sqrt", "sin", "tanh", "erf", "round", "trunc", "floor", "ceil",
                        "float16", "float32", "bfloat16", "float"}
@@ -73,6 +74,10 @@ def _tail_dims(state: TileLangState, op: Op) -> list[int]:
         # which is unknown unless the tile spans exactly the tensor's dimension
         if state.code(extent) == state.code(gshape[g]):
             continue
+        if names_in(gshape[g]) & free_names(state):
+            if not state.divisible(gshape[g], extent):
+                out.append(t)  # a caller's size can be smaller than the tile
+            continue
         for env in state.configs:
             s0, e, d = env.value(start), env.value(extent), env.value(gshape[g])
             if not all(isinstance(x, int) for x in (s0, e, d)) or s0 + e > d:
@@ -110,18 +115,43 @@ def _zero_kind(state: TileLangState, expr: cst.BaseExpression, padded: set[int])
     return None
 
 
-def _masked(state: TileLangState, op: Op) -> bool:
-    if op.guards:
-        return True
-    if op.value is None:
-        return False
-    stack = [op.value]
+def mask_conditions(state: TileLangState, op: Op) -> list[cst.BaseExpression] | None:
+    """The conditions a store masks with (its enclosing ``if``s and the tests of ``T.if_then_else``
+    and the like in its value), or None when it is not masked."""
+    conds = list(op.guards)
+    stack = [op.value] if op.value is not None else []
     while stack:
         n = stack.pop()
         if isinstance(n, cst.Call) and (canonical_op(state.info, n.func) or "").rsplit(".", 1)[-1] in _MASKING_CALLS:
-            return True
+            if n.args:
+                conds.append(n.args[0].value)
         stack.extend(n.children)
-    return False
+    return conds or None
+
+
+def _masked_dims(state: TileLangState, op: Op, conds: list[cst.BaseExpression]) -> dict[int, set[str]]:
+    """Per dimension of the stored tile whose index the mask tests: every name the tests depend on."""
+    names: set[str] = set()
+    for cond in conds:
+        names |= state.depends(cond)
+    out = {}
+    for t, (start, _) in enumerate(op.dst.dims if op.dst is not None else []):
+        if start is not None and names_in(start) & names:
+            out[t] = names
+    return out
+
+
+def _mask_covers(state: TileLangState, names: set[str], dim: int, acc: Op, origin: Op) -> bool:
+    """A mask written into the accumulator before an accumulating T.gemm keeps the padded columns at
+    its fill value (-inf + 0 stays -inf) when its test compares the column index with the tensor's
+    extent (``k * block_N + j >= seq_len``) or with the row index (a causal mask: a row in range
+    never reaches the tail, so the columns past it are masked too)."""
+    src = state.buffers.get(origin.src.buffer) if origin.src is not None else None
+    extent_names = set().union(*(names_in(d) for d in src.shape)) if src is not None and src.shape else set()
+    other_dims = [start for t, (start, _) in enumerate(acc.dst.dims) if t != dim and start is not None] \
+        if acc.dst is not None and not acc.dst.whole else []
+    row_names = set().union(*(names_in(s) for s in other_dims)) if other_dims else set()
+    return bool(names & extent_names) or bool(names & row_names)
 
 
 def _dim_arg(state: TileLangState, op: Op, rank: int) -> int | None:
@@ -134,8 +164,13 @@ def _dim_arg(state: TileLangState, op: Op, rank: int) -> int | None:
 
 def pad_flows(state: TileLangState) -> list[PadFlow]:
     pads: dict[str, dict[int, tuple[str, Op]]] = {}
+    #: buffer -> dimension -> (names its mask tests, the masking store)
+    masks: dict[str, dict[int, tuple[set[str], Op]]] = {}
     flows: list[PadFlow] = []
     for op in state.ops:
+        if op.kind != "gemm" and not (op.kind == "store" and mask_conditions(state, op)):
+            for w in op.writes:
+                masks.pop(w, None)
         if op.kind == "copy" and op.dst is not None:
             src_buf = state.buffers.get(op.src.buffer) if op.src else None
             if src_buf is not None and src_buf.is_global:
@@ -154,11 +189,18 @@ def pad_flows(state: TileLangState) -> list[PadFlow]:
             b = b_node.value if isinstance(b_node, cst.Name) else None
             ta = state.env.value(op.kwargs.get("transpose_A", op.args[3] if len(op.args) > 3 else None)) == 1
             tb = state.env.value(op.kwargs.get("transpose_B", op.args[4] if len(op.args) > 4 else None)) == 1
-            out = dict(pads.get(op.dst.buffer, {})) if op.dst.buffer in op.reads else {}
-            if (1 if ta else 0) in pads.get(a, {}):
-                out[0] = ("zero", pads[a][1 if ta else 0][1])
-            if b and (0 if tb else 1) in pads.get(b, {}):
-                out[1] = ("zero", pads[b][0 if tb else 1][1])
+            accumulates = op.dst.buffer in op.reads
+            out = dict(pads.get(op.dst.buffer, {})) if accumulates else {}
+            mask = masks.get(op.dst.buffer, {}) if accumulates else {}
+            if not accumulates:
+                masks.pop(op.dst.buffer, None)
+            for d, operand, od in ((0, a, 1 if ta else 0), (1, b, 0 if tb else 1)):
+                if not operand or od not in pads.get(operand, {}):
+                    continue
+                origin = pads[operand][od][1]
+                if d in mask and _mask_covers(state, mask[d][0], d, mask[d][1], origin):
+                    continue
+                out[d] = ("zero", origin)
             pads[op.dst.buffer] = out
         elif op.kind == "reduce" and op.src is not None and op.dst is not None:
             src = state.buffers.get(op.src.buffer)
@@ -176,8 +218,12 @@ def pad_flows(state: TileLangState) -> list[PadFlow]:
         elif op.kind in ("store", "augstore") and op.dst is not None and op.value is not None:
             target_idx = [names_in(start) if start is not None else set() for start, _ in op.dst.dims]
             new: dict[int, tuple[str, Op]] = dict(pads.get(op.dst.buffer, {})) if op.kind == "augstore" else {}
-            if _masked(state, op):
+            conds = mask_conditions(state, op)
+            if conds:
                 pads[op.dst.buffer] = {}
+                if op.kind == "store":
+                    dims = _masked_dims(state, op, conds)
+                    masks[op.dst.buffer] = {d: (names, op) for d, names in dims.items()}
                 continue
             # every padded read subscript, with the loop variable indexing its padded dimension
             padded_reads: list[tuple[cst.Subscript, set[str], str, Op, str, int]] = []

@@ -80,7 +80,11 @@ def test_sizes_resolve_from_defaults_and_call_sites():
     assert env.value(s.buffers["A_shared"].shape[1]) == 32  # block_K from its default
     assert s.dtype_of("C_local", env) == "float32"  # "float"
     assert s.dtype_of("A_shared", env) == "float16"
-    assert s.divisible(s.buffers["A"].shape[0], s.buffers["A_shared"].shape[0])  # 1024 % 128
+    # M is the factory's parameter: the call site's 1024 is one input, not a promise
+    assert not s.divisible(s.buffers["A"].shape[0], s.buffers["A_shared"].shape[0])
+    asserted = states(GEMM.replace("def matmul(", "def matmul(").replace(
+        "    @T.prim_func", "    assert M % block_M == 0\n    @T.prim_func", 1))["main"]
+    assert asserted.divisible(asserted.buffers["A"].shape[0], asserted.buffers["A_shared"].shape[0])
     assert s.env.value(s.buffers["A_shared"].shape[0]) is None  # no call site in the bare env
 
 
@@ -162,5 +166,12 @@ def test_sliced_copy_and_named_shape_find_the_tail_only_when_the_size_is_not_a_m
     assert [s.code(d) for d in s.buffers["K"].shape] == ["batch", "seq_len", "dim"]
     flows = pad_flows(s)
     assert [(f.reduce, f.dim) for f in flows] == [("max", 0)]  # the SEQ call site is unknown
-    s_known = states(text.replace("attn_rowmax(2, SEQ, 64)", "attn_rowmax(2, 8192, 64)"))["main"]
-    assert pad_flows(s_known) == []
+    # call sites that all pass multiples are examples, not a promise: seq_len is the factory's parameter
+    s_calls = states(text.replace("attn_rowmax(2, SEQ, 64)", "attn_rowmax(2, 8192, 64)"))["main"]
+    assert [(f.reduce, f.dim) for f in pad_flows(s_calls)] == [("max", 0)]
+    s_asserted = states(text.replace("    shape = [", "    assert seq_len % block_N == 0\n    shape = ["))["main"]
+    assert pad_flows(s_asserted) == []
+    s_fixed = states(text.replace("def attn_rowmax(batch, seq_len, dim, block_N=128):",
+                                  "SEQ_LEN = 4096\n\ndef attn_rowmax(batch, dim, block_N=128):\n    seq_len = SEQ_LEN")
+                     .replace("attn_rowmax(2, 4096, 64)", "attn_rowmax(2, 64)").replace("b = attn_rowmax(2, SEQ, 64)", ""))["main"]
+    assert pad_flows(s_fixed) == []
