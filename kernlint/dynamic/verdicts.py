@@ -21,7 +21,10 @@ from kernlint.dynamic.evidence import TOOL_FAILURE, Evidence, same_file
 from kernlint.model import Finding, Level, Phase, Span, Verdict
 
 #: category -> rule code of the dynamic-only rule that reports what no static rule predicted
-DYNAMIC_RULE_OF_CATEGORY = {"out-of-bounds": "KL401", "race": "KL402"}
+DYNAMIC_RULE_OF_CATEGORY = {"out-of-bounds": "KL401", "race": "KL402", "uninitialized-read": "KL403"}
+
+#: tool-failure messages that describe the program, not a failing tool
+RUN_STOPPED_PREFIXES = ("programs wait on each other",)
 
 #: () -> was this finding's line executed?  True / False (kernel ran, line did not) / None (unknown)
 Executed = Callable[[Finding], "bool | None"]
@@ -99,7 +102,9 @@ def apply_evidence(
                 evidence_list.append({"tool": tool, "kind": defects[i].kind, **defects[i].detail})
         elif tool_failed_here:
             verdict = Verdict.INCONCLUSIVE
-            evidence_list.append({"tool": tool, "note": f"the tool failed: {tool_failed_here}"})
+            # the run, not the tool, stopped the kernel (programs that wait on each other): say so plainly
+            own_words = tool_failed_here.startswith(RUN_STOPPED_PREFIXES)
+            evidence_list.append({"tool": tool, "note": tool_failed_here if own_words else f"the tool failed: {tool_failed_here}"})
         else:
             ran = executed(f)
             if ran:
@@ -167,7 +172,7 @@ def _unpredicted(evidence: list[Evidence], tool: str, root: str | None) -> tuple
             path=_relative(path, root),
             span=Span.point(line),
             message=message,
-            level=Level.ERROR,
+            level=_level(code),
             phase=Phase.DYNAMIC,
             verdict=Verdict.CONFIRMED,
             kernel=kernel,
@@ -175,6 +180,15 @@ def _unpredicted(evidence: list[Evidence], tool: str, root: str | None) -> tuple
             measurements=measurements,
         ))
     return new, notices
+
+
+def _level(code: str) -> Level:
+    try:
+        from kernlint.catalogue import get_rule
+
+        return get_rule(code).level
+    except Exception:
+        return Level.ERROR
 
 
 def describe(category: str, kinds: list[str], kernel: str | None, m: dict, tool: str) -> str:
@@ -194,4 +208,10 @@ def describe(category: str, kinds: list[str], kernel: str | None, m: dict, tool:
         tensor = f" on `{m['tensor']}`" if m.get("tensor") else ""
         kind = "read of data another program writes" if kinds == ["race-read"] else "non-atomic write race"
         return f"{kind}{tensor}{where}{progs} (seen by {tool})"
+    if category == "uninitialized-read":
+        tensor = f" of `{m['tensor']}`" if m.get("tensor") else ""
+        if m.get("unwritten_elements"):
+            return (f"{m['unwritten_elements']} of {m['output_elements']} elements{tensor} were never written by "
+                    f"any launch{where} (seen by {tool})")
+        return f"read of uninitialized memory{tensor}{where} (seen by {tool})"
     return f"{', '.join(kinds)}{where} (seen by {tool})"
