@@ -59,9 +59,12 @@ def main() -> None:
 @click.option("--run", "run_cmd", default=None, help="Command that runs the kernels for --confirm (default: "
               "[tool.kernlint.confirm] command, else each file's run() or __main__).")
 @click.option("--require-gpu", is_flag=True, help="With --confirm: fail (exit 2) when no GPU is available.")
+@click.option("--confirm-mode", type=click.Choice(["discover", "judge"]), default=None,
+              help="With --confirm: run every kernel file's entry point under the checkers (discover, the default; "
+                   "[tool.kernlint.confirm] mode) or only judge the static findings (judge: faster).")
 @click.option("--confirm-timeout", type=float, default=600.0, show_default=True, help="Seconds per confirming run.")
 def check(paths, select, ignore, output_format, output_file, fail_level, exit_zero, config_file, stdin_filename,
-          force_exclude, ir, arch, show_ir, confirm_, run_cmd, require_gpu, confirm_timeout) -> None:
+          force_exclude, ir, arch, show_ir, confirm_, run_cmd, require_gpu, confirm_mode, confirm_timeout) -> None:
     """Lint kernels in PATHS (files or folders; '-' reads stdin)."""
     from kernlint.check import Options, run_check
 
@@ -106,7 +109,7 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         from kernlint.dynamic.confirm import GpuRequired
 
         try:
-            confirm_result(result, config, run_cmd, require_gpu, confirm_timeout)
+            confirm_result(result, config, run_cmd, require_gpu, confirm_timeout, confirm_mode)
         except GpuRequired as exc:
             _fail(f"--require-gpu: {exc}")
     by_suffix = {".sarif": "sarif", ".json": "json"}.get(output_file.suffix) if output_file else None
@@ -184,7 +187,7 @@ def confirm_command(ctx, paths, run_cmd, require_gpu, output_format, output_file
     ctx.invoke(check, paths=paths, confirm_=True, run_cmd=run_cmd, require_gpu=require_gpu,
                output_format=output_format, output_file=output_file, select=(), ignore=(), fail_level=None,
                exit_zero=False, config_file=None, stdin_filename=None, force_exclude=False, ir=None, arch=None,
-               show_ir=False, confirm_timeout=600.0)
+               show_ir=False, confirm_mode=None, confirm_timeout=600.0)
 
 
 def _register_optional_commands() -> None:

@@ -38,7 +38,7 @@ from kernlint.dynamic.verdicts import apply_evidence, matches, rule_category
 from kernlint.model import Finding
 
 TOOL = "interpreter"
-CATEGORIES = {"out-of-bounds", "race", "atomic", "uninitialized-read"}
+CATEGORIES = {"out-of-bounds", "race", "atomic"}
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interp_site")
 

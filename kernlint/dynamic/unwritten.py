@@ -30,6 +30,8 @@ class Fresh:
     itemsize: int
     tensor: object  # kept alive so the bytes can be read back when the run ends
     written: np.ndarray | None = None  # per byte, set by kernel stores
+    #: per byte: inside a tensor a launch was given (a view of a bigger buffer covers its part only)
+    passed: np.ndarray | None = None
     #: (kernel, launch index, grid, argument name) -> site -> bytes stored
     writers: dict = field(default_factory=dict)
 
@@ -64,6 +66,13 @@ class Registry:
         fresh = self.by_start[self._starts[i]]
         return fresh if address < fresh.start + fresh.nbytes else None
 
+    def passed(self, fresh: Fresh, start: int, nbytes: int) -> None:
+        """A launch was given the bytes ``[start, start + nbytes)`` of ``fresh``."""
+        if fresh.passed is None:
+            fresh.passed = np.zeros(fresh.nbytes, dtype=bool)
+        lo = max(0, start - fresh.start)
+        fresh.passed[lo:lo + nbytes] = True
+
     def mark(self, fresh: Fresh, addrs: np.ndarray, itemsize: int, writer: tuple, site: int) -> None:
         if fresh.written is None:
             fresh.written = np.zeros(fresh.nbytes, dtype=bool)
@@ -94,7 +103,8 @@ class Registry:
         n = fresh.nbytes // fresh.itemsize
         still = (raw[: n * fresh.itemsize].reshape(n, fresh.itemsize) == poison[None, :]).all(axis=1)
         untouched = ~fresh.written[: n * fresh.itemsize].reshape(n, fresh.itemsize).any(axis=1)
-        unwritten = still & untouched
+        passed = fresh.passed if fresh.passed is not None else np.ones(fresh.nbytes, dtype=bool)
+        unwritten = still & untouched & passed[: n * fresh.itemsize].reshape(n, fresh.itemsize).all(axis=1)
         count = int(unwritten.sum())
         fresh.tensor = None
         if not count:

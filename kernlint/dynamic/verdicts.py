@@ -23,6 +23,10 @@ from kernlint.model import Finding, Level, Phase, Span, Verdict
 #: category -> rule code of the dynamic-only rule that reports what no static rule predicted
 DYNAMIC_RULE_OF_CATEGORY = {"out-of-bounds": "KL401", "race": "KL402", "uninitialized-read": "KL403"}
 
+#: category of a finding -> the category of the records its defect shows up as, anywhere in its kernel
+#: (an int32 offset that wraps is seen as the invalid access it causes, at the load or store)
+CONFIRMED_THROUGH = {"int-overflow": "out-of-bounds"}
+
 #: tool-failure messages that describe the program, not a failing tool
 RUN_STOPPED_PREFIXES = ("programs wait on each other",)
 
@@ -122,6 +126,22 @@ def apply_evidence(
             f.verdict = verdict
         out.append(f)
 
+    for f in out:
+        through = CONFIRMED_THROUGH.get(category_of(f.rule))
+        if through not in categories or f.verdict == Verdict.CONFIRMED or not f.device_symbol:
+            continue
+        # the same access may also confirm a finding at its own line (an unmasked load): both are true
+        hits = [i for i, e in enumerate(defects) if e.category == through
+                and e.kernel == f.device_symbol and _wrapped(e) and (not e.path or same_file(e.path, f.path, root))]
+        if hits:
+            used.update(hits)
+            f.verdict = Verdict.CONFIRMED
+            for i in hits:
+                _merge(f.measurements, defects[i].measurements)
+                f.evidence.setdefault("dynamic", []).append(
+                    {"tool": tool, "kind": defects[i].kind, "note": "the invalid access the wrapped offset causes",
+                     **defects[i].detail})
+
     # The other access of a race already confirmed in the same kernel (the load of a load-modify-store,
     # whose store the finding is on), or overlapping writes at a line whose out-of-bounds store is
     # confirmed (a row's tail running into the next row), are the same defect, not a new one.
@@ -138,6 +158,15 @@ def apply_evidence(
     for e in failures:
         notices.append(f"{tool}: {e.kind} in kernel {e.kernel or '?'}: {e.detail.get('message', '')}".rstrip(": "))
     return out, new, notices
+
+
+def _wrapped(e: Evidence) -> bool:
+    """An access far outside its tensor, as a wrapped 32-bit offset puts it: before the start, or
+    2 GiB or more past the end (a tool that does not measure the distance cannot tell: accepted)."""
+    m = e.measurements
+    if "max_bytes_before_start" not in m and "max_bytes_past_end" not in m:
+        return True
+    return m.get("max_bytes_before_start", 0) > 0 or m.get("max_bytes_past_end", 0) >= 2**31
 
 
 def _relative(path: str | None, root: str | None) -> str:
