@@ -17,8 +17,8 @@ from kernlint.dynamic.evidence import Evidence
 
 TOOL = "gsan"
 _ASSERT = re.compile(
-    r"(?P<path>[^\s:][^:]*):(?P<line>\d+):[^\n]*?block: \[(?P<block>[\d, ]+)\][^\n]*?Assertion `(?P<what>(?:Read|Write) "
-    r"after (?:read|write) race detected)` failed")
+    r"^(?P<path>[^:\n]+):(?P<line>\d+):[^\n]*?block: \[(?P<block>[\d, ]+)\][^\n]*?Assertion `(?P<what>(?:Read|Write) "
+    r"after (?:read|write) race detected)` failed", re.M)
 
 
 def available() -> bool:
