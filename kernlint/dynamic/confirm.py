@@ -247,6 +247,9 @@ def confirm(
             judged, added, notes = interp_check.judge(todo, result)
             errors += _entry_failed(result.returncode, result.output_tail, bool(result.records),
                                     result.failure, result.launches)
+            if not result.launches and not result.failure and result.returncode == 0:
+                notes = [*notes, f"dynamic phase: {' '.join(map(str, result.command[-1:]))} ran no kernel under the "
+                                 "interpreter (does its entry point launch one?)"]
         elif step.kind == "sanitizer":
             judged, added, notes, failed = _run_sanitizer(step, cwd, timeout)
             errors += failed

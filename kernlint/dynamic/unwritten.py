@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +29,9 @@ class Fresh:
     start: int
     nbytes: int
     itemsize: int
-    tensor: object  # kept alive so the bytes can be read back when the run ends
+    #: a weak reference until a kernel writes into it, then the tensor itself (kept alive so its
+    #: bytes can be read back when the run ends)
+    tensor: object
     written: np.ndarray | None = None  # per byte, set by kernel stores
     #: per byte: inside a tensor a launch was given (a view of a bigger buffer covers its part only)
     passed: np.ndarray | None = None
@@ -56,7 +59,7 @@ class Registry:
         if old is not None:  # the allocator handed the same bytes out again: judge the old owner now
             self._starts.remove(start)
             self._judge(old)
-        self.by_start[start] = Fresh(start, nbytes, tensor.element_size(), tensor)
+        self.by_start[start] = Fresh(start, nbytes, tensor.element_size(), weakref.ref(tensor))
         bisect.insort(self._starts, start)
 
     def find(self, address: int) -> Fresh | None:
@@ -74,6 +77,11 @@ class Registry:
         fresh.passed[lo:lo + nbytes] = True
 
     def mark(self, fresh: Fresh, addrs: np.ndarray, itemsize: int, writer: tuple, site: int) -> None:
+        if isinstance(fresh.tensor, weakref.ref):
+            fresh.tensor = fresh.tensor()
+            if fresh.tensor is None:  # freed before any kernel wrote it: its bytes now belong to another tensor
+                self._forget(fresh)
+                return
         if fresh.written is None:
             fresh.written = np.zeros(fresh.nbytes, dtype=bool)
             self.retained += fresh.nbytes
@@ -84,7 +92,11 @@ class Registry:
         sites[site] = sites.get(site, 0) + int(off.size)
         if self.retained > MAX_RETAINED_BYTES:
             self._judge(fresh)
-            self.by_start.pop(fresh.start, None)
+            self._forget(fresh)
+
+    def _forget(self, fresh: Fresh) -> None:
+        if self.by_start.get(fresh.start) is fresh:
+            del self.by_start[fresh.start]
             self._starts.remove(fresh.start)
 
     def finish(self) -> list[dict]:
@@ -95,7 +107,7 @@ class Registry:
         return self.records
 
     def _judge(self, fresh: Fresh) -> None:
-        if fresh.written is None:
+        if fresh.written is None or isinstance(fresh.tensor, weakref.ref) or fresh.tensor is None:
             return
         self.retained -= fresh.nbytes
         raw = np.ctypeslib.as_array((ctypes.c_uint8 * fresh.nbytes).from_address(fresh.start)).copy()
