@@ -179,15 +179,17 @@ def rules_command(output_format: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--run", "run_cmd", default=None, help="Command that runs the kernels.")
 @click.option("--require-gpu", is_flag=True, help="Fail (exit 2) when no GPU is available.")
+@click.option("--confirm-mode", type=click.Choice(["discover", "judge"]), default=None,
+              help="discover (default): run every kernel file's entry point; judge: only confirm the findings.")
 @click.option("--output-format", type=click.Choice(FORMATS), default=None)
 @click.option("-o", "--output", "output_file", type=click.Path(path_type=Path))
 @click.pass_context
-def confirm_command(ctx, paths, run_cmd, require_gpu, output_format, output_file) -> None:
+def confirm_command(ctx, paths, run_cmd, require_gpu, confirm_mode, output_format, output_file) -> None:
     """Lint PATHS and confirm or refute every finding with a run (same as `check --confirm`)."""
     ctx.invoke(check, paths=paths, confirm_=True, run_cmd=run_cmd, require_gpu=require_gpu,
                output_format=output_format, output_file=output_file, select=(), ignore=(), fail_level=None,
                exit_zero=False, config_file=None, stdin_filename=None, force_exclude=False, ir=None, arch=None,
-               show_ir=False, confirm_mode=None, confirm_timeout=600.0)
+               show_ir=False, confirm_mode=confirm_mode, confirm_timeout=600.0)
 
 
 def _register_optional_commands() -> None:
