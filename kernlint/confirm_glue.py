@@ -91,7 +91,7 @@ def targets(result: RunResult, config: Config, run: str | None, discover: bool) 
 def confirm_result(result: RunResult, config: Config, run: str | None, require_gpu: bool, timeout: float,
                    mode: str | None = None) -> None:
     """Replace the findings by their judged copies and add what the runs found that no rule predicted."""
-    from kernlint.dynamic.confirm import confirm, cuda_available
+    from kernlint.dynamic.confirm import confirm
 
     mode = mode or config.confirm.get("mode") or "discover"
     if mode not in MODES:
@@ -111,8 +111,9 @@ def confirm_result(result: RunResult, config: Config, run: str | None, require_g
         return confirm(target.findings, target.run, require_gpu=require_gpu, cwd=str(config.root),
                        timeout=timeout, discover=discover, features=target.features)
 
-    # without a GPU every run is an interpreter process on its own core; GPU tools run one at a time
-    jobs = 1 if len(todo) == 1 or cuda_available() else min(len(todo), os.cpu_count() or 1, 4)
+    # files are independent: their runs (interpreter processes, or sanitizer processes sharing the
+    # GPU) go side by side, a few at a time
+    jobs = min(len(todo), os.cpu_count() or 1, 4)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         outcomes = list(pool.map(one, todo))
     judged: list[Finding] = []
