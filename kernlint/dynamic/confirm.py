@@ -229,6 +229,8 @@ def confirm(
     new: list[Finding] = []
     ran: list[dict] = []
     errors: list[str] = []
+    interp_errors: list[str] = []
+    native_ran = False
     early = None
     interp_step = next((s for s in steps if s.kind == "interpreter" and s.every_kernel), None)
     if interp_step is not None and len(steps) > 1:
@@ -245,14 +247,21 @@ def confirm(
                                                                                            timeout=timeout)
             step.argv = list(result.command)
             judged, added, notes = interp_check.judge(todo, result)
-            errors += _entry_failed(result.returncode, result.output_tail, bool(result.records),
-                                    result.failure, result.launches)
+            failed = _entry_failed(result.returncode, result.output_tail, bool(result.records),
+                                   result.failure, result.launches)
+            if failed and _fails_inside_triton(result.output_tail):
+                # the interpreter, not the program, cannot go on (a Gluon kernel, a driver call)
+                notes = [*notes, f"dynamic phase: Triton's interpreter cannot run {step_target(target)}: "
+                                 f"{_last_line(result.output_tail)}"]
+            else:
+                interp_errors += failed
             if not result.launches and not result.failure and result.returncode == 0:
                 notes = [*notes, f"dynamic phase: {' '.join(map(str, result.command[-1:]))} ran no kernel under the "
                                  "interpreter (does its entry point launch one?)"]
         elif step.kind == "sanitizer":
-            judged, added, notes, failed = _run_sanitizer(step, cwd, timeout)
+            judged, added, notes, failed, completed = _run_sanitizer(step, cwd, timeout)
             errors += failed
+            native_ran = native_ran or (completed and not failed)
         elif step.kind == "gsan":
             judged, added, notes = _run_gsan(step, findings, cwd, timeout)
         else:
@@ -261,8 +270,40 @@ def confirm(
         notices += notes
         ran.append({"tool": step.tool, "argv": step.argv, "findings": len(step.findings) + len(step.second_opinion),
                     "seconds": round(time.perf_counter() - t0, 3)})
+    if native_ran and interp_errors:
+        # the program ran natively under the sanitizer: what failed is the interpreter's run of it
+        notices += [f"dynamic phase: Triton's interpreter could not run {step_target(target)}: {e.splitlines()[-1]}"
+                    for e in interp_errors]
+    else:
+        errors += interp_errors
     return ConfirmResult(findings, _dedupe(new), notices, ran, round(time.perf_counter() - started, 3),
                          list(dict.fromkeys(errors)))
+
+
+def step_target(target) -> str:
+    return " ".join(map(str, target)) if isinstance(target, (list, tuple)) else os.path.basename(str(target))
+
+
+def _last_line(output: str) -> str:
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def _fails_inside_triton(output: str) -> bool:
+    """The traceback's innermost frame is in Triton's own package."""
+    import re
+
+    frames = re.findall(r'File "([^"]+)", line \d+', output)
+    if not frames:
+        return False
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("triton")
+        root = os.path.dirname(spec.origin) if spec and spec.origin else None
+    except (ImportError, ValueError):
+        root = None
+    return bool(root) and os.path.abspath(frames[-1]).startswith(root + os.sep)
 
 
 def _entry_failed(returncode, output: str, saw_something: bool, failure: str | None, launches=()) -> list[str]:
@@ -325,7 +366,7 @@ def _run_sanitizer(step: Step, cwd, timeout):
     return (*apply_evidence(step.findings, [r.to_evidence() for r in report.records],
                             tool=f"compute-sanitizer {step.tool}", categories=cats,
                             executed=lambda f: None if rc != 0 or f.device_symbol in aborted else True,
-                            failure=failure), failed)
+                            failure=failure), failed, report.completed and failure is None)
 
 
 def _run_gsan(step: Step, findings: list[Finding], cwd, timeout):
