@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernlint.config import Config
-from kernlint.model import FileError, Finding, RunResult
+from kernlint.model import FileError, Finding, Frontend, RunResult
 
 MODES = ("discover", "judge")
 _SHARED = re.compile(r"\balloc_shared\b")
@@ -39,13 +39,17 @@ class Target:
     features: frozenset[str] = frozenset()
 
 
-def features_of(path: Path) -> frozenset[str]:
-    """What decides the extra GPU tools: shared memory (racecheck) and barriers (synccheck)."""
+def features_of(path: Path, frontends: set[str] = frozenset()) -> frozenset[str]:
+    """What decides the tools: shared memory (racecheck), barriers (synccheck), and no Triton
+    kernel at all (``no-triton``: Triton's interpreter has nothing to run)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return frozenset()
-    return frozenset(name for name, pattern in (("shared", _SHARED), ("barrier", _BARRIER)) if pattern.search(text))
+    found = {name for name, pattern in (("shared", _SHARED), ("barrier", _BARRIER)) if pattern.search(text)}
+    if frontends and Frontend.TRITON.value not in frontends:
+        found.add("no-triton")
+    return frozenset(found)
 
 
 def command_argv(command: str) -> list[str]:
@@ -61,15 +65,21 @@ def targets(result: RunResult, config: Config, run: str | None, discover: bool) 
     from kernlint.dynamic.interp_runner import has_entry_point
 
     kernel_files = sorted({k.path for k in result.kernels})
+    frontends: dict[str, set[str]] = {}
+    for k in result.kernels:
+        frontends.setdefault(k.path, set()).add(getattr(k.frontend, "value", str(k.frontend)))
     command = run or config.confirm.get("command")
     if command:
-        feats = frozenset().union(*(features_of(config.root / p) for p in kernel_files)) if kernel_files else frozenset()
+        feats = [features_of(config.root / p, frontends.get(p, set())) for p in kernel_files]
+        feats = frozenset().union(*feats) - ({"no-triton"} if any("no-triton" not in f for f in feats) else set()) \
+            if feats else frozenset()
         return [Target(command_argv(command), f"--run {command}" if run else "[tool.kernlint.confirm] command",
                        list(result.findings), feats)], []
     by_file: dict[str, Target] = {}
     for f in result.findings:
         path = config.root / f.path
-        by_file.setdefault(f.path, Target(str(path), f.path, features=features_of(path))).findings.append(f)
+        by_file.setdefault(f.path, Target(str(path), f.path, features=features_of(path, frontends.get(f.path, set())))
+                           ).findings.append(f)
     without_entry = []
     if discover:
         for rel in kernel_files:
@@ -77,7 +87,7 @@ def targets(result: RunResult, config: Config, run: str | None, discover: bool) 
                 continue
             path = config.root / rel
             if has_entry_point(str(path)):
-                by_file[rel] = Target(str(path), rel, features=features_of(path))
+                by_file[rel] = Target(str(path), rel, features=features_of(path, frontends.get(rel, set())))
             else:
                 without_entry.append(rel)
     notices = []

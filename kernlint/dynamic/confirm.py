@@ -118,7 +118,7 @@ def plan(
     barriers (``barrier``), and GSan where the installed Triton ships it.
     """
     steps: dict[tuple[str, str], Step] = {}
-    if discover:
+    if discover and "no-triton" not in features:  # the interpreter runs Triton kernels only
         steps[("interpreter", "interpreter")] = Step("interpreter", "interpreter", every_kernel=True)
         if gpu:
             wanted = ["memcheck"] + (["racecheck"] if "shared" in features else []) + \
@@ -136,7 +136,7 @@ def plan(
         if tool in ("compute-sanitizer", "ncu") and not gpu:
             if exact:
                 tool = "interpreter"
-            elif discover and rule.category in CONFIRMED_THROUGH:
+            elif discover and rule.category in CONFIRMED_THROUGH and ("interpreter", "interpreter") in steps:
                 # an int32 wrap is confirmed by the invalid access it causes: the interpreter sees those
                 steps[("interpreter", "interpreter")].second_opinion.append(f)
                 continue
