@@ -5,7 +5,9 @@ Usage: python benchmarks/confirm_cost.py OUT_DIR [--repeats 3] [FILE ...]
 For each planted file (default: three whose findings memcheck judges) and each repeat, in turn:
 - ``raw``: the command a person would type for the same check: ``compute-sanitizer --tool memcheck``
   with PyTorch's caching allocator off, running the file's ``run()``;
-- ``confirm``: ``kernlint check FILE --confirm --require-gpu`` (lint, plan, every tool process, verdicts);
+- ``confirm``: ``kernlint check FILE --confirm --require-gpu`` (lint, plan, every tool process, verdicts),
+  in the default discovery mode (memcheck over every kernel, the interpreter beside it);
+- ``judge``: the same with ``--confirm-mode judge`` (only the tools the findings ask for);
 - ``static``: the same without ``--confirm`` (kernlint's own share);
 - ``tool argv``: the sanitizer command line kernlint ran, run again by itself (what its flags and
   entry point cost compared with the raw command).
@@ -45,14 +47,14 @@ def raw_memcheck_argv(path: str) -> tuple[list[str], dict[str, str]]:
     return ["compute-sanitizer", "--tool", "memcheck", sys.executable, "-c", code], {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 
 
-def kernlint_argv(path: str, confirm: bool) -> list[str]:
+def kernlint_argv(path: str, confirm: bool, mode: str = "discover") -> list[str]:
     ir = ["--ir"] if "/ir/" in path else []
-    extra = ["--confirm", "--require-gpu"] if confirm else []
+    extra = ["--confirm", "--require-gpu", "--confirm-mode", mode] if confirm else []
     return [sys.executable, "-m", "kernlint", "check", path, *ir, *extra, "--select", SELECT, "--output-format", "json"]
 
 
 def measure(path: str, repeats: int, diagnose: bool = False) -> dict:
-    samples: dict[str, list[float]] = {"raw": [], "confirm": [], "static": [], "tool argv": []}
+    samples: dict[str, list[float]] = {"raw": [], "confirm": [], "judge": [], "static": [], "tool argv": []}
     steps: list[dict] = []
     for _ in range(repeats):
         argv, env = raw_memcheck_argv(path)
@@ -65,6 +67,7 @@ def measure(path: str, repeats: int, diagnose: bool = False) -> dict:
             runs = []
         if not steps or seconds <= min(samples["confirm"]):
             steps = runs
+        samples["judge"].append(_timed(kernlint_argv(path, confirm=True, mode="judge"))[0])
         samples["static"].append(_timed(kernlint_argv(path, confirm=False))[0])
         for run in runs[:1]:
             samples["tool argv"].append(_timed(run["argv"], {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})[0])
@@ -95,17 +98,21 @@ def main() -> None:
 
 
 def render(rows: list[dict], repeats: int) -> str:
-    total = {k: sum(r["best"].get(k, 0.0) for r in rows) for k in ("raw", "confirm", "static", "tool argv")}
+    total = {k: sum(r["best"].get(k, 0.0) for r in rows) for k in ("raw", "confirm", "judge", "static", "tool argv")}
     ratio = total["confirm"] / total["raw"] if total["raw"] else float("nan")
-    lines = [f"Cost of `--confirm` against the raw memcheck command (fastest of {repeats}): **{ratio:.2f}x**",
-             "", "| file | raw memcheck (s) | --confirm (s) | ratio | static only (s) | kernlint's sanitizer argv alone (s) "
-             "| --confirm's tool steps (s) |", "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    judge = total["judge"] / total["raw"] if total["raw"] else float("nan")
+    lines = [f"Cost of `--confirm` against the raw memcheck command (fastest of {repeats}): **{ratio:.2f}x** "
+             f"(discovery, the default); `--confirm-mode judge`: **{judge:.2f}x**",
+             "", "| file | raw memcheck (s) | --confirm (s) | ratio | judge mode (s) | ratio | static only (s) "
+             "| kernlint's sanitizer argv alone (s) | --confirm's tool steps (s) |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:
         b = r["best"]
         steps = ", ".join(f"{s['tool']} {s['seconds']:.1f}" for s in r["steps"])
         lines.append(f"| {r['file']} | {b['raw']:.2f} | {b['confirm']:.2f} | {b['confirm'] / b['raw']:.2f} | "
+                     f"{b.get('judge', float('nan')):.2f} | {b.get('judge', float('nan')) / b['raw']:.2f} | "
                      f"{b['static']:.2f} | {b.get('tool argv', float('nan')):.2f} | {steps} |")
-    extra = sorted({k for r in rows for k in r["best"]} - {"raw", "confirm", "static", "tool argv"})
+    extra = sorted({k for r in rows for k in r["best"]} - {"raw", "confirm", "judge", "static", "tool argv"})
     if extra:
         lines += ["", "| file | " + " | ".join(f"{k} (s)" for k in extra) + " |", "| --- |" + " ---: |" * len(extra)]
         lines += [f"| {r['file']} | " + " | ".join(f"{r['best'].get(k, float('nan')):.2f}" for k in extra) + " |"

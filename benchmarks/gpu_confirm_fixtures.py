@@ -1,11 +1,14 @@
 """On a GPU: `kernlint check --confirm --require-gpu` over every Triton and TileLang fixture.
 
-Usage: python benchmarks/gpu_confirm_fixtures.py OUT_DIR [--jobs 4]
+Usage: python benchmarks/gpu_confirm_fixtures.py OUT_DIR [--jobs 4] [--folders fixtures/dynamic ...]
+                                                   [--confirm-mode discover|judge]
 
 For every fixture (planted bugs and clean twins under fixtures/triton, fixtures/dynamic and
 fixtures/ir, the last with the IR phase on) it runs kernlint's own command line with the dynamic
 phase and records each finding's verdict and the measured numbers. A planted bug passes when every finding its ``.expected`` file lists comes back
-*confirmed*; a clean twin passes when it has no finding, or only *refuted* ones. What ``--confirm``
+*confirmed*, and every ``# dyn-expect:`` marker of ``fixtures/dynamic`` has a confirmed finding at its
+line (the bugs only a run shows come back as KL401/KL402/KL403 in the default discovery mode); a
+clean twin passes when it has no finding, or only *refuted* ones. What ``--confirm``
 costs is measured by ``benchmarks/confirm_cost.py``.
 """
 
@@ -15,6 +18,7 @@ import argparse
 import concurrent.futures as cf
 import json
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -24,13 +28,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def fixtures() -> list[Path]:
+FOLDERS = ("fixtures/triton", "fixtures/dynamic", "fixtures/ir")
+MARK = re.compile(r"#\s*dyn-expect:\s*([a-z-]+(?:\s*,\s*[a-z-]+)*)")
+#: a marker kind -> the dynamic rule that reports it where no static rule predicted it
+DYNAMIC_RULE_OF_KIND = {"oob-read": "KL401", "oob-write": "KL401", "race-write": "KL402", "race-read": "KL402",
+                        "unwritten-output": "KL403"}
+
+
+def fixtures(folders=FOLDERS) -> list[Path]:
     """Every fixture; TileLang ones only where TileLang is installed (the IR phase needs it to lower them)."""
     import importlib.util
 
     has_tilelang = importlib.util.find_spec("tilelang") is not None
     out = []
-    for folder in ("fixtures/triton", "fixtures/dynamic", "fixtures/ir"):
+    for folder in folders:
         out += sorted(p for p in (ROOT / folder).glob("*.py") if not p.name.startswith("_")
                       and (has_tilelang or "import tilelang" not in p.read_text()))
     return out
@@ -39,7 +50,7 @@ def fixtures() -> list[Path]:
 #: the rules a sanitizer, ncu or the interpreter judges: out-of-bounds, race, needless atomic, sync, bank
 #: conflicts, and the IR phase's spill, occupancy, uncoalesced-access and divergent-branch rules
 SELECT = ("KL101", "KL102", "KL103", "KL109", "KL110", "KL301", "KL302", "KL303", "KL304", "KL305", "KL306",
-          "KL307")
+          "KL307", "KL401", "KL402", "KL403")
 
 
 def expected(path: Path) -> set[tuple[int, str]]:
@@ -55,13 +66,19 @@ def expected(path: Path) -> set[tuple[int, str]]:
     ir_exp = path.with_suffix(".expected.json")
     if ir_exp.exists():
         rows |= {(e["line"], e["rule"]) for e in json.loads(ir_exp.read_text())}
-    return {(line, code) for line, code in rows if code in SELECT}
+    rows = {(line, code) for line, code in rows if code in SELECT}
+    static_lines = {line for line, _ in rows}
+    for n, text in enumerate(path.read_text().splitlines(), 1):
+        m = MARK.search(text)
+        if m and n not in static_lines:
+            rows |= {(n, DYNAMIC_RULE_OF_KIND[k.strip()]) for k in m.group(1).split(",")}
+    return rows
 
 
-def confirm(path: Path) -> dict:
+def confirm(path: Path, mode: str = "discover") -> dict:
     ir = ["--ir"] if path.parent.name == "ir" else []
     argv = [sys.executable, "-m", "kernlint", "check", str(path.relative_to(ROOT)), *ir, "--confirm", "--require-gpu",
-            "--select", ",".join(SELECT), "--output-format", "json"]
+            "--confirm-mode", mode, "--select", ",".join(SELECT), "--output-format", "json"]
     t0 = time.perf_counter()
     r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
     seconds = time.perf_counter() - t0
@@ -128,6 +145,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--folders", nargs="*", default=list(FOLDERS), help="fixture folders (default: all three)")
+    parser.add_argument("--confirm-mode", default="discover", choices=("discover", "judge"))
     parser.add_argument("--from-json", type=Path, help="render the table of an earlier run's JSON again (no GPU)")
     args = parser.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -137,15 +156,17 @@ def main() -> None:
         (args.out_dir / "gpu_confirm_fixtures.md").write_text(report)
         print(report)
         return
-    files = fixtures()
+    files = fixtures(args.folders)
     with cf.ThreadPoolExecutor(args.jobs) as pool:
-        results = {str(p.relative_to(ROOT)): d for p, d in zip(files, pool.map(confirm, files))}
+        results = {str(p.relative_to(ROOT)): d
+                   for p, d in zip(files, pool.map(lambda p: confirm(p, args.confirm_mode), files))}
     device = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                             capture_output=True, text=True).stdout.strip()
     import torch
     import triton
 
-    software = f"torch {torch.__version__}, triton {triton.__version__}, Python {platform.python_version()}"
+    software = (f"torch {torch.__version__}, triton {triton.__version__}, Python {platform.python_version()}; "
+                f"--confirm-mode {args.confirm_mode}")
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     report = render(results, device, software, date)
     print(report)

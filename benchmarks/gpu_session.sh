@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Everything kernlint needs a GPU for, in one go (one device session):
-#   bash benchmarks/gpu_session.sh OUT_DIR [all|confirm|eval]
+#   bash benchmarks/gpu_session.sh OUT_DIR [all|confirm|eval|discover]
 # writes OUT_DIR/gpu_session.tar.gz: the device description, the GPU tests' output, the --confirm
 # table over every fixture (gpu_confirm_fixtures.md/.json), raw compute-sanitizer/ncu outputs for
 # the parser tests (raw/<fixture>.<tool>.<variant>.txt), what --confirm costs against the raw
 # tool command (confirm_cost.md) and the `kernlint eval` GPU check.
-# "confirm" and "eval" run one half each (for machines that limit the length of one command).
+# "confirm" and "eval" run one half each (for machines that limit the length of one command);
+# "discover" runs only what the dynamic phase's discovery mode needs (about 5 minutes): the GPU
+# tests of --confirm, the --confirm table over fixtures/dynamic and its cost against raw memcheck.
 set -u
 out=${1:?usage: gpu_session.sh OUT_DIR [all|confirm|eval]}
 part=${2:-all}
@@ -22,7 +24,11 @@ root=$(pwd)
 } > "$w/device.txt" 2>&1
 step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@"; echo "$name: exit $? in $((SECONDS - t0)) s" >> "$w/device.txt"; }
 
-if [ "$part" != eval ]; then
+if [ "$part" = discover ]; then
+step "pytest -m gpu" 100 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py > "$w/pytest_gpu.log" 2>&1
+step "confirm fixtures" 90 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 --folders fixtures/dynamic > "$w/confirm.log" 2>&1
+step "confirm cost" 150 python3 benchmarks/confirm_cost.py "$w" fixtures/dynamic/oob_no_mask.py fixtures/triton/layernorm_bad.py --repeats 2 > "$w/cost.log" 2>&1
+elif [ "$part" != eval ]; then
 step "pytest -m gpu" 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
 step "confirm fixtures" 300 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 > "$w/confirm.log" 2>&1
 step "confirm cost" 240 python3 benchmarks/confirm_cost.py "$w" --repeats 2 > "$w/cost.log" 2>&1
@@ -44,6 +50,6 @@ for f in bank_conflict_bad tilelang_bank_conflict_bad; do
 done
 step "raw synccheck divergent" 60 compute-sanitizer --tool synccheck python3 -c "import sys, runpy; runpy.run_path('fixtures/ir/divergent_barrier_bad.py', run_name='fixture')['run']()" > "$w/raw/divergent_barrier_bad.synccheck.plain.txt" 2>&1
 fi
-[ "$part" != confirm ] && step "eval gpu check" 400 python3 benchmarks/gpu_eval_check.py "$w/eval" --repeats 10 > "$w/eval.log" 2>&1
+[ "$part" = all ] || [ "$part" = eval ] && step "eval gpu check" 400 python3 benchmarks/gpu_eval_check.py "$w/eval" --repeats 10 > "$w/eval.log" 2>&1
 tar czf "$out/gpu_session_$part.tar.gz" -C "$out" work
 cat "$w/device.txt"; tail -3 "$w/pytest_gpu.log"; sed -n 5,6p "$w/gpu_confirm_fixtures.md"; grep -v "| yes |" "$w/gpu_confirm_fixtures.md" | tail -5; cat "$w/confirm_cost.md"; tail -15 "$w/eval.log"

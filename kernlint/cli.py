@@ -67,6 +67,9 @@ def main() -> None:
 @click.option("--run", "run_cmd", default=None, help="Command that runs the kernels for --confirm (default: "
               "[tool.kernlint.confirm] command, else each file's run() or __main__).")
 @click.option("--require-gpu", is_flag=True, help="With --confirm: fail (exit 2) when no GPU is available.")
+@click.option("--confirm-mode", type=click.Choice(["discover", "judge"]), default=None,
+              help="With --confirm: run every kernel file's entry point under the checkers (discover, the default; "
+                   "[tool.kernlint.confirm] mode) or only judge the static findings (judge: faster).")
 @click.option("--confirm-timeout", type=float, default=600.0, show_default=True, help="Seconds per confirming run.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable on top of the selection.")
 @click.option("--fix", is_flag=True, help="Apply the safe fixes (KL104 int64 widening, KL108 triton.cdiv) in place.")
@@ -78,9 +81,9 @@ def main() -> None:
 @click.option("--respect-gitignore/--no-respect-gitignore", default=True,
               help="Skip files that .gitignore ignores when walking folders (default: on).")
 def check(paths, select, ignore, output_format, output_file, fail_level, exit_zero, config_file, stdin_filename,
-          force_exclude, ir, arch, show_ir, confirm_, run_cmd, require_gpu, confirm_timeout, extend_select=(),
-          fix=False, unsafe_fixes=False, add_noqa=False, statistics=False, quiet=False, show_source=False,
-          respect_gitignore=True) -> None:
+          force_exclude, ir, arch, show_ir, confirm_, run_cmd, require_gpu, confirm_timeout, confirm_mode=None,
+          extend_select=(), fix=False, unsafe_fixes=False, add_noqa=False, statistics=False, quiet=False,
+          show_source=False, respect_gitignore=True) -> None:
     """Lint kernels in PATHS (files or folders; '-' reads stdin, as does --stdin-filename without PATHS)."""
     from kernlint.check import Options, run_check
 
@@ -116,7 +119,8 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         force_exclude=force_exclude,
         stdin_filename=stdin_filename,
         ir_arch=target if use_ir else None,
-        confirm={"run": run_cmd, "require_gpu": require_gpu, "timeout": confirm_timeout} if confirm_ else None,
+        confirm={"run": run_cmd, "require_gpu": require_gpu, "timeout": confirm_timeout, "mode": confirm_mode}
+        if confirm_ else None,
         respect_gitignore=respect_gitignore,
     )
     gpu_required: tuple[type[Exception], ...] = ()
@@ -261,15 +265,17 @@ def config_command(schema: bool, markdown: bool, config_file: Path | None) -> No
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--run", "run_cmd", default=None, help="Command that runs the kernels.")
 @click.option("--require-gpu", is_flag=True, help="Fail (exit 2) when no GPU is available.")
+@click.option("--confirm-mode", type=click.Choice(["discover", "judge"]), default=None,
+              help="discover (default): run every kernel file's entry point; judge: only confirm the findings.")
 @click.option("--output-format", type=click.Choice(FORMATS), default=None)
 @click.option("-o", "--output", "output_file", type=click.Path(path_type=Path))
 @click.pass_context
-def confirm_command(ctx, paths, run_cmd, require_gpu, output_format, output_file) -> None:
+def confirm_command(ctx, paths, run_cmd, require_gpu, confirm_mode, output_format, output_file) -> None:
     """Lint PATHS and confirm or refute every finding with a run (same as `check --confirm`)."""
     ctx.invoke(check, paths=paths, confirm_=True, run_cmd=run_cmd, require_gpu=require_gpu,
                output_format=output_format, output_file=output_file, select=(), ignore=(), fail_level=None,
                exit_zero=False, config_file=None, stdin_filename=None, force_exclude=False, ir=None, arch=None,
-               show_ir=False, confirm_timeout=600.0)
+               show_ir=False, confirm_mode=confirm_mode, confirm_timeout=600.0)
 
 
 @main.command("server")

@@ -84,6 +84,8 @@ KEYS: tuple[Key, ...] = (
     Key("confirm", {"type": "object"}, "The dynamic phase (`--confirm`).", {}, table=(
         Key("command", {"type": "string"}, "Command that runs the kernels (default: each file's `run()` or "
             "`__main__`).", None),
+        Key("mode", {"type": "string", "enum": ["discover", "judge"]}, "`discover` runs every kernel file's entry "
+            "point under the checkers; `judge` only judges the static findings (faster).", "discover"),
     )),
 )
 

@@ -29,7 +29,8 @@ class Options:
     stdin_filename: str | None = None
     #: run the IR phase for this target (None: do not)
     ir_arch: str | None = None
-    #: run the dynamic phase: ``{"run": cmd | None, "require_gpu": bool, "timeout": s}`` (None: do not)
+    #: run the dynamic phase: ``{"run": cmd | None, "require_gpu": bool, "timeout": s, "mode": "discover" |
+    #: "judge" | None}`` (None: do not)
     confirm: dict | None = None
     respect_gitignore: bool = True
     #: codes or prefixes enabled on top of the selection (``--extend-select``)
@@ -133,7 +134,7 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
         from kernlint.confirm_glue import confirm_result
 
         confirm_result(result, config, options.confirm.get("run"), bool(options.confirm.get("require_gpu")),
-                       float(options.confirm.get("timeout", 600.0)))
+                       float(options.confirm.get("timeout", 600.0)), options.confirm.get("mode"))
     phases = {Phase.SOURCE} | ({Phase.IR} if options.ir_arch else set()) | ({Phase.DYNAMIC} if options.confirm else set())
     apply_filters(result, config, codes, state.suppressions, phases)
     return result

@@ -5,14 +5,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.dynamic.fixture_marks import check_discovered, discovery_fixtures
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "triton"
 
 
-def test_every_planted_oob_and_race_is_confirmed_and_twins_stay_clean():
+def test_judge_mode_confirms_every_planted_oob_and_race_and_twins_stay_clean():
     r = subprocess.run(
-        [sys.executable, "-m", "kernlint", "check", str(FIXTURES), "--confirm", "--select", "KL101,KL102,KL103",
-         "--output-format", "json"],
+        [sys.executable, "-m", "kernlint", "check", str(FIXTURES), "--confirm", "--confirm-mode", "judge",
+         "--select", "KL101,KL102,KL103", "--output-format", "json"],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
     assert r.returncode == 1, r.stderr
@@ -66,23 +68,71 @@ def test_ir_phase_out_of_bounds_in_a_helper_is_confirmed_on_the_interpreter():
     assert data["findings"][0]["evidence"]["dynamic"][0]["kind"] == "oob-read"
 
 
-def test_without_findings_the_run_command_is_not_started_and_says_so(tmp_path):
+def test_in_judge_mode_without_findings_the_run_command_is_not_started_and_says_so(tmp_path):
     marker = tmp_path / "ran"
+    command = f"{sys.executable} -c \"open({str(marker)!r}, 'w')\""
     r = subprocess.run(
         [sys.executable, "-m", "kernlint", "check", str(FIXTURES / "vector_add_good.py"), "--confirm",
-         "--run", f"{sys.executable} -c \"open({str(marker)!r}, 'w')\""],
+         "--confirm-mode", "judge", "--run", command],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "nothing to confirm (the --run command was not started)" in r.stdout
     assert not marker.exists()
+    # discovery (the default) runs it all the same
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", str(FIXTURES / "vector_add_good.py"), "--confirm", "--run", command],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert marker.exists()
 
 
-def test_an_inconclusive_verdict_says_why():
+def test_a_command_that_does_not_start_is_an_error():
     r = subprocess.run(
         [sys.executable, "-m", "kernlint", "check", str(FIXTURES / "vector_add_bad.py"), "--confirm",
          "--run", "no-such-command-here --x"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "could not start 'no-such-command-here'" in r.stdout + r.stderr and "Traceback" not in r.stderr
+
+
+def test_run_file_uses_the_current_python_and_a_failing_one_is_an_error_with_its_stderr(tmp_path):
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text("import sys\nsys.path.insert(0, %r)\nfrom scale import run\nrun()\n"
+                       % str(ROOT / "fixtures" / "dynamic"))
+    (tmp_path / "scale.py").write_text((ROOT / "fixtures" / "dynamic" / "oob_le_mask.py").read_text())
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", str(ROOT / "fixtures" / "dynamic" / "oob_le_mask_clean.py"),
+         "--confirm", "--run", str(wrapper), "--output-format", "json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    data = json.loads(r.stdout)
+    assert sorted((Path(f["path"]).name, f["rule"]) for f in data["findings"]) == [("scale.py", "KL401")] * 2, r.stderr
+    broken = tmp_path / "broken.py"
+    broken.write_text("import sys\nprint('the reference is missing', file=sys.stderr)\nsys.exit(3)\n")
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", str(FIXTURES / "vector_add_good.py"), "--confirm",
+         "--run", str(broken)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "exited with 3" in r.stdout + r.stderr and "the reference is missing" in r.stdout + r.stderr
+
+
+def test_discovery_finds_what_only_a_run_shows_and_clean_twins_stay_clean():
+    files = discovery_fixtures()
+    r = subprocess.run(
+        [sys.executable, "-m", "kernlint", "check", *map(str, files), "--confirm", "--output-format", "json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "KL101" in r.stdout and "[inconclusive: the tool failed: could not start 'no-such-command-here'" in r.stdout
+    data = json.loads(r.stdout)
+    assert data["errors"] == []
+    check_discovered(data["findings"])
+    for f in data["findings"]:
+        if f["phase"] == "dynamic":
+            assert f["verdict"] == "confirmed" and f["evidence"]["dynamic"][0]["tool"] == "interpreter"
+    # one interpreter process per file, whether or not it has a static finding
+    assert sorted(run["tool"] for run in data["runs"]) == ["interpreter"] * len(files)

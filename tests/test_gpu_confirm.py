@@ -42,3 +42,18 @@ def test_ncu_confirms_predicted_bank_conflict_and_clean_twin_stays_clean():
     assert [(f["rule"], f["line"], f["verdict"]) for f in found] == [("KL302", 15, "confirmed")]
     assert any(v > 0 for k, v in found[0]["measurements"].items() if "bank_conflicts" in k)
     assert _check("fixtures/ir/bank_conflict_clean.py", "--ir", "--select", "KL302") == []
+
+
+def test_discovery_on_the_gpu_finds_what_only_a_run_shows_and_clean_twins_stay_clean():
+    from tests.dynamic.fixture_marks import check_discovered, discovery_fixtures
+
+    files = [str(p.relative_to(ROOT)) for p in discovery_fixtures()]
+    r = subprocess.run([sys.executable, "-m", "kernlint", "check", *files, "--confirm", "--require-gpu",
+                        "--output-format", "json"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 1, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    assert data["errors"] == [], data["errors"]
+    check_discovered(data["findings"])
+    tools = {run["tool"] for run in data["runs"]}
+    assert {"memcheck", "interpreter"} <= tools
+    assert any("gsan" in n for n in data["notices"]) or "gsan" in tools  # GSan used, or its absence said

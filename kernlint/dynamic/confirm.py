@@ -19,11 +19,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from kernlint.dynamic import interp_check, ncu, ncu_judges, sanitizer
-from kernlint.dynamic.verdicts import apply_evidence, rule_category
+from kernlint.dynamic import gsan, interp_check, ncu, ncu_judges, sanitizer
+from kernlint.dynamic.interp_hook import WAIT_MESSAGE
+from kernlint.dynamic.verdicts import CONFIRMED_THROUGH, apply_evidence, rule_category
 from kernlint.model import Finding, Verdict
 
 
@@ -51,9 +53,10 @@ def cuda_available() -> bool:
 
 @dataclass
 class Step:
-    kind: str  # "sanitizer" | "ncu" | "interpreter"
-    tool: str  # memcheck / racecheck / synccheck / initcheck / ncu / interpreter
+    kind: str  # "sanitizer" | "ncu" | "interpreter" | "gsan"
+    tool: str  # memcheck / racecheck / synccheck / initcheck / ncu / interpreter / gsan
     findings: list[Finding] = field(default_factory=list)
+    #: discovery: the step runs every kernel (no kernel filter), whatever its findings
     metrics: list[str] = field(default_factory=list)
     argv: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -61,9 +64,12 @@ class Step:
     #: confirm them (memcheck stops a kernel at its first error and misses over-reads inside an
     #: allocation's granularity)
     second_opinion: list[Finding] = field(default_factory=list)
+    every_kernel: bool = False
 
     @property
     def kernels(self) -> list[str]:
+        if self.every_kernel:
+            return []
         return sorted({f.device_symbol for f in self.findings if f.device_symbol})
 
     def to_judge(self) -> list[Finding]:
@@ -100,9 +106,27 @@ def plan(
     launch_count: int | None = None,
     sanitizer_exe: str = "compute-sanitizer",
     ncu_exe: str = "ncu",
+    discover: bool = False,
+    features: frozenset[str] = frozenset(),
+    gsan_available: bool = False,
 ) -> list[Step]:
-    """The fewest processes that judge ``findings`` (in order: sanitizers, interpreter, ncu)."""
+    """The fewest processes that judge ``findings`` (in order: sanitizers, interpreter, gsan, ncu).
+
+    ``discover``: also run every kernel under the checkers whatever the findings ask for: the
+    interpreter (exact bounds, races, unwritten outputs) always, and on a GPU memcheck, racecheck
+    where the source uses shared memory (``features`` has ``shared``), synccheck where it has
+    barriers (``barrier``), and GSan where the installed Triton ships it.
+    """
     steps: dict[tuple[str, str], Step] = {}
+    if discover and "no-triton" not in features:  # the interpreter runs Triton kernels only
+        steps[("interpreter", "interpreter")] = Step("interpreter", "interpreter", every_kernel=True)
+        if gpu:
+            wanted = ["memcheck"] + (["racecheck"] if "shared" in features else []) + \
+                (["synccheck"] if "barrier" in features else [])
+            for name in wanted:
+                steps[("sanitizer", name)] = Step("sanitizer", name, every_kernel=True)
+            if gsan_available and not isinstance(target, (list, tuple)) and str(target).endswith(".py"):
+                steps[("gsan", "gsan")] = Step("gsan", "gsan", every_kernel=True)
     for f in findings:
         rule = _rule(f.rule)
         if rule is None or rule.confirm.tool in ("none", "eval", ""):
@@ -112,9 +136,13 @@ def plan(
         if tool in ("compute-sanitizer", "ncu") and not gpu:
             if exact:
                 tool = "interpreter"
+            elif discover and rule.category in CONFIRMED_THROUGH and ("interpreter", "interpreter") in steps:
+                # an int32 wrap is confirmed by the invalid access it causes: the interpreter sees those
+                steps[("interpreter", "interpreter")].second_opinion.append(f)
+                continue
             else:
                 continue
-        elif tool == "compute-sanitizer" and exact:
+        elif tool == "compute-sanitizer" and (exact or (discover and rule.category in CONFIRMED_THROUGH)):
             # memcheck stops a kernel at its first invalid access and cannot see over-reads inside an
             # allocation's granularity: the exact-bounds interpreter judges what it leaves unconfirmed
             steps.setdefault(("interpreter", "interpreter"), Step("interpreter", "interpreter")).second_opinion.append(f)
@@ -132,13 +160,15 @@ def plan(
                 if metric not in step.metrics:
                     step.metrics.append(metric)
     command = entry_command(target)
-    order = {"sanitizer": 0, "interpreter": 1, "ncu": 2}
+    order = {"sanitizer": 0, "interpreter": 1, "gsan": 2, "ncu": 3}
     out = sorted(steps.values(), key=lambda s: (order[s.kind], s.tool))
     for s in out:
         if s.kind == "sanitizer":
             s.argv, s.env = sanitizer.sanitizer_command(
                 s.tool, command, kernels=s.kernels, launch_skip=launch_skip, launch_count=launch_count,
                 padding=padding if s.tool == "memcheck" else None, executable=sanitizer_exe)
+        elif s.kind == "gsan":
+            s.argv = gsan.command(os.path.abspath(str(target)))
         elif s.kind == "ncu":
             s.argv = ncu.ncu_command(command, s.metrics, kernels=s.kernels, launch_skip=launch_skip,
                                      launch_count=launch_count, executable=ncu_exe)
@@ -152,6 +182,8 @@ class ConfirmResult:
     notices: list[str]
     steps: list[dict]
     seconds: float
+    #: the entry point could not be run (did not start, or failed with nothing found): with its stderr tail
+    errors: list[str] = field(default_factory=list)
 
 
 def confirm(
@@ -166,8 +198,15 @@ def confirm(
     launch_skip: int | None = None,
     launch_count: int | None = None,
     interpreter_fallback: bool = True,
+    discover: bool = False,
+    features: frozenset[str] = frozenset(),
 ) -> ConfirmResult:
-    """Judge ``findings`` by running ``target`` (a file with ``run()``/``__main__``, or a command)."""
+    """Judge ``findings`` by running ``target`` (a file with ``run()``/``__main__``, or a command).
+
+    ``discover``: run every kernel under the checkers (see :func:`plan`); what they see at a line no
+    finding covers comes back as new findings. The interpreter then runs beside the GPU tools, in
+    a second process at the same time, so discovery costs the slower of the two, not their sum.
+    """
     started = time.perf_counter()
     have_gpu = cuda_available() if gpu is None else gpu
     notices: list[str] = []
@@ -179,30 +218,105 @@ def confirm(
         notices.append("dynamic phase: no CUDA GPU; compute-sanitizer and ncu checks skipped"
                        + ("; out-of-bounds, race and atomic findings judged on Triton's interpreter"
                           if interpreter_fallback else ""))
+    has_gsan = have_gpu and discover and gsan.available()
+    if have_gpu and discover and not has_gsan:
+        notices.append("dynamic phase: this Triton has no global-memory race sanitizer (triton.tools.gsan): "
+                       "races on global memory judged on the interpreter only")
     steps = plan(findings, target, gpu=have_gpu, padding=padding, launch_skip=launch_skip,
-                 launch_count=launch_count)
+                 launch_count=launch_count, discover=discover, features=features, gsan_available=has_gsan)
     if not interpreter_fallback:
         steps = [s for s in steps if s.kind != "interpreter" or have_gpu]
     new: list[Finding] = []
     ran: list[dict] = []
+    errors: list[str] = []
+    interp_errors: list[str] = []
+    native_ran = False
+    early = None
+    interp_step = next((s for s in steps if s.kind == "interpreter" and s.every_kernel), None)
+    if interp_step is not None and len(steps) > 1:
+        pool = ThreadPoolExecutor(max_workers=1)
+        early = pool.submit(interp_check.run_interpreted, target, cwd=cwd, timeout=timeout)
+        pool.shutdown(wait=False)
     for step in steps:
         t0 = time.perf_counter()
         if step.kind == "interpreter":
             todo = step.to_judge()
-            if not todo:
+            if not todo and not step.every_kernel:
                 continue  # memcheck confirmed every out-of-bounds finding: no second opinion needed
-            result = interp_check.run_interpreted(target, cwd=cwd, timeout=timeout)
+            result = early.result() if early is not None else interp_check.run_interpreted(target, cwd=cwd,
+                                                                                           timeout=timeout)
             step.argv = list(result.command)
             judged, added, notes = interp_check.judge(todo, result)
+            failed = _entry_failed(result.returncode, result.output_tail, bool(result.records),
+                                   result.failure, result.launches)
+            if failed and _fails_inside_triton(result.output_tail):
+                # the interpreter, not the program, cannot go on (a Gluon kernel, a driver call)
+                notes = [*notes, f"dynamic phase: Triton's interpreter cannot run {step_target(target)}: "
+                                 f"{_last_line(result.output_tail)}"]
+            else:
+                interp_errors += failed
+            if not result.launches and not result.failure and result.returncode == 0:
+                notes = [*notes, f"dynamic phase: {' '.join(map(str, result.command[-1:]))} ran no kernel under the "
+                                 "interpreter (does its entry point launch one?)"]
         elif step.kind == "sanitizer":
-            judged, added, notes = _run_sanitizer(step, cwd, timeout)
+            judged, added, notes, failed, completed = _run_sanitizer(step, cwd, timeout)
+            errors += failed
+            native_ran = native_ran or (completed and not failed)
+        elif step.kind == "gsan":
+            judged, added, notes = _run_gsan(step, findings, cwd, timeout)
         else:
             judged, added, notes = _run_ncu(step, cwd, timeout)
         new += added
         notices += notes
         ran.append({"tool": step.tool, "argv": step.argv, "findings": len(step.findings) + len(step.second_opinion),
                     "seconds": round(time.perf_counter() - t0, 3)})
-    return ConfirmResult(findings, _dedupe(new), notices, ran, round(time.perf_counter() - started, 3))
+    if native_ran and interp_errors:
+        # the program ran natively under the sanitizer: what failed is the interpreter's run of it
+        notices += [f"dynamic phase: Triton's interpreter could not run {step_target(target)}: {e.splitlines()[-1]}"
+                    for e in interp_errors]
+    else:
+        errors += interp_errors
+    return ConfirmResult(findings, _dedupe(new), notices, ran, round(time.perf_counter() - started, 3),
+                         list(dict.fromkeys(errors)))
+
+
+def step_target(target) -> str:
+    return " ".join(map(str, target)) if isinstance(target, (list, tuple)) else os.path.basename(str(target))
+
+
+def _last_line(output: str) -> str:
+    lines = [ln for ln in output.strip().splitlines() if ln.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def _fails_inside_triton(output: str) -> bool:
+    """The traceback's innermost frame is in Triton's own package."""
+    import re
+
+    frames = re.findall(r'File "([^"]+)", line \d+', output)
+    if not frames:
+        return False
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("triton")
+        root = os.path.dirname(spec.origin) if spec and spec.origin else None
+    except (ImportError, ValueError):
+        root = None
+    return bool(root) and os.path.abspath(frames[-1]).startswith(root + os.sep)
+
+
+def _entry_failed(returncode, output: str, saw_something: bool, failure: str | None, launches=()) -> list[str]:
+    """The entry point itself failed: it could not start, or it exited non-zero and no tool saw a
+    defect that would explain it (a run stopped by the watchdog or by a found defect is no error)."""
+    if failure and failure.startswith("could not start"):
+        return [failure]
+    if returncode in (0, None) or saw_something:
+        return []
+    if any(WAIT_MESSAGE in (launch.get("error") or "") for launch in launches):
+        return []
+    tail = "\n".join(output.strip().splitlines()[-12:])
+    return [f"the entry point exited with {returncode}" + (f"; its output ends:\n{tail}" if tail else "")]
 
 
 def _launch_is_unique(f: Finding, own: tuple) -> bool:
@@ -244,11 +358,26 @@ def _run_sanitizer(step: Step, cwd, timeout):
     if failure is None and not report.completed:
         failure = f"compute-sanitizer {step.tool} ended without its summary (exit {rc})"
     cats = {rule_category(f.rule) for f in step.findings}
+    if step.every_kernel:
+        cats |= {"out-of-bounds"} if step.tool == "memcheck" else {"race"} if step.tool == "racecheck" else {"sync"}
     # a kernel with an error was aborted there: its other lines were never judged, not clean
     aborted = {e.kernel for e in (r.to_evidence() for r in report.records) if e.kernel}
-    return apply_evidence(step.findings, [r.to_evidence() for r in report.records],
-                          tool=f"compute-sanitizer {step.tool}", categories=cats,
-                          executed=lambda f: None if rc != 0 or f.device_symbol in aborted else True, failure=failure)
+    failed = _entry_failed(rc, output, bool(report.records), failure) if report.completed else []
+    return (*apply_evidence(step.findings, [r.to_evidence() for r in report.records],
+                            tool=f"compute-sanitizer {step.tool}", categories=cats,
+                            executed=lambda f: None if rc != 0 or f.device_symbol in aborted else True,
+                            failure=failure), failed, report.completed and failure is None)
+
+
+def _run_gsan(step: Step, findings: list[Finding], cwd, timeout):
+    """GSan's race reports judge the race findings as a further witness (it never refutes: it samples)."""
+    rc, output, failure = _run(step.argv, {}, cwd, timeout)
+    races = [f for f in findings if rule_category(f.rule) == "race"]
+    judged, added, notes = apply_evidence(races, gsan.parse(output), tool="gsan", categories={"race"},
+                                          executed=lambda f: None, failure=failure)
+    for f in races:  # a silent GSan run says nothing: drop its "never ran" notes
+        f.evidence["dynamic"] = [e for e in f.evidence.get("dynamic", []) if e.get("tool") != "gsan" or e.get("kind")]
+    return findings, added, notes
 
 
 def _run_ncu(step: Step, cwd, timeout):

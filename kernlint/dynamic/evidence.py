@@ -22,6 +22,7 @@ CATEGORY_OF_KIND = {
     "race-write": "race",
     "race-read": "race",
     "atomic-exclusive": "atomic",  # an atomic whose every address only one program updates
+    "unwritten-output": "uninitialized-read",  # output elements no kernel wrote (read later as garbage)
     # compute-sanitizer memcheck
     "invalid-read": "out-of-bounds",
     "invalid-write": "out-of-bounds",

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from kernlint.dynamic.evidence import Evidence, same_file
-from kernlint.dynamic.interp_hook import OUT_DIR_ENV
+from kernlint.dynamic.interp_hook import OUT_DIR_ENV, WAIT_MESSAGE
 from kernlint.dynamic.verdicts import apply_evidence, matches, rule_category
 from kernlint.model import Finding
 
@@ -72,6 +72,10 @@ class InterpRecord:
     offset_bytes: int | None = None
     #: atomics: addresses updated by more than one program
     shared_bytes: int = 0
+    #: unwritten outputs: elements no kernel wrote, of how many, the first of them
+    elements: int = 0
+    total_elements: int = 0
+    first_element: int | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "InterpRecord":
@@ -85,6 +89,8 @@ class InterpRecord:
         if self.kind.startswith("oob"):
             m = {"oob_accesses": self.lanes, "max_bytes_past_end": self.bytes_past_end,
                  "max_bytes_before_start": self.bytes_before_start, "oob_programs": self.program_count}
+        elif self.kind == "unwritten-output":
+            m = {"unwritten_elements": self.elements, "output_elements": self.total_elements}
         elif self.kind.startswith("atomic"):
             m = {"atomic_programs": self.program_count, "atomic_bytes": self.bytes, "shared_bytes": self.shared_bytes}
         else:
@@ -93,6 +99,9 @@ class InterpRecord:
             m["tensor"] = self.tensor
         detail = {"kernel": self.kernel, "line": self.line, "launch": self.launch, "grid": self.grid,
                   "programs": self.programs, "address": self.address, "tensor": self.tensor}
+        if self.kind == "unwritten-output":
+            detail = {"kernel": self.kernel, "line": self.line, "launch": self.launch, "grid": self.grid,
+                      "tensor": self.tensor, "first_unwritten_element": self.first_element}
         return Evidence(TOOL, self.kind, self.kernel, self.path, self.line, m, detail)
 
 
@@ -117,7 +126,7 @@ class InterpResult:
         """A launch the interpreter itself could not finish: its kernel was not judged; one whose
         writes were too many to track: its races and atomics were not judged."""
         out = [Evidence(TOOL, "tool-failure", launch["kernel"], launch.get("kernel_path"), None,
-                        detail={"message": f"the interpreter failed on this kernel: {launch['error']}"[:500]})
+                        detail={"message": _launch_failure(launch["error"])})
                for launch in self.launches if not launch.get("completed") and launch.get("error")]
         out += [Evidence(TOOL, "tool-failure", launch["kernel"], launch.get("kernel_path"), None,
                          detail={"message": "too many bytes written to track which program wrote which",
@@ -210,8 +219,11 @@ def run_interpreted(
             returncode, output = None, ""
             failure = f"could not start {argv[0]!r}: {e}"
         seconds = time.perf_counter() - started
-        launches = _read_launches(out_dir)
+        launches = _read_lines(out_dir)
+    unwritten = [line for line in launches if line.get("type") == "unwritten"]
+    launches = [line for line in launches if line.get("type", "launch") == "launch"]
     records = [InterpRecord.from_dict(r) for launch in launches for r in launch.get("records", [])]
+    records += [InterpRecord.from_dict(u) for u in unwritten]
     if failure is None and not launches and returncode not in (0, None):
         failure = f"exited with {returncode} before any kernel ran"
     return InterpResult(argv, returncode, round(seconds, 3), launches, records, output[-4000:], failure)
@@ -223,7 +235,14 @@ def _text(b) -> str:
     return b.decode(errors="replace") if isinstance(b, bytes) else b
 
 
-def _read_launches(out_dir: str) -> list[dict]:
+def _launch_failure(error: str) -> str:
+    if WAIT_MESSAGE in error:  # the watchdog stopped a program spinning on another: not the tool's fault
+        return WAIT_MESSAGE + " (the interpreter runs programs one after another: " + \
+            error.split(WAIT_MESSAGE + ": ", 1)[-1].rstrip("')\"")[:300] + ")"
+    return f"the interpreter failed on this kernel: {error}"[:500]
+
+
+def _read_lines(out_dir: str) -> list[dict]:
     launches = []
     for name in sorted(os.listdir(out_dir)):
         if not name.endswith(".jsonl"):

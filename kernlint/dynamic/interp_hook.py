@@ -43,8 +43,20 @@ TARGET_MODULE = "triton.runtime.interpreter"
 MAX_TRACKED_BYTES = 64 * 1024 * 1024
 #: programs listed per record (the count is always exact)
 MAX_PROGRAMS_LISTED = 16
+#: a program that repeats the same accesses with the same results this many times, for this many
+#: seconds, without touching anything new, waits for another program (which the sequential
+#: interpreter never runs): the launch is stopped
+SPIN_ACCESSES = 2000
+SPIN_SECONDS = float(os.environ.get("KERNLINT_SPIN_SECONDS", "2"))
+WAIT_MESSAGE = "programs wait on each other"
+
+
+class ProgramsWaitOnEachOther(RuntimeError):
+    """A program spins on memory only another program of the launch would change."""
 
 _THIS_FILE = os.path.abspath(__file__)
+#: kernlint's own frames between the user's code and the interpreter (the block-pointer emulation)
+_OWN_FILES = {_THIS_FILE, os.path.join(os.path.dirname(_THIS_FILE), "block_ptr.py")}
 
 
 @dataclass
@@ -96,7 +108,13 @@ class Launch:
     tracked_bytes: int = 0
     race_tracking_truncated: bool = False
     held_locks: dict = field(default_factory=dict)  # program -> set of lock addresses
+    fresh: list = field(default_factory=list)  # per allocation: its poisoned fresh buffer, or None
     started: float = field(default_factory=time.perf_counter)
+    #: watchdog: the program being watched, what it touched, accesses and time since it last made progress
+    watch_pid: int = -1
+    watch_seen: set = field(default_factory=set)
+    watch_idle: int = 0
+    watch_since: float = 0.0
 
 
 def _is_grid_loop(code) -> bool:
@@ -115,7 +133,7 @@ def _user_frames(start_frame, skip_prefixes: tuple[str, ...]) -> tuple[list[str]
         if _is_grid_loop(code):
             return frames, f
         fn = code.co_filename
-        if not (fn.startswith(skip_prefixes) or fn == _THIS_FILE or fn.startswith("<")):
+        if not (fn.startswith(skip_prefixes) or fn in _OWN_FILES or fn.startswith("<")):
             frames.append(f"{os.path.abspath(fn)}:{f.f_lineno}")
         f = f.f_back
     return frames, None
@@ -124,9 +142,11 @@ def _user_frames(start_frame, skip_prefixes: tuple[str, ...]) -> tuple[list[str]
 class Recorder:
     """Collects sites, out-of-bounds lanes and per-program accesses of each launch."""
 
-    def __init__(self, interp_module, out_path: str | None):
+    def __init__(self, interp_module, out_path: str | None, fresh=None):
         self.interp = interp_module
         self.out_path = out_path
+        self.fresh = fresh  # unwritten.Registry, or None
+        self.last_site = -1
         import triton
         import numpy
 
@@ -174,7 +194,7 @@ class Recorder:
         f = caller.f_back if caller is not None else None
         while f is not None:
             fname = f.f_code.co_filename
-            if not (fname.startswith(self.skip_prefixes) or fname == _THIS_FILE or fname.startswith("<")):
+            if not (fname.startswith(self.skip_prefixes) or fname in _OWN_FILES or fname.startswith("<")):
                 site = f"{fname}:{f.f_lineno}"
                 break
             f = f.f_back
@@ -191,6 +211,11 @@ class Recorder:
         pairs = list(zip(names, args_hst)) + list(kwargs_hst.items())
         for name, arg in pairs:
             self._add_allocations(name, arg)
+        if self.fresh is not None:
+            self.launch.fresh = [self.fresh.find(a.start) for a in self.launch.allocations]
+            for a, fresh in zip(self.launch.allocations, self.launch.fresh):
+                if fresh is not None:
+                    self.fresh.passed(fresh, a.start, a.nbytes)
 
     def _add_allocations(self, name: str, arg) -> None:
         if isinstance(arg, (tuple, list)):
@@ -261,12 +286,15 @@ class Recorder:
         launch = self.launch
         if launch is None:
             return mask
-        sid = self._site(op)
+        sid = self.last_site = self._site(op)
         ptrs = np.asarray(ptrs)
         if mask is None:
             mask_b = np.ones(ptrs.shape, dtype=bool)
         else:
-            mask_b = np.broadcast_to(np.asarray(mask, dtype=bool), ptrs.shape)
+            # a scalar condition (``mask=pid == 0``) reaches here as a broadcast int32 array, which
+            # Triton's own load rejects ("mask has unsupported dtype"): hand on a boolean copy
+            mask_b = np.ascontiguousarray(np.broadcast_to(np.asarray(mask).astype(bool), ptrs.shape))
+            mask = mask_b
         flat_ptr = ptrs.astype(np.uint64, copy=False).reshape(-1)
         active = np.nonzero(mask_b.reshape(-1))[0]
         if active.size == 0:
@@ -295,6 +323,9 @@ class Recorder:
             new_mask.reshape(-1)[active[bad]] = False
             addrs = addrs[inside]
             mask = new_mask
+        if write and home is not None and addrs.size and launch.fresh and launch.fresh[home] is not None:
+            self.fresh.mark(launch.fresh[home], addrs, itemsize,
+                            (launch.kernel, launch.index, self._grid(), launch.allocations[home].name), sid)
         if addrs.size == 0 or launch.race_tracking_truncated or (atomic and op != "atomic_rmw"):
             return mask
         if not atomic and launch.held_locks.get(pid):
@@ -310,6 +341,43 @@ class Recorder:
         sink = launch.atomics if atomic else launch.writes if write else launch.reads
         sink.append((addrs.copy(), itemsize, pid, sid))
         return mask
+
+    def _grid(self) -> tuple[int, int, int]:
+        return tuple(int(g) for g in getattr(self.interp.interpreter_builder, "grid_dim", (1, 1, 1)))
+
+    def watch(self, ptrs, result) -> None:
+        """The watchdog: raise when the running program has only repeated itself for a while."""
+        launch = self.launch
+        if launch is None:
+            return
+        pid, pid3 = self._program()
+        now = time.perf_counter()
+        if pid != launch.watch_pid:
+            launch.watch_pid, launch.watch_seen, launch.watch_idle, launch.watch_since = pid, set(), 0, now
+        flat = np.asarray(ptrs).reshape(-1)
+        value = np.asarray(result).reshape(-1)
+        key = (self.last_site, int(flat[0]) if flat.size else 0, flat.size,
+               hash(value[:64].tobytes()) if value.size else 0)
+        if key not in launch.watch_seen:
+            if len(launch.watch_seen) < 100_000:
+                launch.watch_seen.add(key)
+            launch.watch_idle, launch.watch_since = 0, now
+            return
+        launch.watch_idle += 1
+        if launch.watch_idle >= SPIN_ACCESSES and now - launch.watch_since >= SPIN_SECONDS:
+            site = self.sites[self.last_site]
+            raise ProgramsWaitOnEachOther(
+                f"{WAIT_MESSAGE}: program {list(pid3)} repeated the same accesses {launch.watch_idle} times in "
+                f"{now - launch.watch_since:.1f} s at {site.path}:{site.line}, waiting for a program the "
+                "interpreter runs after it")
+
+    def finish(self) -> None:
+        """At exit: the outputs left unwritten, one line per allocation."""
+        if self.fresh is None:
+            return
+        for rec in self.fresh.finish():
+            sid = rec.pop("site")
+            self._emit({"type": "unwritten", **rec, **self._site_fields(sid)})
 
     def note_lock(self, ptrs, cmp, old) -> None:
         """After ``atomic_cas``: lanes that swapped took a lock."""
@@ -520,7 +588,9 @@ class _InterpreterProxy:
 
     def load(self, ptrs, mask, other, dtype, *rest):
         mask = self._rec.check("load", ptrs, mask, np.dtype(dtype).itemsize, write=False, atomic=False)
-        return self._real.load(ptrs, mask, other, dtype, *rest)
+        out = self._real.load(ptrs, mask, other, dtype, *rest)
+        self._rec.watch(ptrs, out)
+        return out
 
     def store(self, ptrs, value, mask, *rest):
         itemsize = np.asarray(value).dtype.itemsize
@@ -533,6 +603,7 @@ class _InterpreterProxy:
         out = self._real.atomic_rmw(op, ptrs, value, mask, *rest)
         if self._xchg is not None and op == self._xchg:
             self._rec.note_release(ptrs, mask)
+        self._rec.watch(ptrs, out)
         return out
 
     def atomic_cas(self, ptrs, cmp, value, *rest):
@@ -551,6 +622,7 @@ class _InterpreterProxy:
             self._rec.note_lock(ptrs, cmp, old)
         except Exception:
             pass
+        self._rec.watch(ptrs, old)
         return old
 
 
@@ -566,7 +638,19 @@ def install(interp_module=None) -> Recorder:
         return interp_module._kernlint_recorder
     out_dir = os.environ.get(OUT_DIR_ENV)
     out_path = os.path.join(out_dir, f"interp-{os.getpid()}.jsonl") if out_dir else None
-    rec = Recorder(interp_module, out_path)
+    from kernlint.dynamic import block_ptr, unwritten
+
+    fresh = unwritten.Registry()
+    unwritten.install(fresh)
+    rec = Recorder(interp_module, out_path, fresh)
+    import atexit
+
+    atexit.register(rec.finish)
+    import triton.language as tl
+
+    if block_ptr.removed(tl):
+        block_ptr.install(tl, interp_module)
+    _bench_each_config_once()
     interp_module._interpreter = _InterpreterProxy(interp_module._interpreter, rec)
     executor = interp_module.GridExecutor
     orig_call = executor.__call__
@@ -601,6 +685,23 @@ def install(interp_module=None) -> Recorder:
     interp_module._kernlint_recorder = rec
     _RECORDER = rec
     return rec
+
+
+def _bench_each_config_once() -> None:
+    """``triton.autotune`` times its configs with the GPU driver's benchmarker, which the
+    interpreter lacks: run each config once instead (so every config is checked) and call them
+    equally fast (the first one is kept)."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:
+        return
+
+    def once(kernel_call, quantiles=(0.5,), **_):
+        kernel_call()
+        return [0.0] * len(quantiles or (0.5,))
+
+    # a setter that ignores what Tritons assigning ``self.do_bench`` in ``__init__`` give it
+    Autotuner.do_bench = property(lambda self: once, lambda self, value: None)
 
 
 def _backport_scalar_index(interp_module) -> None:

@@ -21,15 +21,34 @@ def defines_function(path: str, name: str) -> bool:
     return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in tree.body)
 
 
+def has_entry_point(path: str, entry: str = "run") -> bool:
+    """The file defines ``entry`` or has an ``if __name__ == "__main__":`` block."""
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry:
+            return True
+        if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test) and "__main__" in ast.unparse(node.test):
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kernlint.dynamic.interp_runner")
     parser.add_argument("--entry", default="run", help="function to call in a file (default: run)")
     parser.add_argument("--no-interpret", action="store_true",
                         help="run natively (on the GPU, under a sanitizer or ncu) without the interpreter")
+    parser.add_argument("--gsan", action="store_true",
+                        help="run natively with Triton's global-memory race sanitizer (Tritons that ship it)")
     parser.add_argument("target")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
 
+    if ns.gsan:
+        return _under_gsan(ns)
     if not ns.no_interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
         from kernlint.dynamic.interp_hook import install_on_import
@@ -53,6 +72,19 @@ def main(argv: list[str] | None = None) -> int:
         module = importlib.import_module(module_name)
         result = _call_entry(getattr(module, func or ns.entry), interpreted=not ns.no_interpret)
     return result if isinstance(result, int) else 0
+
+
+def _under_gsan(ns) -> int:
+    import contextlib
+
+    import torch
+    import triton
+    from triton.experimental.gsan._allocator import create_mem_pool
+
+    triton.knobs.compilation.instrumentation_mode = "gsan"
+    ns.gsan, ns.no_interpret = False, True
+    with torch.cuda.use_mem_pool(create_mem_pool()) if torch.cuda.is_available() else contextlib.nullcontext():
+        return main([*(["--entry", ns.entry] if ns.entry else []), "--no-interpret", ns.target, *ns.args])
 
 
 def _call_entry(fn, interpreted: bool):

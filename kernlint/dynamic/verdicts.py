@@ -21,7 +21,14 @@ from kernlint.dynamic.evidence import TOOL_FAILURE, Evidence, same_file
 from kernlint.model import Finding, Level, Phase, Span, Verdict
 
 #: category -> rule code of the dynamic-only rule that reports what no static rule predicted
-DYNAMIC_RULE_OF_CATEGORY = {"out-of-bounds": "KL401", "race": "KL402"}
+DYNAMIC_RULE_OF_CATEGORY = {"out-of-bounds": "KL401", "race": "KL402", "uninitialized-read": "KL403"}
+
+#: category of a finding -> the category of the records its defect shows up as, anywhere in its kernel
+#: (an int32 offset that wraps is seen as the invalid access it causes, at the load or store)
+CONFIRMED_THROUGH = {"int-overflow": "out-of-bounds"}
+
+#: tool-failure messages that describe the program, not a failing tool
+RUN_STOPPED_PREFIXES = ("programs wait on each other",)
 
 #: () -> was this finding's line executed?  True / False (kernel ran, line did not) / None (unknown)
 Executed = Callable[[Finding], "bool | None"]
@@ -99,7 +106,9 @@ def apply_evidence(
                 evidence_list.append({"tool": tool, "kind": defects[i].kind, **defects[i].detail})
         elif tool_failed_here:
             verdict = Verdict.INCONCLUSIVE
-            evidence_list.append({"tool": tool, "note": f"the tool failed: {tool_failed_here}"})
+            # the run, not the tool, stopped the kernel (programs that wait on each other): say so plainly
+            own_words = tool_failed_here.startswith(RUN_STOPPED_PREFIXES)
+            evidence_list.append({"tool": tool, "note": tool_failed_here if own_words else f"the tool failed: {tool_failed_here}"})
         else:
             ran = executed(f)
             if ran:
@@ -117,6 +126,22 @@ def apply_evidence(
             f.verdict = verdict
         out.append(f)
 
+    for f in out:
+        through = CONFIRMED_THROUGH.get(category_of(f.rule))
+        if through not in categories or f.verdict == Verdict.CONFIRMED or not f.device_symbol:
+            continue
+        # the same access may also confirm a finding at its own line (an unmasked load): both are true
+        hits = [i for i, e in enumerate(defects) if e.category == through
+                and e.kernel == f.device_symbol and _wrapped(e) and (not e.path or same_file(e.path, f.path, root))]
+        if hits:
+            used.update(hits)
+            f.verdict = Verdict.CONFIRMED
+            for i in hits:
+                _merge(f.measurements, defects[i].measurements)
+                f.evidence.setdefault("dynamic", []).append(
+                    {"tool": tool, "kind": defects[i].kind, "note": "the invalid access the wrapped offset causes",
+                     **defects[i].detail})
+
     # The other access of a race already confirmed in the same kernel (the load of a load-modify-store,
     # whose store the finding is on), or overlapping writes at a line whose out-of-bounds store is
     # confirmed (a row's tail running into the next row), are the same defect, not a new one.
@@ -133,6 +158,15 @@ def apply_evidence(
     for e in failures:
         notices.append(f"{tool}: {e.kind} in kernel {e.kernel or '?'}: {e.detail.get('message', '')}".rstrip(": "))
     return out, new, notices
+
+
+def _wrapped(e: Evidence) -> bool:
+    """An access far outside its tensor, as a wrapped 32-bit offset puts it: before the start, or
+    2 GiB or more past the end (a tool that does not measure the distance cannot tell: accepted)."""
+    m = e.measurements
+    if "max_bytes_before_start" not in m and "max_bytes_past_end" not in m:
+        return True
+    return m.get("max_bytes_before_start", 0) > 0 or m.get("max_bytes_past_end", 0) >= 2**31
 
 
 def _relative(path: str | None, root: str | None) -> str:
@@ -167,7 +201,7 @@ def _unpredicted(evidence: list[Evidence], tool: str, root: str | None) -> tuple
             path=_relative(path, root),
             span=Span.point(line),
             message=message,
-            level=Level.ERROR,
+            level=_level(code),
             phase=Phase.DYNAMIC,
             verdict=Verdict.CONFIRMED,
             kernel=kernel,
@@ -175,6 +209,15 @@ def _unpredicted(evidence: list[Evidence], tool: str, root: str | None) -> tuple
             measurements=measurements,
         ))
     return new, notices
+
+
+def _level(code: str) -> Level:
+    try:
+        from kernlint.catalogue import get_rule
+
+        return get_rule(code).level
+    except Exception:
+        return Level.ERROR
 
 
 def describe(category: str, kinds: list[str], kernel: str | None, m: dict, tool: str) -> str:
@@ -194,4 +237,10 @@ def describe(category: str, kinds: list[str], kernel: str | None, m: dict, tool:
         tensor = f" on `{m['tensor']}`" if m.get("tensor") else ""
         kind = "read of data another program writes" if kinds == ["race-read"] else "non-atomic write race"
         return f"{kind}{tensor}{where}{progs} (seen by {tool})"
+    if category == "uninitialized-read":
+        tensor = f" of `{m['tensor']}`" if m.get("tensor") else ""
+        if m.get("unwritten_elements"):
+            return (f"{m['unwritten_elements']} of {m['output_elements']} elements{tensor} were never written by "
+                    f"any launch{where} (seen by {tool})")
+        return f"read of uninitialized memory{tensor}{where} (seen by {tool})"
     return f"{', '.join(kinds)}{where} (seen by {tool})"

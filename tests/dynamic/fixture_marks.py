@@ -9,6 +9,9 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dynamic"
 MARK = re.compile(r"#\s*dyn-expect:\s*([a-z-]+(?:\s*,\s*[a-z-]+)*)")
 #: interpreter record kind -> the static rule that predicts it
 RULE_OF_KIND = {"oob-read": "KL101", "oob-write": "KL102", "race-write": "KL103", "race-read": "KL103"}
+#: interpreter record kind -> the dynamic rule that reports it where no static finding predicted it
+DYNAMIC_RULE_OF_KIND = {"oob-read": "KL401", "oob-write": "KL401", "race-write": "KL402", "race-read": "KL402",
+                        "unwritten-output": "KL403"}
 
 
 def fixture_files() -> list[Path]:
@@ -33,3 +36,32 @@ def access_lines(path: Path) -> dict[int, str]:
         elif "tl.store(" in line:
             out[lineno] = "store"
     return out
+
+
+#: fixtures planted for discovery: bugs a run shows whatever the static phase makes of them
+DISCOVERY = ("oob_other_tensor_bound", "store_wrong_bound", "race_scatter_duplicates", "race_reader_writer",
+             "unwritten_narrow_tile", "unwritten_floor_grid", "block_ptr_overrun")
+
+
+def discovery_fixtures() -> list[Path]:
+    """The planted discovery fixtures, then their clean twins."""
+    planted = [FIXTURES / f"{stem}.py" for stem in DISCOVERY]
+    return planted + [p.with_name(p.stem + "_clean.py") for p in planted]
+
+
+def check_discovered(findings: list[dict]) -> None:
+    """Every marker of the discovery fixtures has a confirmed finding at its line (the dynamic
+    rule, unless a static finding there predicted it); clean twins have none but refuted ones."""
+    by_file: dict[str, list[dict]] = {}
+    for f in findings:
+        by_file.setdefault(Path(f["path"]).name, []).append(f)
+    for path in discovery_fixtures():
+        mine = by_file.get(path.name, [])
+        if path.stem.endswith("_clean"):
+            assert all(f["verdict"] == "refuted" for f in mine), (path.name, mine)
+            continue
+        static = {int(row.split(":")[0]) for row in path.with_suffix(".expected").read_text().split()[::2]}
+        for kind, line in expected(path):
+            at_line = [f for f in mine if f["line"] == line and f["verdict"] == "confirmed"]
+            rules = {f["rule"] for f in at_line}
+            assert DYNAMIC_RULE_OF_KIND[kind] in rules or (line in static and rules), (path.name, kind, line, mine)

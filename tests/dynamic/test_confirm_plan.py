@@ -94,3 +94,55 @@ def test_gpu_memcheck_refutes_clean_twin():
     findings = [_f("KL101", path, 15, "add_kernel")]
     result = confirm(findings, str(path), require_gpu=True)
     assert result.findings[0].verdict == Verdict.REFUTED
+
+
+def test_discovery_plan_without_a_gpu_is_one_interpreter_process_over_every_kernel():
+    steps = plan([], str(FIXTURES / "race_reader_writer.py"), gpu=False, discover=True)
+    assert [(s.kind, s.every_kernel) for s in steps] == [("interpreter", True)]
+    # a KL104 joins it: the invalid access its wrap causes confirms it
+    kl104 = _f("KL104", FIXTURES / "race_reader_writer.py", 14, "diff_inplace_kernel")
+    (step,) = plan([kl104], str(FIXTURES / "race_reader_writer.py"), gpu=False, discover=True)
+    assert step.to_judge() == [kl104]
+    assert plan([kl104], str(FIXTURES / "race_reader_writer.py"), gpu=False) == []  # judge mode: skipped
+
+
+def test_discovery_plan_on_a_gpu_runs_memcheck_over_every_kernel_and_the_tools_the_source_needs():
+    path = FIXTURES / "oob_no_mask.py"
+    findings = [_f("KL101", path, 14, "add_kernel")]
+    steps = plan(findings, str(path), gpu=True, discover=True)
+    assert [(s.kind, s.tool) for s in steps] == [("sanitizer", "memcheck"), ("interpreter", "interpreter")]
+    assert not any(a.startswith("kns=") or "regex:" in a for a in steps[0].argv)  # no kernel filter
+    steps = plan(findings, str(path), gpu=True, discover=True, features=frozenset({"shared", "barrier"}),
+                 gsan_available=True)
+    assert [s.tool for s in steps] == ["memcheck", "racecheck", "synccheck", "interpreter", "gsan"]
+    assert "--gsan" in steps[-1].argv
+    # judge mode: only what the findings ask for, limited to their kernels
+    (memcheck, interp) = plan(findings, str(path), gpu=True)
+    assert any("add_kernel" in a for a in memcheck.argv) and not interp.every_kernel
+
+
+def test_gsan_assertions_become_race_evidence():
+    from kernlint.dynamic import gsan
+
+    text = ("/src/k.py:17: scatter_kernel: block: [3,0,0], thread: [5,0,0] Assertion `Write after write race "
+            "detected` failed.\n/src/k.py:17: scatter_kernel: block: [4,0,0], thread: [1,0,0] Assertion `Write after "
+            "write race detected` failed.\n/src/k.py:9: f: block: [1,0,0], thread: [0,0,0] Assertion `Read after "
+            "write race detected` failed.\n")
+    ev = gsan.parse(text)
+    assert [(e.kind, e.path, e.line, e.detail["programs"]) for e in ev] == [
+        ("race-write", "/src/k.py", 17, [[3, 0, 0]]), ("race-read", "/src/k.py", 9, [[1, 0, 0]])]
+    assert all(e.category == "race" for e in ev)
+
+
+def test_entry_points_and_run_files(tmp_path):
+    from kernlint.confirm_glue import command_argv
+    from kernlint.dynamic.interp_runner import has_entry_point
+
+    assert command_argv("wrapper.py") == [sys.executable, str(Path("wrapper.py").resolve())]
+    assert command_argv("pytest tests/x.py -k add") == ["pytest", "tests/x.py", "-k", "add"]
+    lib = tmp_path / "lib.py"
+    lib.write_text("import triton\n\n@triton.jit\ndef k(x):\n    pass\n")
+    script = tmp_path / "script.py"
+    script.write_text("def main():\n    pass\n\nif __name__ == '__main__':\n    main()\n")
+    assert not has_entry_point(str(lib)) and has_entry_point(str(script))
+    assert has_entry_point(str(FIXTURES / "oob_no_mask.py"))
