@@ -44,6 +44,7 @@ class Access:
     helper: str | None = None
     #: the loops around the access: (loop variable, iteration variable, start term, step term)
     loops: tuple = ()
+    mask_node: cst.BaseExpression | None = None
 
 
 @dataclass
@@ -756,7 +757,7 @@ class Evaluator:
         if self.recording:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,
-                self.helpers[0] if self.helpers else None, tuple(self.loops),
+                self.helpers[0] if self.helpers else None, tuple(self.loops), given.get("mask"),
             ))
         rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0
         if kind == "store":

@@ -19,7 +19,7 @@ from kernlint.source.discover import split_top_level
 
 MAX_SIZE = 2 ** 31
 _CREATE = re.compile(r"^torch\.(empty|zeros|ones|rand|randn|full|empty_strided|randint)\((.*)\)$", re.S)
-_LIKE = re.compile(r"^torch\.(empty|zeros|ones|rand|randn|full)_like\(\s*([A-Za-z_]\w*)\b.*\)$", re.S)
+_LIKE = re.compile(r"^torch\.(empty|zeros|ones|rand|randn|full)_like\(\s*([A-Za-z_]\w*)\s*(?:,.*)?\)$", re.S)
 _SAME = re.compile(r"^([A-Za-z_]\w*)\.(contiguous|clone|detach|view\(-1\)|reshape\(-1\)|flatten\(\)|"
                    r"view_as\(\w+\)|to\([^)]*\)|float\(\)|half\(\)|cuda\(\))(\(\))?$")
 
@@ -89,6 +89,9 @@ class _Wrapper:
         if not args:
             return None
         first = args[0].strip()
+        shape_of = re.fullmatch(r"([A-Za-z_]\w*)\.(?:shape|size\(\))", first)
+        if shape_of:
+            return self.tensor_dims(shape_of.group(1))
         parts = split_top_level(first[1:-1]) if first[:1] in "([" and first[-1:] in ")]" else (
             args if m.group(1) not in ("full", "randint") else [first])
         dims = [self.term(p) for p in parts if p.strip()]
@@ -285,6 +288,29 @@ class _Wrapper:
         return out
 
 
+def _grid_function(state, launch):
+    """``def grid(META): return (...)`` defined before the launch: its returned expression."""
+    grid = launch.grid
+    if not isinstance(grid, cst.Name):
+        return None
+    source = state.info.source[:launch.start]
+    found = None
+    for m in re.finditer(rf"^([ \t]*)def[ \t]+{re.escape(grid.value)}[ \t]*\(([^)]*)\)[^:]*:[ \t]*\n"
+                         rf"\1[ \t]+return[ \t]+(.+)$", source, re.M):
+        found = m
+    if found is None:
+        return None
+    try:
+        return cst.parse_expression(found.group(3).split("#", 1)[0].strip())
+    except Exception:  # noqa: BLE001 - a grid function the engine cannot read: unknown
+        return None
+
+
+def _int(term):
+    """Flags passed as comparisons (``group_size == K``) are the integers 0 and 1."""
+    return z3.If(term, z3.IntVal(1), z3.IntVal(0)) if term is not None and z3.is_bool(term) else term
+
+
 def _literal(node) -> int | None:
     if isinstance(node, cst.Integer):
         return int(node.value)
@@ -302,7 +328,7 @@ def _product(terms):
 
 def launch_facts(state, model) -> list[LaunchFacts]:
     """One :class:`LaunchFacts` per launch of the kernel in its module."""
-    from kernlint.source.bounds import block_values, grid_expression
+    from kernlint.source.bounds import grid_expression
 
     out = []
     kernel = state.kernel.kernel
@@ -318,29 +344,40 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         texts.update({k: v for k, v in keywords.items() if k in names})
         constexpr_values: dict = {}
         wrapper = _Wrapper(state, launch, facts, constexpr_values)
+        tuned: set[str] = set()
         for p in kernel.params:
             if not p.constexpr:
                 continue
             var = model.params[p.name]
             if p.name in texts:
-                v = wrapper.term(texts[p.name])
+                v = _int(wrapper.term(texts[p.name]))
                 if v is not None:
                     facts.values[p.name] = v
                     constexpr_values[p.name] = v
                 continue
-            options = sorted({v for v, where in block_values(state, p.name) if not where.startswith("the launch")})
-            if options:
+            if any(re.search(rf"['\"]{re.escape(p.name)}['\"]\s*:", c) for c in kernel.autotune_configs):
                 facts.values[p.name] = var
-                facts.assumptions.append(z3.Or([var == v for v in options]))
                 constexpr_values[p.name] = var
+                tuned.add(p.name)
+                continue
+            if p.default is not None and re.fullmatch(r"\d+", p.default.strip()):
+                facts.values[p.name] = z3.IntVal(int(p.default))
+                constexpr_values[p.name] = facts.values[p.name]
+        if tuned:
+            # one autotune config at a time: its values go together
+            configs = []
+            for config in kernel.autotune_configs:
+                pairs = dict(re.findall(r"['\"](\w+)['\"]\s*:\s*(\d+)", config))
+                configs.append(z3.And([model.params[n] == int(pairs[n]) for n in tuned if n in pairs]))
+            facts.assumptions.append(z3.Or(configs))
         # scalars first: the sizes they pass (``x.numel()``) are what tensor extents are known by
         for p in kernel.params:
             if not p.constexpr and p.name in texts and p.name not in model.pointers:
-                v = wrapper.term(texts[p.name])
+                v = _int(wrapper.term(texts[p.name]))
                 if v is not None:
                     facts.values[p.name] = v
         facts.assumptions += wrapper.asserts()
-        grid = grid_expression(state, launch)
+        grid = grid_expression(state, launch) or _grid_function(state, launch)
         if isinstance(grid, (cst.Tuple, cst.List)):
             elements = [e.value for e in grid.elements]
         elif grid is not None and not isinstance(grid, (cst.Name, cst.Attribute, cst.Subscript)):

@@ -239,9 +239,19 @@ class Prover:
     def _stated(self, access, offset, cond, facts):
         parts = _components(offset)
         lengths = _lengths(access.ptr.offset, offset)
+        own = {index.get_id() for index, _, a, _ in self.stated if a is access}
+        scope = set(free_vars(offset))
+        for t in cond:
+            scope |= set(free_vars(t))
         for index, bound, other, used in self.stated:
             if index.get_id() not in parts or not used <= lengths:
                 continue
+            if other.ptr is not access.ptr and getattr(other.ptr, "base", None) != access.ptr.base \
+                    and index.get_id() in own:
+                continue  # this access bounds the index itself: another tensor's bound says nothing
+            if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
+                   for n in free_vars(bound)):
+                continue  # the bound moves with a loop (or value) this access does not see
             domain = self.base + _lane_domain(access.ptr.offset, access.mask, other.mask)
             mentioned = set()
             for t in (offset, index, bound, *cond):
@@ -253,9 +263,9 @@ class Prover:
             result, witness = _solve(formula)
             if result != z3.sat:
                 continue
-            where = "this access's mask" if other is access else "a mask elsewhere in this kernel"
-            against = (f"`{self.describe(index)} < {self.describe(bound)}`, the bound {where} states "
-                       f"(no launch in this file gives the tensor's extent)")
+            where = "this access's mask" if other is access else f"the mask {self.describe(other)}"
+            against = (f"the bound {where} states for that index (no launch in this file gives this "
+                       f"tensor's extent)")
             return self._violation(access, "stated", against, witness, index, bound, facts)
         return None
 

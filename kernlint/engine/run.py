@@ -19,8 +19,14 @@ class BoundsReport:
 _VAR = re.compile(r"lane!(\d+)|pid!(\d+)|grid!(\d+)|(\w+)!\d+")
 
 
-def _describer(model):
+def _describer(model, state):
+    code = state.info.module.code_for_node
     def describe(term) -> str:
+        if isinstance(term, Access):
+            text = " ".join(code(term.mask_node).split()) if term.mask_node is not None else "?"
+            text = text if len(text) <= 80 else text[:77] + "..."
+            line = state.kernel.locator.span(term.node, state.anchors.get(id(term.node))).line
+            return f"`{text}` on line {line}" if term.helper is None else f"`{text}` in `{term.helper}`"
         def name(m):
             if m.group(1):
                 return f"lane[axis -{int(m.group(1)) + 1}]"
@@ -40,7 +46,7 @@ def bounds_report(state) -> BoundsReport:
     if cached is not None:
         return cached
     model = evaluate(state.info, state.kernel)
-    prover = Prover(model, launch_facts(state, model), _describer(model))
+    prover = Prover(model, launch_facts(state, model), _describer(model, state))
     violations = []
     seen = set()
     for access in model.accesses:
