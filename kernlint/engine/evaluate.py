@@ -45,6 +45,8 @@ class Access:
     #: the loops around the access: (loop variable, iteration variable, start term, step term)
     loops: tuple = ()
     mask_node: cst.BaseExpression | None = None
+    #: the ``if`` conditions among ``path`` (loop guards left out)
+    branches: tuple = ()
 
 
 @dataclass
@@ -59,6 +61,8 @@ class KernelModel:
     pids: dict[int, tuple] = field(default_factory=dict)
     lanes: list[Lane] = field(default_factory=list)
     constexprs: set[str] = field(default_factory=set)
+    #: id of a ceiling division's term -> its dividend (``cdiv(K, BK)`` -> ``K``)
+    ceil_divs: dict = field(default_factory=dict)
 
 
 class _Return(Exception):
@@ -99,6 +103,8 @@ class Evaluator:
         self.model = KernelModel()
         self.sym = self.model.symbols
         self.path: list = []
+        #: loop guards in ``path`` (identity), to tell them from branch conditions
+        self.guards: list = []
         self.loops: list = []
         self.helpers: list[str] = []
         self.site: cst.CSTNode | None = None
@@ -237,6 +243,7 @@ class Evaluator:
         var = stmt.target.value if isinstance(stmt.target, cst.Name) else None
         carried = self._assigned(stmt.body)
         k = self.sym.fresh(f"iter_{var or 'loop'}", f"iteration of `for {var or '...'}`")
+        stop = None
         if bounds is not None:
             start, stop, step = bounds
             index = combine(start.term + step.term * k, start, stop, step)
@@ -256,7 +263,8 @@ class Evaluator:
         if var:
             self.env[var] = index
         self.path.append(cond)
-        self.loops.append((var, k, start.term, step.term))
+        self.guards.append(cond)
+        self.loops.append((var, k, start.term, step.term, stop.term if stop is not None else None))
         try:
             self.block(stmt.body)
         except _Return:
@@ -264,6 +272,7 @@ class Evaluator:
         finally:
             self.loops.pop()
             self.path.pop()
+            self.guards.pop()
         for name in carried | ({var} if var else set()):
             self.env[name] = self._havoc(before.get(name), name)
         if stmt.orelse is not None:
@@ -471,7 +480,11 @@ class Evaluator:
         if op == "Multiply":
             return combine(x * y, a, b)
         if op == "FloorDivide":
-            return combine(x / y, a, b)
+            out = combine(x / y, a, b)
+            ceil = z3.simplify(x - y + 1, som=True)
+            if len(str(ceil)) < len(str(z3.simplify(x, som=True))):
+                self.model.ceil_divs[out.term.get_id()] = ceil  # ``(n + B - 1) // B``: cdiv(n, B)
+            return out
         if op == "Modulo":
             out = combine(x % y, a, b)
             # a remainder by a bound is bounded whatever the dividend was
@@ -589,7 +602,9 @@ class Evaluator:
             return NONE
         if name in ("triton.cdiv", TL + "cdiv") and len(args) == 2 and all(isinstance(a, Num) for a in args):
             a, b = args
-            return combine((a.term + b.term - 1) / b.term, a, b)
+            out = combine((a.term + b.term - 1) / b.term, a, b)
+            self.model.ceil_divs[out.term.get_id()] = a.term
+            return out
         if name == TL + "where" and len(args) == 3:
             return _select_block(*args)
         if name in (TL + "minimum", TL + "maximum", "min", "max") and len(args) == 2:
@@ -644,6 +659,29 @@ class Evaluator:
         lane = Lane(self.lane_ids, start.term, end.term, text)
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
+
+    def _as_pointer(self, value: Num):
+        """An address built from a parameter the engine took for a scalar (``Q + offs`` passed to
+        ``tl.load``): the one parameter added at the top of the sum is the tensor's base."""
+        if value.is_bool or value.data:
+            return UNKNOWN
+        leaves, todo = [], [value.term]
+        while todo:
+            t = todo.pop()
+            if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_ADD:
+                todo.extend(t.children())
+            elif z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                leaves.append(t.decl().name())
+        params = self.model.params
+        bases = [n for n in leaves if n in params and n not in self.model.constexprs]
+        if len(bases) != 1 or leaves.count(bases[0]) != 1:
+            return UNKNOWN
+        base = bases[0]
+        offset = z3.substitute(value.term, (params[base], z3.IntVal(0)))
+        if _mentions(offset, params[base]):
+            return UNKNOWN  # the base also scales something: not an address
+        self.model.pointers.add(base)
+        return Ptr(base, replace(value, term=offset))
 
     def block_ptr(self, positional, keywords):
         names = ("base", "shape", "strides", "offsets", "block_shape", "order")
@@ -742,6 +780,8 @@ class Evaluator:
         if "val" in given:
             given["value"] = given.pop("val")
         ptr = self.expr(given.get("pointer"))
+        if isinstance(ptr, Num):
+            ptr = self._as_pointer(ptr)
         mask = self.expr(given["mask"]) if "mask" in given else None
         if "value" in given:
             self.expr(given["value"])
@@ -758,6 +798,7 @@ class Evaluator:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,
                 self.helpers[0] if self.helpers else None, tuple(self.loops), given.get("mask"),
+                tuple(c for c in self.path if not any(c is guard for guard in self.guards)),
             ))
         rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0
         if kind == "store":

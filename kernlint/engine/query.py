@@ -112,17 +112,43 @@ def _lengths(value: Num, term) -> frozenset:
                      if f"lane!{axis}" in names)
 
 
+def _mentions_var(term, var) -> bool:
+    return var.decl().name() in free_vars(term)
+
+
+def _ratio(ck, cl):
+    """``ck / cl`` as a term when ``ck`` is a multiple of ``cl`` term by term (``BK * s`` / ``s``)."""
+    ck, cl = z3.simplify(ck, som=True), z3.simplify(cl, som=True)
+    if z3.is_int_value(cl) and cl.as_long() != 0:
+        q = z3.simplify(ck / cl)
+        return q if z3.is_int_value(z3.simplify(ck - q * cl)) and z3.simplify(ck - q * cl).as_long() == 0 else None
+    if z3.is_app(ck) and ck.decl().kind() == z3.Z3_OP_MUL:
+        kids = ck.children()
+        for i, kid in enumerate(kids):
+            if kid.eq(cl):
+                rest = kids[:i] + kids[i + 1:]
+                out = rest[0]
+                for r in rest[1:]:
+                    out = out * r
+                return out
+    return None
+
+
 def _has_lane(term) -> bool:
     return any(name.startswith("lane!") for name in free_vars(term))
 
 
 def _lane_domain(*values) -> list:
     """Each block axis the values use ranges over its arange's length (a power of two)."""
-    out = []
+    out, sizes = [], {}
     for value in values:
         if isinstance(value, Num):
             for lane, axis in value.lanes:
                 out += lane.domain(axis)
+                size = lane.end - lane.start
+                if axis in sizes:
+                    out.append(size == sizes[axis])  # blocks combined on one axis have one shape
+                sizes.setdefault(axis, size)
     return out
 
 
@@ -178,7 +204,7 @@ class Prover:
         if any(n.startswith(("opaque", "carried")) for n in mentioned):
             return None
         path_vars = set()
-        for t in access.path:
+        for t in access.branches:
             path_vars |= set(free_vars(t))
         judged_all = bool(self.launches)
         for facts in self.launches:
@@ -193,10 +219,57 @@ class Prover:
         if path_vars & self.model.constexprs and not fixed:
             return None  # a compile-time flag no launch fixes may encode what the author proved
         for facts in fixed or [None]:
-            found = self._stated(access, offset, cond, facts)
+            found = self._stated(access, offset, cond, facts) or self._walked(access, offset, cond, facts)
             if found is not None:
                 return found
         return None
+
+    def _walked(self, access, offset, cond, facts):
+        """A loop states the extent of the dimension it walks: ``for s in range(a, n, B)`` moving a
+        block of B lanes one block per trip ends at ``n``; ``for k in range(cdiv(K, B))`` at ``K``.
+        The block must not run past it where the mask holds."""
+        for var, k, start, step, stop in access.loops:
+            if stop is None or not _mentions_var(offset, k):
+                continue
+            for lane, axis in access.ptr.offset.lanes:
+                found = self._walk(access, offset, cond, facts, var, k, start, step, stop, lane, axis)
+                if found is not None:
+                    return found
+        return None
+
+    def _walk(self, access, offset, cond, facts, var, k, start, step, stop, lane, axis):
+        p = lane.var(axis)
+        at = lambda kv, pv: z3.substitute(offset, (k, z3.IntVal(kv)), (p, z3.IntVal(pv)))  # noqa: E731
+        o0 = at(0, 0)
+        ck, cl = at(1, 0) - o0, at(0, 1) - o0
+        zero = lambda t: z3.is_int_value(z3.simplify(t, som=True)) and z3.simplify(t, som=True).as_long() == 0  # noqa: E731
+        if zero(cl) or not (zero(at(2, 0) - o0 - 2 * ck) and zero(at(0, 2) - o0 - 2 * cl)
+                            and zero(at(1, 1) - o0 - ck - cl)):
+            return None
+        position = start + step * k
+        if zero(ck - step * cl):
+            index, extent = position + lane.start + p, stop  # one block of lanes per step
+        elif zero(step - 1) and stop.get_id() in self.model.ceil_divs:
+            blocks = self.model.ceil_divs[stop.get_id()]
+            ratio = _ratio(ck, cl)
+            if ratio is None:
+                return None
+            index, extent = position * ratio + lane.start + p, blocks
+        else:
+            return None
+        domain = self.base + _lane_domain(access.ptr.offset, access.mask)
+        mentioned = set()
+        for t in (offset, extent, *cond):
+            mentioned |= set(free_vars(t))
+        for n in mentioned & self.scalars:
+            domain.append(self.model.params[n] >= 1)
+        domain += self._bindings(facts, mentioned & set(self.model.params))
+        result, witness = _solve(z3.And(*domain, *cond, index >= extent))
+        if result != z3.sat:
+            return None
+        against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
+                   f"blocks of `{lane.text}`")
+        return self._violation(access, "loop", against, witness, index, extent, facts)
 
     def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars):
         """A Violation, True (proven in bounds) or None (this launch does not say enough)."""
@@ -294,7 +367,7 @@ class Prover:
             v = witness.eval(pid, model_completion=False)
             if z3.is_int_value(v):
                 shown.append(f"program_id({axis})={v.as_long()}")
-        for var, k, start, step in access.loops:
+        for var, k, start, step, _ in access.loops:
             kv = witness.eval(k, model_completion=False)
             if z3.is_int_value(kv) and var:
                 shown.append(f"{var}={witness.eval(start + step * k, model_completion=True)}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+
+import z3
 from dataclasses import dataclass
 
 from kernlint.engine.evaluate import Access, evaluate
@@ -16,6 +18,9 @@ class BoundsReport:
     violations: list[Violation]
 
 
+#: failures of the engine on code it does not model (a z3 sort clash, an odd AST): unknown, never a crash
+_DEGRADE = (z3.Z3Exception, TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError,
+            RecursionError)
 _VAR = re.compile(r"lane!(\d+)|pid!(\d+)|grid!(\d+)|(\w+)!\d+")
 
 
@@ -45,15 +50,22 @@ def bounds_report(state) -> BoundsReport:
     cached = getattr(state, "_bounds_report", None)
     if cached is not None:
         return cached
-    model = evaluate(state.info, state.kernel)
-    prover = Prover(model, launch_facts(state, model), _describer(model, state))
+    try:
+        model = evaluate(state.info, state.kernel)
+        prover = Prover(model, launch_facts(state, model), _describer(model, state))
+    except _DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
+        state._bounds_report = BoundsReport([], [])
+        return state._bounds_report
     violations = []
     seen = set()
     for access in model.accesses:
         key = (id(access.node), id(access.site))
         if key in seen:
             continue
-        found = prover.judge(access)
+        try:
+            found = prover.judge(access)
+        except _DEGRADE:
+            found = None
         if found is not None:
             seen.add(key)
             violations.append(found)
