@@ -82,6 +82,13 @@ class _Wrapper:
         if m:
             base = self.tensor_dims(m.group(1))
             return None if base is None else ([_product(base)] if "-1" in rhs or "flatten" in rhs else base)
+        m = re.fullmatch(r"[A-Za-z_]\w*\.(?:reshape|view)\((.+)\)", rhs, re.S)
+        if m:
+            parts = split_top_level(m.group(1))
+            if len(parts) == 1 and parts[0].strip()[:1] in "([":
+                parts = split_top_level(parts[0].strip()[1:-1])
+            dims = [self.term(p) for p in parts if p.strip()]
+            return dims if dims and all(d is not None for d in dims) else None
         m = _CREATE.match(rhs)
         if not m:
             return None
@@ -245,6 +252,43 @@ class _Wrapper:
             return self.size(name, name)  # a size the wrapper is given
         return None
 
+    def branch_conditions(self) -> list:
+        """The wrapper's ``if``/``else`` branches the launch sits in, as assumptions."""
+        source = self.state.info.source[:self.launch.start]
+        lines = source.splitlines()
+        if not lines:
+            return []
+        indent = len(lines[-1]) - len(lines[-1].lstrip())
+        out, i = [], len(lines) - 2
+        while i >= 0 and indent > 0:
+            text = lines[i]
+            stripped = text.strip()
+            level = len(text) - len(text.lstrip())
+            if not stripped or stripped.startswith("#") or level >= indent:
+                i -= 1
+                continue
+            indent = level
+            if stripped.startswith("def "):
+                break
+            m = re.match(r"(?:if|elif)\s+(.+):$", stripped)
+            if m:
+                term = self.term(m.group(1))
+                if term is not None and z3.is_bool(term):
+                    out.append(term)
+            elif stripped == "else:":
+                for j in range(i - 1, -1, -1):
+                    above = lines[j]
+                    if above.strip() and len(above) - len(above.lstrip()) == level:
+                        m = re.match(r"\s*if\s+(.+):$", above)
+                        if m:
+                            term = self.term(m.group(1))
+                            if term is not None and z3.is_bool(term):
+                                out.append(z3.Not(term))
+                        if re.match(r"\s*(if|def)\b", above):
+                            break
+            i -= 1
+        return out
+
     def asserts(self) -> list:
         """The wrapper's ``assert`` statements before the launch, as assumptions."""
         source = self.state.info.source[:self.launch.start]
@@ -376,7 +420,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 v = _int(wrapper.term(texts[p.name]))
                 if v is not None:
                     facts.values[p.name] = v
-        facts.assumptions += wrapper.asserts()
+        facts.assumptions += wrapper.asserts() + wrapper.branch_conditions()
         grid = grid_expression(state, launch) or _grid_function(state, launch)
         if isinstance(grid, (cst.Tuple, cst.List)):
             elements = [e.value for e in grid.elements]
