@@ -73,9 +73,14 @@ def get_rule(code: str) -> type[Rule]:
     raise UnknownRule(code)
 
 
-def select_codes(select: list[str] | None, ignore: list[str] | None) -> set[str]:
-    """Rule codes enabled by ruff-style prefixes (``KL1`` selects KL100-KL199, ``ALL`` everything)."""
-    codes = set(all_rules())
+def select_codes(select: list[str] | None, ignore: list[str] | None, extend: list[str] | None = None) -> set[str]:
+    """Rule codes enabled by ruff-style prefixes (``KL1`` selects KL100-KL199, ``ALL`` everything).
+
+    Without ``select``, the rules on by default (a rule with ``default_enabled = False`` runs only
+    when a prefix selects it); ``extend`` adds to either.
+    """
+    rules = all_rules()
+    codes = set(rules)
 
     def matching(prefixes: list[str]) -> set[str]:
         out = set()
@@ -90,7 +95,9 @@ def select_codes(select: list[str] | None, ignore: list[str] | None) -> set[str]
             out |= hit
         return out
 
-    enabled = matching(select) if select else set(codes)
+    enabled = matching(select) if select else {c for c, r in rules.items() if r.default_enabled}
+    if extend:
+        enabled |= matching(extend)
     if ignore:
         enabled -= matching(ignore)
     return enabled

@@ -76,39 +76,37 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
     if use_stdin and confirm_ and not (run_cmd or config.confirm.get("command")):
         # the text on stdin (an editor's unsaved buffer) is not the file on disk: running that would judge other code
         _fail("--confirm with source from stdin needs --run CMD (or [tool.kernlint.confirm] command)")
+    use_ir = ir if ir is not None else bool(config.ir)
+    target = arch or config.arch or "sm_90"
+    if use_ir:
+        from kernlint.ir.occupancy import parse_arch
+
+        try:
+            parse_arch(target)
+        except (ValueError, KeyError) as exc:
+            _fail(f"--arch {target!r}: {exc}")
     options = Options(
         select=_codes(select) or None,
         ignore=_codes(ignore) or None,
         force_exclude=force_exclude,
         stdin_filename=stdin_filename,
+        ir_arch=target if use_ir else None,
+        confirm={"run": run_cmd, "require_gpu": require_gpu, "timeout": confirm_timeout} if confirm_ else None,
     )
+    gpu_required: tuple[type[Exception], ...] = ()
+    if confirm_:
+        from kernlint.dynamic.confirm import GpuRequired
+
+        gpu_required = (GpuRequired,)
     try:
         stdin = sys.stdin.buffer.read() if use_stdin else None
         result = run_check(paths, config, options, stdin=stdin)
     except catalogue.UnknownRule as exc:
         _fail(f"unknown rule code or prefix {exc.args[0]!r} (see `kernlint rules`)")
-    use_ir = ir if ir is not None else bool(config.ir)
-    if use_ir:
-        from kernlint.check import enabled_rules
-        from kernlint.ir.occupancy import parse_arch
-        from kernlint.ir_glue import add_ir_findings
-
-        target = arch or config.arch or "sm_90"
-        try:
-            parse_arch(target)
-        except (ValueError, KeyError) as exc:
-            _fail(f"--arch {target!r}: {exc}")
-        add_ir_findings(result, config, enabled_rules(config, options), target)
-    elif show_ir:
+    except gpu_required as exc:
+        _fail(f"--require-gpu: {exc}")
+    if show_ir and not use_ir:
         result.notices.append("--show-ir needs the IR phase: add --ir")
-    if confirm_:
-        from kernlint.confirm_glue import confirm_result
-        from kernlint.dynamic.confirm import GpuRequired
-
-        try:
-            confirm_result(result, config, run_cmd, require_gpu, confirm_timeout)
-        except GpuRequired as exc:
-            _fail(f"--require-gpu: {exc}")
     by_suffix = {".sarif": "sarif", ".json": "json"}.get(output_file.suffix) if output_file else None
     fmt = output_format or by_suffix or config.output_format or "concise"
     if fmt not in FORMATS:
@@ -170,6 +168,31 @@ def rules_command(output_format: str) -> None:
         return
     for r in rules.values():
         click.echo(f"{r.code}  {r.name:<34} {r.category:<18} {r.level.value:<8} {r.phase.value:<8} {r.summary}")
+
+
+@main.command("config")
+@click.option("--schema", is_flag=True, help="Print the JSON schema of [tool.kernlint] (for editors and CI checks).")
+@click.option("--markdown", is_flag=True, help="Print the keys as the README's Markdown table.")
+@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="pyproject.toml to read (default: the nearest one).")
+def config_command(schema: bool, markdown: bool, config_file: Path | None) -> None:
+    """Print the configuration in effect (type-checked), or with --schema its JSON schema."""
+    from dataclasses import asdict
+
+    from kernlint.config import json_schema, markdown_table
+
+    if markdown:
+        click.echo(markdown_table(), nl=False)
+        return
+    if schema:
+        click.echo(json.dumps(json_schema(), indent=2))
+        return
+    try:
+        config = load(Path.cwd(), config_file)
+    except ConfigError as exc:
+        _fail(str(exc))
+    values = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()}
+    click.echo(json.dumps(values, indent=2))
 
 
 @main.command("confirm")

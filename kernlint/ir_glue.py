@@ -8,10 +8,11 @@ from pathlib import Path
 
 from kernlint import catalogue
 from kernlint.config import Config
-from kernlint.model import Phase, RunResult
+from kernlint.model import ModuleFacts, Phase, RunResult
 
 
-def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: str, jobs: int = 0) -> None:
+def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: str, jobs: int = 0,
+                    facts: dict[str, ModuleFacts] | None = None) -> None:
     from kernlint.ir.phase import attach_to_source_findings, run_ir_phase
 
     ir_codes = {c for c in codes if catalogue.all_rules()[c].phase is Phase.IR}
@@ -29,7 +30,7 @@ def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: st
     ir_findings = run_ir_phase(
         kernels, arch=arch, select=sorted(ir_codes), cache_dir=str(root / ".kernlint_cache" / "ir"),
         jobs=jobs or min(os.cpu_count() or 1, 8), max_configs=config.autotune_limit, options=options or None,
-        stats=stats,
+        stats=stats, facts=facts, specialize=config.specialize or None,
     )
     result.notices.extend(stats.get("notices", []))
     for f in ir_findings:

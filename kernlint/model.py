@@ -57,6 +57,7 @@ CATEGORIES = (
     "uncoalesced",
     "reward-hack",
     "api-misuse",
+    "suppression",
 )
 
 
@@ -115,6 +116,103 @@ class Kernel:
         d = asdict(self)
         d["frontend"] = self.frontend.value
         return d
+
+
+@dataclass(frozen=True)
+class HostValue:
+    """A host-side value a launch passes, resolved without running the module.
+
+    ``how`` says where it came from (``literal``, ``assignment``, ``module constant``, ``tuple
+    unpacking``, ``helper``, ``default`` ...). ``guessed`` marks a value that could not be resolved
+    and was chosen by kernlint (a specialization's fallback): a finding resting on it says so.
+    """
+
+    value: Any
+    how: str = "literal"
+    guessed: bool = False
+
+
+@dataclass(frozen=True)
+class TensorExtent:
+    """What the host code shows about the tensor behind a pointer argument.
+
+    ``expr`` is the argument as written (``x.view(-1)``), ``root`` the tensor variable it derives
+    from (``x``), ``shape`` the dimensions' source text when an allocation (``torch.empty((M, N))``,
+    ``torch.empty_like(y)``) or view shows them, ``numel`` the element count as text when known
+    (``M * N``), ``derived`` the steps between root and argument (``slice``, ``view``,
+    ``contiguous``...), ``same_size_as`` tensors the wrapper asserts or allocates with the same size.
+    """
+
+    expr: str
+    root: str | None = None
+    shape: tuple[str, ...] | None = None
+    numel: str | None = None
+    derived: tuple[str, ...] = ()
+    same_size_as: tuple[str, ...] = ()
+
+    @property
+    def known(self) -> bool:
+        return self.shape is not None or self.numel is not None
+
+
+@dataclass(frozen=True)
+class BoundArg:
+    """One kernel parameter at one launch: the host expression bound to it and what is known of it."""
+
+    param: str
+    text: str
+    value: HostValue | None = None
+    tensor: TensorExtent | None = None
+
+    @property
+    def resolved(self) -> bool:
+        return self.value is not None and not self.value.guessed
+
+
+@dataclass
+class Launch:
+    """``kernel[grid](args...)``: where, with which grid, and each parameter's bound argument."""
+
+    kernel: str
+    path: str
+    span: Span
+    grid_text: str
+    #: the grid's elements when it resolves to a tuple (a literal, a name bound to one, a lambda's body)
+    grid: tuple[BoundArg, ...] | None = None
+    args: dict[str, BoundArg] = field(default_factory=dict)
+    #: launch options passed as keywords: ``num_warps``, ``num_stages``...
+    options: dict[str, BoundArg] = field(default_factory=dict)
+    #: the function the launch stands in (None at module level)
+    caller: str | None = None
+    #: positions after a ``*args`` argument are unknown
+    starred: bool = False
+    #: character offset of the launch in the module's text
+    offset: int = -1
+
+    def value(self, param: str) -> HostValue | None:
+        arg = self.args.get(param) or self.options.get(param)
+        return arg.value if arg is not None else None
+
+
+@dataclass
+class ModuleFacts:
+    """Everything kernlint knows about one module, found once from its parsed tree."""
+
+    path: str
+    kernels: list[Kernel] = field(default_factory=list)
+    launches: list[Launch] = field(default_factory=list)
+    #: module-level names whose value resolves (``BLOCK = 128``, ``CFG = {"BLOCK": 64}``)
+    constants: dict[str, HostValue] = field(default_factory=dict)
+
+    def launches_of(self, kernel: str) -> list[Launch]:
+        return [launch for launch in self.launches if launch.kernel == kernel]
+
+    def launch_at(self, offset: int) -> Launch | None:
+        """The launch that starts at this character offset of the module's text."""
+        return next((launch for launch in self.launches if launch.offset == offset), None)
+
+    def kernel(self, name: str) -> Kernel | None:
+        return next((k for k in self.kernels if k.name == name), None)
 
 
 @dataclass

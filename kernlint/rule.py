@@ -60,6 +60,8 @@ class Rule:
     phase: ClassVar[Phase] = Phase.SOURCE
     precision: ClassVar[str] = "high"  # SARIF precision: very-high | high | medium | low
     confirm: ClassVar[Confirmation] = Confirmation("none")
+    #: False: runs only when ``select``/``extend-select`` names it (or a prefix of it)
+    default_enabled: ClassVar[bool] = True
     #: one sentence, shown in listings and as SARIF shortDescription
     summary: ClassVar[str]
     #: markdown with the sections "What it does", "Why is this bad?", "Example", "Use instead"

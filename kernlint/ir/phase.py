@@ -25,7 +25,8 @@ from kernlint.ir.rulebase import IRRule
 from kernlint.ir.specialize import DEFAULT_MAX_CONFIGS, Specialization, read_kernel_source, specializations_for
 from kernlint.ir.tilelang import (NOTICE_MISSING, NOTICE_NO_NVCC, LowerJob, nvcc_path, tilelang_available,
                                   tilelang_entries, toolchain_version)
-from kernlint.model import Finding, Frontend, Kernel, Phase
+from kernlint.facts import facts_for_source
+from kernlint.model import Finding, Frontend, Kernel, ModuleFacts, Phase
 
 DEFAULT_ARCH = "sm_90"
 
@@ -134,6 +135,8 @@ def run_ir_phase(
     max_configs: int = DEFAULT_MAX_CONFIGS,
     options: dict[str, dict[str, Any]] | None = None,
     stats: dict[str, Any] | None = None,
+    facts: dict[str, ModuleFacts] | None = None,
+    specialize: dict[str, dict[str, Any]] | None = None,
 ) -> list[Finding]:
     """Compile every Triton kernel found (or given) and return the IR rules' findings.
 
@@ -141,6 +144,8 @@ def run_ir_phase(
     ``arch``: ``sm_80``, ``sm_86``, ``sm_89``, ``sm_90`` (default)... ``select``: rule codes to run
     (default: every IR rule). ``cache_dir``: on-disk cache (``None`` disables it). ``jobs``: worker
     processes (0: one per core). ``options``: per-rule options, e.g. ``{"KL304": {"threshold": 0.5}}``.
+    ``facts``: the modules' facts by path, as the source phase built them (else built here).
+    ``specialize``: kernel name -> ``NAME = value`` pairs to compile it with (the configuration's).
     ``stats``, when given, is filled with counts (kernels, specializations, compiled, cache hits)
     and ``notices``: phase parts skipped, e.g. TileLang kernels without the ``tilelang`` extra.
 
@@ -194,14 +199,16 @@ def run_ir_phase(
             helpers = helper_functions(source)
         except (OSError, SyntaxError, ValueError):
             continue
+        module_facts = (facts or {}).get(path) or facts_for_source(path, source)
         for kernel in kernels:
             if kernel.frontend is not Frontend.TRITON:
                 continue
-            ks = read_kernel_source(source, kernel.name, tree)
+            ks = read_kernel_source(source, kernel.name, tree, module_facts)
             if ks is None or kernel.name in helpers:
                 continue
             counts["kernels"] += 1
-            specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree)
+            specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree,
+                                                   facts=module_facts, configured=(specialize or {}).get(kernel.name))
             for spec in specs:
                 key = artifact_key(source, kernel.name, spec.key(), capability, path)
                 schedule(CompileJob(path, kernel.name, spec, capability, key), ks.def_line)
@@ -253,6 +260,13 @@ def _check(rules: list[IRRule], record: dict, job: CompileJob | LowerJob, def_li
                 level=rule.level, phase=Phase.IR, kernel=job.kernel,
                 evidence={"internal_error": True, "specialization_label": job.spec.label},
             ))
+    guessed = getattr(job.spec, "guessed", ())
+    if guessed:
+        for f in out:
+            f.evidence["guessed"] = list(guessed)
+            f.message += (f" (compiled with guessed {job.spec.guessed_values()}: no launch, autotune config or "
+                          f"default in the module gives {'it' if len(guessed) == 1 else 'them'}; "
+                          f"`# kernlint: specialize(...)` on the kernel sets the real values)")
     if record.get("ok") or record.get("stage") in ("compile", "import"):
         cache.put(f"{job.key}-{rules_key}", {"findings": [f.to_dict() for f in out]}, kind="findings")
     return out
@@ -268,13 +282,15 @@ def compiled_kernels(paths_or_kernels: Sequence[str | os.PathLike | Kernel], arc
     for path, kernels in _collect(paths_or_kernels).items():
         source = Path(path).read_text(encoding="utf-8", errors="replace")
         tree = ast.parse(source)
+        module_facts = facts_for_source(path, source)
         for kernel in kernels:
             if kernel.frontend is not Frontend.TRITON:
                 continue
-            ks = read_kernel_source(source, kernel.name, tree)
+            ks = read_kernel_source(source, kernel.name, tree, module_facts)
             if ks is None:
                 continue
-            for spec in specializations_for(kernel, source, max_configs=max_configs, tree=tree)[0]:
+            for spec in specializations_for(kernel, source, max_configs=max_configs, tree=tree,
+                                            facts=module_facts)[0]:
                 key = artifact_key(source, kernel.name, spec.key(), capability, path)
                 out.append((CompileJob(path, kernel.name, spec, capability, key), ks.def_line, cache.get(key)))
     missing = [j for j, _, r in out if r is None]

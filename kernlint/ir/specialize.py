@@ -47,10 +47,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from kernlint.model import Kernel
+from kernlint.facts import facts_for_source
+from kernlint.model import BoundArg, Kernel, ModuleFacts
 
 SPECIALIZE_COMMENT = re.compile(r"#\s*kernlint:\s*specialize\((?P<body>.*)\)\s*$")
 DEFAULT_MAX_CONFIGS = 4
@@ -82,6 +83,12 @@ class Specialization:
     label: str = ""
     #: where it came from: ``comment`` | ``autotune`` | ``launch`` | ``fallback``
     origin: str = "fallback"
+    #: constexprs compiled with a value kernlint chose (nothing in the module gave one)
+    guessed: tuple[str, ...] = ()
+
+    def guessed_values(self) -> str:
+        """``BLOCK_M=64, BLOCK_N=64``: the guessed constexprs with the values compiled."""
+        return ", ".join(f"{p}={self.constexprs.get(p)}" for p in self.guessed)
 
     def key(self) -> str:
         """A canonical string: part of the cache key."""
@@ -105,6 +112,7 @@ class Specialization:
             "num_warps": self.num_warps,
             "num_stages": self.num_stages,
             "divisible": list(self.divisible),
+            "guessed": list(self.guessed),
         }
 
     @classmethod
@@ -117,6 +125,7 @@ class Specialization:
             divisible=tuple(d.get("divisible", ())),
             label=d.get("label", ""),
             origin=d.get("origin", "fallback"),
+            guessed=tuple(d.get("guessed", ())),
         )
 
 
@@ -213,7 +222,8 @@ def _pointer_roots(expr: ast.AST) -> set[str]:
     return set()
 
 
-def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> KernelSource | None:
+def read_kernel_source(source: str, name: str, tree: ast.AST | None = None,
+                       facts: ModuleFacts | None = None) -> KernelSource | None:
     tree = tree or ast.parse(source)
     fn = next((f for f in _func_defs(tree) if f.name == name), None)
     if fn is None:
@@ -252,7 +262,7 @@ def read_kernel_source(source: str, name: str, tree: ast.AST | None = None) -> K
                             configs += [ast.unparse(e) for e in node.value.elts]
     ks = KernelSource(name, params, constexpr, defaults, annotations, dereferenced, int_pointers, first,
                       fn.lineno, configs)
-    ks.launches = launch_arguments(source, name, params, tree)
+    ks.launches = launch_arguments(facts if facts is not None else facts_for_source("<module>", source), name)
     ks.last_axis_strides = _last_axis_scales(fn, set(params) - constexpr, ks.lane_strides)
     ks.float_type = module_float_type(source)
     ks.dtype_constexprs = _dtype_uses(fn, constexpr, {f.name: f for f in _func_defs(tree)})
@@ -486,76 +496,24 @@ def _unit_argument(launch: dict[str, str], param: str) -> str:
     return "last" if d >= 1 and d == max(dims) else "other"
 
 
-def _literal_names(tree: ast.AST) -> list[tuple[int, int, dict[str, str]]]:
-    """Per function (and the module, spanning every line): names assigned exactly one literal
-    there (``BLOCK = 64``), as (first line, last line, name -> literal text)."""
-    scopes = [(0, 1 << 30, getattr(tree, "body", []))]
-    scopes += [(n.lineno, n.end_lineno or n.lineno, n.body) for n in ast.walk(tree)
-               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+def _argument_text(arg: BoundArg) -> str:
+    """A launch argument as the specializer reads it: the literal a host value resolves to
+    (``BLOCK=BLOCK`` after ``BLOCK, N = 64, 128`` reads as ``64``), else the text as written."""
+    value = arg.value.value if arg.value is not None and not arg.value.guessed else None
+    if isinstance(value, bool) or isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value if _DTYPE_TEXT.match(value) else repr(value)
+    return arg.text
+
+
+def launch_arguments(facts: ModuleFacts, name: str) -> list[dict[str, str]]:
+    """The launches of kernel ``name`` in the module's facts, each as param (or launch option) ->
+    argument text, with host values resolved to literals."""
     out = []
-    for lo, hi, body in scopes:
-        values: dict[str, set[str]] = {}
-        stack = list(body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue  # their own scope
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    for n in ast.walk(t):
-                        if isinstance(n, ast.Name):
-                            text = "?"
-                            if (isinstance(node, ast.Assign) and t is n and node.value is not None
-                                    and isinstance(node.value, ast.Constant)):
-                                text = repr(node.value.value)
-                            elif (isinstance(node, ast.Assign) and t is n and node.value is not None
-                                  and _DTYPE_TEXT.match(ast.unparse(node.value))):
-                                text = ast.unparse(node.value)  # ACC_TYPE = tl.float32
-                            values.setdefault(n.id, set()).add(text)
-            stack.extend(ast.iter_child_nodes(node))
-        out.append((lo, hi, {k: next(iter(v)) for k, v in values.items() if len(v) == 1 and "?" not in v}))
-    return out
-
-
-def _resolve_names(bound: dict[str, str], line: int, scopes: list[tuple[int, int, dict[str, str]]]) -> None:
-    """Replace arguments that are a bare name with the literal the enclosing function (or else the
-    module) assigns it once: ``BLOCK=BLOCK`` after ``BLOCK = 64`` reads as ``64``."""
-    enclosing = sorted((s for s in scopes if s[0] <= line <= s[1]), key=lambda s: s[1] - s[0])
-    for k, text in bound.items():
-        if not re.fullmatch(r"[A-Za-z_]\w*", text):
-            continue
-        for _, _, names in enclosing:  # innermost first
-            if text in names:
-                bound[k] = names[text]
-                break
-
-
-def launch_arguments(source: str, name: str, params: list[str], tree: ast.AST | None = None
-                     ) -> list[dict[str, str]]:
-    """The ``name[grid](args...)`` launches the core's discovery finds in ``source``
-    (:func:`kernlint.source.discover.find_launches`), each as param -> argument text; an argument
-    that is a bare name assigned one literal in the calling function (or the module) reads as
-    that literal."""
-    from kernlint.source.discover import find_launches, split_top_level
-
-    out = []
-    scopes = None
-    for launch in find_launches(source, name):
-        positional, keywords = launch.argument_texts()
-        # after ``*t.stride()`` the positions of the arguments that follow are unknown
-        parts = split_top_level(launch.call_text[launch.call_text.find("(") + 1:launch.call_text.rfind(")")])
-        starred = next((i for i, p in enumerate(parts) if p.startswith("*") and not p.startswith("**")), None)
-        if starred is not None:
-            positional = positional[:starred]
-        bound = dict(zip(params, positional))
-        bound.update(keywords)
-        if scopes is None:
-            try:
-                scopes = _literal_names(tree if tree is not None else ast.parse(source))
-            except SyntaxError:
-                scopes = []
-        _resolve_names(bound, source.count("\n", 0, launch.start) + 1, scopes)
+    for launch in facts.launches_of(name):
+        bound = {p: _argument_text(a) for p, a in launch.options.items()}
+        bound.update({p: _argument_text(a) for p, a in launch.args.items()})
         out.append(bound)
     return out
 
@@ -691,8 +649,8 @@ def fallback(ks: KernelSource) -> Specialization:
 
 
 def _override(base: Specialization, values: dict[str, Any], num_warps: int | None,
-              num_stages: int | None, label: str, origin: str, declared: set[str] = frozenset()
-              ) -> Specialization:
+              num_stages: int | None, label: str, origin: str, declared: set[str] = frozenset(),
+              guessed: tuple[str, ...] = ()) -> Specialization:
     signature = dict(base.signature)
     constexprs = dict(base.constexprs)
     divisible = set(base.divisible)
@@ -713,7 +671,7 @@ def _override(base: Specialization, values: dict[str, Any], num_warps: int | Non
                 divisible.discard(k)
     return Specialization(signature, constexprs, num_warps or base.num_warps,
                           num_stages or base.num_stages, tuple(p for p in signature if p in divisible),
-                          label=label, origin=origin)
+                          label=label, origin=origin, guessed=guessed)
 
 
 def _describe(values: dict[str, Any], num_warps: int, num_stages: int) -> str:
@@ -767,14 +725,19 @@ def comment_specializations(source_lines: list[str], ks: KernelSource) -> list[t
 
 
 def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DEFAULT_MAX_CONFIGS,
-                        tree: ast.AST | None = None) -> tuple[list[Specialization], list[str]]:
+                        tree: ast.AST | None = None, facts: ModuleFacts | None = None,
+                        configured: dict[str, Any] | None = None) -> tuple[list[Specialization], list[str]]:
     """The specializations to compile for ``kernel`` (a Kernel or a kernel name) in ``source``.
 
+    ``facts``: the module's facts when the caller has them (else they are built from ``source``).
+    ``configured``: ``NAME = value`` pairs from ``[tool.kernlint.specialize]``, compiled as a
+    ``specialize`` comment would be.
     Returns (specializations, problems): problems are malformed comments/configs, reported by the
-    caller as notes; they never stop the fallback from being compiled.
+    caller as notes; they never stop the fallback from being compiled. A specialization lists in
+    ``guessed`` the constexprs no comment, config, launch or default gave a value.
     """
     name = kernel if isinstance(kernel, str) else kernel.name
-    ks = read_kernel_source(source, name, tree)
+    ks = read_kernel_source(source, name, tree, facts)
     if ks is None:
         return [], [f"kernel {name} not found"]
     if not isinstance(kernel, str) and kernel.autotune_configs and not ks.autotune_configs:
@@ -793,40 +756,71 @@ def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DE
             problems.append(f"line {line}: specialize names unknown parameters {unknown}")
         specs.append(_override(base, values, nw, ns,
                                f"comment@{line} " + _describe(values, nw or base.num_warps, ns or base.num_stages),
-                               "comment", declared=ks.constexpr))
+                               "comment", declared=ks.constexpr, guessed=_guessed(ks, values)))
+    if configured:
+        values = dict(configured)
+        nw, ns = values.pop("num_warps", None), values.pop("num_stages", None)
+        unknown = sorted(set(values) - set(ks.params))
+        if unknown:
+            problems.append(f"[tool.kernlint.specialize] {name} names unknown parameters {unknown}")
+        specs.append(_override(base, values, nw, ns,
+                               "config " + _describe(values, nw or base.num_warps, ns or base.num_stages),
+                               "comment", declared=ks.constexpr, guessed=_guessed(ks, values)))
     if specs:
         return specs, problems
+    launch_values = [_launch_constexprs(ks, launch) for launch in ks.launches]
+    # what every launch passes alike fills the constexprs an autotune config leaves out
+    common = {k: v for k, v in launch_values[0].items() if all(lv.get(k) == v for lv in launch_values)
+              } if launch_values else {}
     for i, text in enumerate(ks.autotune_configs[:max_configs]):
         try:
             values, nw, ns = parse_config(text)
         except (ValueError, SyntaxError) as e:
             problems.append(f"autotune config {i}: cannot read {text!r}: {e}")
             continue
+        values = {**{k: v for k, v in common.items() if k not in values}, **values}
         specs.append(_override(base, values, nw, ns,
                                f"autotune[{i}] " + _describe(values, nw or base.num_warps, ns or base.num_stages),
-                               "autotune", declared=ks.constexpr))
+                               "autotune", declared=ks.constexpr, guessed=_guessed(ks, values)))
     if specs:
         return specs, problems
     seen = set()
-    for launch in ks.launches:
-        values = {}
-        for p in ks.constexpr:
-            if p in launch:
-                try:
-                    values[p] = _constexpr_literal(launch[p])
-                except ValueError:
-                    pass
+    for launch, values in zip(ks.launches, launch_values):
         nw = _literal_int(launch.get("num_warps"))
         ns = _literal_int(launch.get("num_stages"))
         spec = _override(base, values, nw, ns, "launch " + _describe(values, nw or base.num_warps,
                                                                          ns or base.num_stages), "launch",
-                         declared=ks.constexpr)
+                         declared=ks.constexpr, guessed=_guessed(ks, values))
         if values and spec.key() not in seen:
             seen.add(spec.key())
             specs.append(spec)
         if len(specs) >= max_configs:
             break
-    return (specs or [base]), problems
+    return (specs or [replace(base, guessed=_guessed(ks, {}))]), problems
+
+
+def _launch_constexprs(ks: KernelSource, launch: dict[str, str]) -> dict[str, Any]:
+    values = {}
+    for p in ks.constexpr:
+        if p in launch:
+            try:
+                values[p] = _constexpr_literal(launch[p])
+            except ValueError:
+                pass
+    return values
+
+
+def _guessed(ks: KernelSource, values: dict[str, Any]) -> tuple[str, ...]:
+    """Constexprs a specialization compiles with a value kernlint chose (no literal default)."""
+    out = []
+    for p in ks.params:
+        if p not in ks.constexpr or p in values:
+            continue
+        try:
+            _constexpr_literal(ks.defaults[p])
+        except (KeyError, ValueError):
+            out.append(p)
+    return tuple(out)
 
 
 def _literal_int(text: str | None) -> int | None:

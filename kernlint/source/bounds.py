@@ -347,7 +347,11 @@ def _block_sizes(state: KernelState, launch, family: str) -> set[int] | None:
     if text:
         if re.fullmatch(r"\d+", text):
             return {int(text)}
-        return {state.info.constants[text]} if text in state.info.constants else None
+        host = state.info.facts.launch_at(launch.start)
+        value = host.value(family) if host is not None else None
+        if value is not None and isinstance(value.value, int) and not isinstance(value.value, bool):
+            return {value.value}
+        return None
     values = {v for v, where in block_values(state, family) if not where.startswith("the launch")}
     return values or None
 

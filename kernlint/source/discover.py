@@ -131,10 +131,19 @@ class ModuleInfo:
     #: every function defined in the module, by name (the first definition)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
+    _facts: object = None
+
     def launches_of(self, name: str) -> list[Launch]:
-        if name not in self._launches:
-            self._launches[name] = find_launches(self.source, name) if f"{name}" in self.source else []
-        return self._launches[name]
+        return launch_index(self).get(name, [])
+
+    @property
+    def facts(self):
+        """The module's :class:`~kernlint.model.ModuleFacts`, built once on first use."""
+        if self._facts is None:
+            from kernlint.facts import build
+
+            self._facts = build(self)
+        return self._facts
 
     def span_of_offsets(self, start: int, end: int) -> Span:
         def at(offset: int) -> tuple[int, int]:
@@ -187,10 +196,26 @@ def _matching(text: str, start: int, open_ch: str, close_ch: str, limit: int = 2
     return -1
 
 
-def find_launches(source: str, name: str) -> list[Launch]:
-    """``name[grid](args)`` calls, found in the text and parsed piecewise (no full-tree walk)."""
-    out = []
-    for m in re.finditer(rf"(?<![\w.])(?:\w+\.)*{re.escape(name)}\s*\[", source):
+_SUBSCRIPT = re.compile(r"(?<![\w.])(?:\w+\.)*(\w+)\s*\[")
+
+
+def launch_index(info: "ModuleInfo") -> dict[str, list[Launch]]:
+    """Every ``kernel[grid](args)`` of the module's kernels, by kernel name: one scan of the text."""
+    if not info._launches and info.kernels:
+        info._launches = find_launches(info.source, {k.kernel.name for k in info.kernels})
+        info._launches.setdefault("", [])  # marks the index as built
+    return info._launches
+
+
+def find_launches(source: str, names: str | set[str]) -> dict[str, list[Launch]] | list[Launch]:
+    """``name[grid](args)`` calls, found in one scan of the text and parsed piecewise (no full-tree
+    walk): for one name a list, for a set of names a dict name -> list."""
+    wanted = {names} if isinstance(names, str) else names
+    out: dict[str, list[Launch]] = {}
+    for m in _SUBSCRIPT.finditer(source):
+        name = m.group(1)
+        if name not in wanted:
+            continue
         line_start = source.rfind("\n", 0, m.start()) + 1
         if source[line_start:m.start()].lstrip().startswith("#"):
             continue
@@ -206,8 +231,9 @@ def find_launches(source: str, name: str) -> list[Launch]:
         close_par = _matching(source, rest, "(", ")")
         if close_par < 0:
             continue
-        out.append(Launch(name, source[open_sq + 1:close_sq], "_k" + source[rest:close_par + 1], m.start(), close_par + 1))
-    return out
+        out.setdefault(name, []).append(
+            Launch(name, source[open_sq + 1:close_sq], "_k" + source[rest:close_par + 1], m.start(), close_par + 1))
+    return out.get(names, []) if isinstance(names, str) else out
 
 
 class _TileLangKernelBlock(cst.CSTVisitor):

@@ -95,13 +95,16 @@ def lint_module(info: ModuleInfo, rules: list[SourceRule]) -> list[Finding]:
     return findings
 
 
-def lint_text(path: str, data: bytes | str, rules: list[SourceRule]) -> tuple[RunResult, ModuleInfo | None]:
+def lint_text(path: str, data: bytes | str, rules: list[SourceRule], always_parse: bool = False
+              ) -> tuple[RunResult, ModuleInfo | None]:
+    """Lint one file's bytes or text. A file that mentions no kernel framework is not parsed unless
+    ``always_parse`` (a file named on the command line: a binary or broken one is an error)."""
     result = RunResult(files=1)
     if isinstance(data, bytes):
         probe = data.decode("latin-1")
     else:
         probe = data
-    if not might_hold_kernels(probe):
+    if not always_parse and not might_hold_kernels(probe):
         return result, None
     module, text, error = parse(path, data)
     if error is not None:

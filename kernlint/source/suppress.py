@@ -1,9 +1,12 @@
-"""Suppression comments: ``# noqa: KL101``, ``# kernlint: ignore[KL101]`` and ``# kernlint: noqa``.
+"""Suppression comments, read from the module's comment tokens only (never from strings).
 
-- ``# noqa`` / ``# noqa: KL101, KL102`` on any line of a finding's span silences it (bare ``noqa``
-  silences every rule).
-- ``# kernlint: ignore[KL101]`` alone on a line silences the next statement (all its lines).
-- ``# kernlint: noqa`` anywhere silences the whole file; ``# kernlint: noqa: KL101`` only those codes.
+- ``# noqa`` on any line of a finding's span silences it; ``# noqa: KL101, KL102`` (ruff's syntax:
+  ``noqa`` in any case, spaces around the colon allowed, codes separated by commas or spaces)
+  silences only the kernlint codes it names: another tool's codes (``# noqa: E501``) and
+  prefixes (``KL1``) silence nothing of kernlint's.
+- ``# kernlint: ignore[KL101]`` alone on a line silences the next statement (all its lines);
+  ``# kernlint: ignore[]`` every rule there.
+- ``# kernlint: noqa`` silences the whole file; ``# kernlint: noqa: KL101`` only those codes.
 """
 
 from __future__ import annotations
@@ -15,44 +18,72 @@ from dataclasses import dataclass, field
 
 from kernlint.model import Finding
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>KL\d{3}(?:[\s,]+KL\d{3})*))?", re.I)
-_FILE_NOQA = re.compile(r"#\s*kernlint:\s*noqa(?::\s*(?P<codes>KL\d{3}(?:[\s,]+KL\d{3})*))?", re.I)
-_IGNORE = re.compile(r"^\s*#\s*kernlint:\s*ignore\[(?P<codes>[^\]]*)\]\s*$", re.I)
 ALL = "*"
+_CODE = r"[A-Za-z]+[0-9]+"
+_CODES = rf"(?P<codes>{_CODE}(?:(?:\s*,\s*|\s+){_CODE})*)"
+#: ``# noqa`` then, optionally, ``: CODES``; a colon without codes is not a directive at all
+_NOQA = re.compile(rf"#\s*noqa(?![\w-])(?:\s*:\s*(?:{_CODES}|(?P<bad>\S?)))?", re.I)
+_FILE_NOQA = re.compile(rf"^#\s*kernlint\s*:\s*noqa(?![\w-])(?:\s*:\s*(?:{_CODES}|(?P<bad>\S?)))?", re.I)
+_IGNORE = re.compile(r"^#\s*kernlint\s*:\s*ignore\[(?P<codes>[^\]]*)\]\s*$", re.I)
+_KL = re.compile(r"^KL\d{3}$")
+#: cheap test before tokenizing: a file without these words has no directive
+_ANY = re.compile(r"noqa|kernlint\s*:", re.I)
 
 
-def _codes(text: str | None) -> set[str]:
-    if not text:
-        return {ALL}
-    return {c.upper() for c in re.findall(r"KL\d{3}", text, re.I)}
+@dataclass
+class Directive:
+    """One ``# noqa: KL...`` comment: where it is and which kernlint codes it names."""
+
+    line: int
+    col: int
+    codes: set[str]
+    used: set[str] = field(default_factory=set)
+
+
+def _kernlint_codes(text: str | None) -> set[str]:
+    return {c.upper() for c in re.split(r"[\s,]+", text or "") if _KL.match(c.upper())}
 
 
 @dataclass
 class Suppressions:
     file_codes: set[str] = field(default_factory=set)
     lines: dict[int, set[str]] = field(default_factory=dict)
+    #: ``# noqa: KL...`` directives that name codes, for the unused-noqa rule
+    directives: list[Directive] = field(default_factory=list)
+    _by_line: dict[int, list[Directive]] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, source: str) -> "Suppressions":
         sup = cls()
-        if "noqa" not in source and "kernlint:" not in source:
+        if not _ANY.search(source):
             return sup
-        lines = source.splitlines()
         pending: list[tuple[int, set[str]]] = []
-        for i, line in enumerate(lines, start=1):
-            if "#" not in line:
-                continue
-            m = _FILE_NOQA.search(line)
+        for tok in _comments(source):
+            line, col = tok.start
+            text = tok.string
+            m = _FILE_NOQA.match(text)
             if m:
-                sup.file_codes |= _codes(m.group("codes"))
+                if m.group("bad") is None:
+                    sup.file_codes |= _kernlint_codes(m.group("codes")) if m.group("codes") else {ALL}
                 continue
-            m = _IGNORE.match(line)
+            m = _IGNORE.match(text)
             if m:
-                pending.append((i, _codes(m.group("codes")) if m.group("codes").strip() else {ALL}))
+                if tok.line[:col].strip() == "":
+                    codes = _kernlint_codes(m.group("codes")) if m.group("codes").strip() else {ALL}
+                    pending.append((line, codes))
                 continue
-            m = _NOQA.search(line)
-            if m:
-                sup.lines.setdefault(i, set()).update(_codes(m.group("codes")))
+            m = _NOQA.search(text)
+            if m is None or m.group("bad") is not None:
+                continue
+            if m.group("codes") is None:
+                sup.lines.setdefault(line, set()).add(ALL)
+                continue
+            codes = _kernlint_codes(m.group("codes"))
+            sup.lines.setdefault(line, set()).update(codes)
+            if codes:
+                directive = Directive(line, col + 1 + m.start(), codes)
+                sup.directives.append(directive)
+                sup._by_line.setdefault(line, []).append(directive)
         if pending:
             statements = _logical_lines(source)
             for line, codes in pending:
@@ -65,11 +96,25 @@ class Suppressions:
     def suppressed(self, finding: Finding) -> bool:
         if ALL in self.file_codes or finding.rule in self.file_codes:
             return True
+        hit = False
         for line in range(finding.span.line, finding.span.end_line + 1):
             codes = self.lines.get(line)
             if codes and (ALL in codes or finding.rule in codes):
-                return True
-        return False
+                hit = True
+                for directive in self._by_line.get(line, ()):
+                    if finding.rule in directive.codes:
+                        directive.used.add(finding.rule)
+        return hit
+
+
+def _comments(source: str):
+    """The module's comment tokens (a tokenizer error ends the list where it happened)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                yield tok
+    except (tokenize.TokenError, SyntaxError):
+        return
 
 
 def _logical_lines(source: str) -> list[tuple[int, int]]:

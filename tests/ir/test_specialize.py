@@ -285,3 +285,50 @@ def gemv(x_ptr, out_ptr, xm_stride, xk_stride, rows_stride, BLOCK_K: tl.constexp
     (s,) = specializations_for("gemv", launched)[0]
     assert s.constexprs["xk_stride"] == 1
     assert s.signature["rows_stride"] == "i32"  # expanded along the first axis: not a lane index
+
+
+def test_launch_values_bound_by_tuple_unpacking_are_compiled_not_guessed():
+    source = KERNEL.format(decorators="").replace(
+        "    k[(1,)](x, y, 10, 1, 1e-5, BLOCK=256, HAS_BIAS=True)\n",
+        "    BLOCK, WARPS = 512, 8\n    k[(1,)](x, y, 10, 1, 1e-5, BLOCK=BLOCK, HAS_BIAS=True, num_warps=WARPS)\n")
+    (s,) = specializations_for("k", source)[0]
+    assert s.constexprs["BLOCK"] == 512 and s.num_warps == 8 and s.guessed == ()
+
+
+def test_the_fallback_names_the_constexprs_it_guessed():
+    source = KERNEL.format(decorators="").replace("k[(1,)]", "pass  #")
+    (s,) = specializations_for("k", source)[0]
+    assert s.guessed == ("BLOCK", "HAS_BIAS")  # GROUP_M has a default
+    assert s.guessed_values() == "BLOCK=64, HAS_BIAS=False"
+
+
+GUESSED = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled_row(x_ptr, y_ptr, N: tl.constexpr, SCALE: tl.constexpr):
+    offs = tl.arange(0, N)
+    row = tl.load(x_ptr + tl.program_id(0) * N + offs) * SCALE
+    row = row - tl.max(row, axis=0)
+    num = tl.exp(row)
+    tl.store(y_ptr + tl.program_id(0) * N + offs, num / tl.sum(num, axis=0))
+
+
+def launch(x, y, scale):
+    scaled_row[(x.shape[0],)](x, y, 8192, scale, num_warps=1)
+'''
+
+
+def test_an_ir_finding_resting_on_a_guessed_value_says_which(tmp_path, ir_cache):
+    from kernlint.ir.phase import run_ir_phase
+
+    path = tmp_path / "guessed.py"
+    path.write_text(GUESSED)
+    (finding,) = run_ir_phase([str(path)], cache_dir=ir_cache, jobs=1, select=["KL303"])
+    assert "guessed SCALE=64" in finding.message and finding.evidence["guessed"] == ["SCALE"]
+
+
+def test_the_configuration_specializes_a_kernel_as_a_comment_would():
+    (s,) = specializations_for("k", KERNEL.format(decorators=""), configured={"BLOCK": 1024, "num_warps": 2})[0]
+    assert s.constexprs["BLOCK"] == 1024 and s.num_warps == 2 and s.label.startswith("config")

@@ -1,0 +1,770 @@
+"""The one pass that builds :class:`~kernlint.model.ModuleFacts` from a module's parsed libcst tree.
+
+Launch sites come from one linear scan of the text (:func:`kernlint.source.discover.launch_index`);
+the host code around them is then evaluated statement by statement, without running anything:
+literals, tuple unpacking, augmented assignment, module constants, dict/list configs and their
+items, helpers that return an expression, ``triton.next_power_of_2``, ``triton.cdiv``, ``min``,
+``max``, ``int``, arithmetic, and the tensors behind pointer arguments (allocations, ``*_like``,
+views, slices, ``.contiguous()``, size asserts). What does not resolve stays unresolved: consumers
+that need a value anyway choose one and mark it *guessed*.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import libcst as cst
+
+from kernlint.model import BoundArg, HostValue, Launch, ModuleFacts, Span, TensorExtent
+from kernlint.source import names as N
+
+#: helpers are followed this many calls deep; beyond, a value is unknown
+MAX_CALL_DEPTH = 4
+#: expressions nested deeper than this are unknown (valid code can chain 1,000 terms)
+MAX_EXPR_DEPTH = 64
+
+
+class _Unknown:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
+_DTYPE_MODULES = ("triton.language.", "torch.")
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    """A tensor the host code made or received (a value in the evaluator's environment)."""
+
+    root: str
+    shape: tuple[str, ...] | None = None
+    numel: str | None = None
+    derived: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Lambda:
+    node: cst.Lambda
+    env: dict
+
+
+@dataclass
+class _Value:
+    """A resolved value with how it was found (kept beside the value in the environment)."""
+
+    value: Any
+    how: str
+
+
+def _const(v: Any) -> bool:
+    return not isinstance(v, (_Unknown, _Tensor, _Lambda, cst.FunctionDef))
+
+
+class HostEvaluator:
+    """Evaluates host expressions in an environment (name -> _Value)."""
+
+    def __init__(self, module: cst.Module, imports: N.ImportMap, functions: dict[str, cst.FunctionDef]):
+        self.module = module
+        self.imports = imports
+        self.functions = functions
+        #: the module's names, as the module-level walk binds them (helpers run over these)
+        self.module_env: dict = {}
+        self._calls = 0
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+    # ---------------------------------------------------------------- expressions
+    def value(self, node: cst.BaseExpression, env: dict, depth: int = 0) -> Any:
+        try:
+            return self._value(node, env, depth)
+        except (ArithmeticError, TypeError, ValueError, IndexError, KeyError, RecursionError, OverflowError):
+            return UNKNOWN
+
+    def _value(self, node: cst.BaseExpression, env: dict, depth: int) -> Any:
+        if depth > MAX_EXPR_DEPTH:
+            return UNKNOWN
+        d = depth + 1
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return node.evaluated_value
+        if isinstance(node, cst.SimpleString):
+            return node.evaluated_value
+        if isinstance(node, cst.Name):
+            if node.value in env:
+                return env[node.value].value
+            return {"True": True, "False": False, "None": None}.get(node.value, UNKNOWN)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            items = []
+            for el in node.elements:
+                if isinstance(el, cst.StarredElement):
+                    inner = self._value(el.value, env, d)
+                    if not isinstance(inner, (tuple, list)):
+                        return UNKNOWN
+                    items.extend(inner)
+                else:
+                    items.append(self._value(el.value, env, d))
+            return tuple(items) if isinstance(node, cst.Tuple) else list(items)
+        if isinstance(node, cst.Dict):
+            out = {}
+            for el in node.elements:
+                if not isinstance(el, cst.DictElement):
+                    return UNKNOWN
+                key = self._value(el.key, env, d)
+                if isinstance(key, _Unknown) or isinstance(key, (list, dict)):
+                    return UNKNOWN
+                out[key] = self._value(el.value, env, d)
+            return out
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node, env, d)
+        if isinstance(node, cst.BinaryOperation):
+            a, b = self._value(node.left, env, d), self._value(node.right, env, d)
+            return _binary(type(node.operator).__name__, a, b)
+        if isinstance(node, cst.UnaryOperation):
+            a = self._value(node.expression, env, d)
+            if not _const(a):
+                return UNKNOWN
+            op = type(node.operator).__name__
+            return {"Minus": lambda: -a, "Plus": lambda: +a, "Not": lambda: not a, "BitInvert": lambda: ~a}[op]()
+        if isinstance(node, cst.Comparison):
+            return self._comparison(node, env, d)
+        if isinstance(node, cst.BooleanOperation):
+            a = self._value(node.left, env, d)
+            if not _const(a):
+                return UNKNOWN
+            if isinstance(node.operator, cst.And):
+                return self._value(node.right, env, d) if a else a
+            return a if a else self._value(node.right, env, d)
+        if isinstance(node, cst.IfExp):
+            test = self._value(node.test, env, d)
+            if not _const(test):
+                return UNKNOWN
+            return self._value(node.body if test else node.orelse, env, d)
+        if isinstance(node, cst.Lambda):
+            return _Lambda(node, env)
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node, env, d)
+        if isinstance(node, cst.Call):
+            return self._call(node, env, d)
+        return UNKNOWN
+
+    def _comparison(self, node: cst.Comparison, env: dict, d: int) -> Any:
+        left = self._value(node.left, env, d)
+        for target in node.comparisons:
+            right = self._value(target.comparator, env, d)
+            if not (_const(left) and _const(right)):
+                return UNKNOWN
+            op = _COMPARE.get(type(target.operator).__name__)
+            if op is None:
+                return UNKNOWN
+            if not op(left, right):
+                return False
+            left = right
+        return True
+
+    def _subscript(self, node: cst.Subscript, env: dict, d: int) -> Any:
+        base = self._value(node.value, env, d)
+        if isinstance(base, _Tensor):
+            return replace(base, shape=None, numel=None, derived=(*base.derived, "slice"))
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return UNKNOWN
+        key = self._value(node.slice[0].slice.value, env, d)
+        if isinstance(base, dict) and _const(key) and key in base:
+            return base[key]
+        if isinstance(base, (list, tuple)) and isinstance(key, int) and not isinstance(key, bool):
+            return base[key]
+        return UNKNOWN
+
+    def _attribute(self, node: cst.Attribute, env: dict, d: int) -> Any:
+        name = self.imports.resolve(node)
+        if name and name.startswith(_DTYPE_MODULES) and name.count(".") == name.startswith("triton.language.") + 1:
+            # a dtype (``tl.float16``, ``torch.bfloat16``): kept as the text Triton's compile worker reads
+            return "tl." + name.rsplit(".", 1)[1] if name.startswith("triton.language.") else name
+        base = self._value(node.value, env, d)
+        if isinstance(base, _Tensor) and node.attr.value in ("T", "mT"):
+            return replace(base, shape=None, derived=(*base.derived, node.attr.value))
+        return UNKNOWN
+
+    def _call(self, node: cst.Call, env: dict, d: int) -> Any:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            base = self._value(func.value, env, d)
+            if isinstance(base, _Tensor):
+                return self._tensor_method(base, func.attr.value, node, env, d)
+            if isinstance(base, dict) and func.attr.value == "get" and node.args:
+                key = self._value(node.args[0].value, env, d)
+                if _const(key) and key in base:
+                    return base[key]
+                return self._value(node.args[1].value, env, d) if len(node.args) > 1 else None
+        name = self.imports.resolve(func) or ""
+        short = name.rsplit(".", 1)[-1]
+        if any(a.star for a in node.args):
+            return UNKNOWN
+        if name.startswith("torch.") and short in _ALLOCATORS:
+            return self._allocation(short, node, env, d)
+        if isinstance(func, cst.Name) and func.value in env and isinstance(env[func.value].value, _Lambda):
+            return self._apply_lambda(env[func.value].value, node, env, d)
+        args = [self._value(a.value, env, d) for a in node.args if a.keyword is None]
+        if not all(_const(a) for a in args):
+            return UNKNOWN
+        if name in ("triton.next_power_of_2", "triton.language.next_power_of_2") and len(args) == 1:
+            n = int(args[0])
+            return 1 if n <= 1 else 1 << (n - 1).bit_length()
+        if name in ("triton.cdiv", "triton.language.cdiv") and len(args) == 2:
+            return -(-args[0] // args[1])
+        local = env.get(func.value) if isinstance(func, cst.Name) else None
+        if local is None and isinstance(func, cst.Name):
+            builtin = _BUILTINS.get(func.value)
+            if builtin is not None and args:
+                return builtin(*args)
+        if name in ("math.ceil", "math.floor", "math.log2", "math.sqrt") and len(args) == 1:
+            return getattr(math, short)(args[0])
+        fn = local.value if local is not None else None
+        if isinstance(fn, cst.FunctionDef):
+            return self._helper(fn, node, env, d)
+        return UNKNOWN
+
+    def _apply_lambda(self, lam: _Lambda, call: cst.Call, env: dict, d: int) -> Any:
+        params = [p.name.value for p in lam.node.params.params]
+        inner = dict(lam.env)
+        for p, a in zip(params, call.args):
+            inner[p] = _Value(self._value(a.value, env, d), "argument")
+        return self._value(lam.node.body, inner, d)
+
+    def _helper(self, fn: cst.FunctionDef, call: cst.Call, env: dict, d: int) -> Any:
+        """A module function called with resolvable arguments: run its body as host code."""
+        if self._calls >= MAX_CALL_DEPTH or not isinstance(fn.body, cst.IndentedBlock):
+            return UNKNOWN
+        inner = dict(self.module_env)
+        bind_params(self, fn, inner, env, call)
+        self._calls += 1
+        try:
+            result = run_block(self, fn.body.body, inner, want_return=True)
+        finally:
+            self._calls -= 1
+        return UNKNOWN if result is None else result
+
+    def _allocation(self, kind: str, node: cst.Call, env: dict, d: int) -> Any:
+        positional = [a for a in node.args if a.keyword is None]
+        if kind.endswith("_like"):
+            src = self._value(positional[0].value, env, d) if positional else UNKNOWN
+            return _Tensor(f"<{kind}>", src.shape, src.numel) if isinstance(src, _Tensor) else _Tensor(f"<{kind}>")
+        dims = positional[:-1] if kind == "full" else positional
+        if len(dims) == 1 and isinstance(dims[0].value, (cst.Tuple, cst.List)):
+            dims = list(dims[0].value.elements)
+        if not dims or any(getattr(el, "star", None) for el in dims) or isinstance(dims[0], cst.StarredElement):
+            return _Tensor(f"<{kind}>")
+        shape = tuple(self._dim(el.value, env, d) for el in dims)
+        return _Tensor(f"<{kind}>", shape, " * ".join(shape) if len(shape) > 1 else shape[0])
+
+    def _dim(self, node: cst.BaseExpression, env: dict, d: int) -> str:
+        v = self._value(node, env, d)
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else self.code(node)
+
+    def _tensor_method(self, t: _Tensor, method: str, node: cst.Call, env: dict, d: int) -> Any:
+        if method in ("contiguous", "to", "cuda", "float", "half", "bfloat16", "clone", "detach", "type"):
+            return replace(t, derived=(*t.derived, method)) if method == "contiguous" else t
+        if method in ("view", "reshape", "flatten", "ravel", "expand", "permute", "transpose", "t", "unsqueeze",
+                      "squeeze"):
+            shape = None
+            if method in ("view", "reshape") and node.args:
+                dims = [a.value for a in node.args]
+                if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+                    dims = [el.value for el in dims[0].elements]
+                shape = tuple(self._dim(x, env, d) for x in dims)
+                if "-1" in shape:
+                    shape = None if len(shape) > 1 else (t.numel,) if t.numel else None
+            elif method in ("flatten", "ravel"):
+                shape = (t.numel,) if t.numel else None
+            numel = t.numel if method not in ("expand",) else None
+            return _Tensor(t.root, shape, numel, (*t.derived, method))
+        if method in ("numel", "size", "stride", "dim", "item", "data_ptr", "element_size"):
+            return UNKNOWN
+        return UNKNOWN
+
+
+_ALLOCATORS = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "empty_like", "zeros_like",
+               "ones_like", "full_like", "rand_like", "randn_like", "empty_strided"}
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "LessThan": lambda a, b: a < b, "LessThanEqual": lambda a, b: a <= b, "GreaterThan": lambda a, b: a > b,
+    "GreaterThanEqual": lambda a, b: a >= b, "Equal": lambda a, b: a == b, "NotEqual": lambda a, b: a != b,
+    "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b, "Is": lambda a, b: a is b,
+    "IsNot": lambda a, b: a is not b,
+}
+_BUILTINS: dict[str, Callable[..., Any]] = {
+    "min": min, "max": max, "int": int, "float": float, "abs": abs, "bool": bool, "len": len,
+    "round": round, "pow": pow, "str": str,
+}
+
+
+def _binary(op: str, a: Any, b: Any) -> Any:
+    if not (_const(a) and _const(b)):
+        return UNKNOWN
+    if op == "Power" and isinstance(b, int) and abs(b) > 256:
+        return UNKNOWN
+    if op in ("LeftShift",) and isinstance(b, int) and b > 256:
+        return UNKNOWN
+    ops = {
+        "Add": lambda: a + b, "Subtract": lambda: a - b, "Multiply": lambda: a * b, "Divide": lambda: a / b,
+        "FloorDivide": lambda: a // b, "Modulo": lambda: a % b, "Power": lambda: a ** b,
+        "LeftShift": lambda: a << b, "RightShift": lambda: a >> b, "BitAnd": lambda: a & b,
+        "BitOr": lambda: a | b, "BitXor": lambda: a ^ b,
+    }
+    fn = ops.get(op)
+    if fn is None:
+        return UNKNOWN
+    if op == "Multiply" and isinstance(a, (str, list, tuple)) or isinstance(b, (str, list, tuple)) and op == "Multiply":
+        return UNKNOWN  # ``"x" * n`` is never a launch constant; refuse to build huge sequences
+    return fn()
+
+
+# -------------------------------------------------------------------- statements
+
+
+def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: dict | None = None,
+                call: cst.Call | None = None) -> None:
+    """Bind ``fn``'s parameters in ``env``: to a call's arguments when given, else to their defaults
+    (a parameter without either is a tensor or a size the host passes: unknown, or a tensor)."""
+    params = [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]
+    bound: dict[str, _Value] = {}
+    if call is not None:
+        positional = [a for a in call.args if a.keyword is None]
+        for p, a in zip([*fn.params.posonly_params, *fn.params.params], positional):
+            bound[p.name.value] = _Value(ev.value(a.value, caller_env or {}), "argument")
+        for a in call.args:
+            if a.keyword is not None:
+                bound[a.keyword.value] = _Value(ev.value(a.value, caller_env or {}), "argument")
+    for p in params:
+        name = p.name.value
+        if name in bound:
+            env[name] = bound[name]
+        elif p.default is not None:
+            env[name] = _Value(ev.value(p.default, env), "default")
+        else:
+            env[name] = _Value(_Tensor(name), "parameter") if call is None else _Value(UNKNOWN, "parameter")
+
+
+def _targets(node: cst.BaseAssignTargetExpression | cst.BaseExpression) -> list[str]:
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [n for el in node.elements for n in _targets(el.value)]
+    return []
+
+
+def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict, how: str) -> None:
+    if isinstance(target, cst.Name):
+        env[target.value] = _Value(value, how)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        elements = target.elements
+        if isinstance(value, (tuple, list)) and len(value) == len(elements) and not any(
+                isinstance(el, cst.StarredElement) for el in elements):
+            for el, v in zip(elements, value):
+                _assign(ev, el.value, v, env, "tuple unpacking")
+        else:
+            for name in _targets(target):
+                env[name] = _Value(UNKNOWN, how)
+    elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in env:
+        base = env[target.value.value].value
+        if isinstance(base, (dict, list)) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+            key = ev.value(target.slice[0].slice.value, env)
+            if _const(key) and not isinstance(key, (list, dict)):
+                try:
+                    base = dict(base) if isinstance(base, dict) else list(base)
+                    base[key] = value
+                    env[target.value.value] = _Value(base, "item assignment")
+                except (IndexError, TypeError):
+                    env[target.value.value] = _Value(UNKNOWN, how)
+
+
+def _merge(into: dict, *branches: dict) -> None:
+    """After a branch point a name keeps its value only where every path agrees."""
+    names = set().union(*(b.keys() for b in branches))
+    for name in names:
+        vals = [b.get(name) for b in branches]
+        first = vals[0]
+        same = all(v is not None and first is not None and _same(v.value, first.value) for v in vals)
+        into[name] = first if same else _Value(UNKNOWN, "branches disagree")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, _Unknown) or isinstance(b, _Unknown):
+        return False
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - incomparable values: not the same
+        return False
+
+
+StatementHook = Callable[[cst.SimpleStatementLine, dict], None]
+
+
+def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook | None = None,
+              want_return: bool = False) -> Any:
+    """Run statements over ``env`` in order (loops once, branches merged). With ``want_return``,
+    the value of the first ``return`` reached on the straight path (None when there is none)."""
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if on_statement is not None:
+                on_statement(stmt, env)
+            for small in stmt.body:
+                if isinstance(small, cst.Return) and want_return:
+                    return ev.value(small.value, env) if small.value is not None else None
+                _simple(ev, small, env)
+        elif isinstance(stmt, cst.If):
+            test = ev.value(stmt.test, env)
+            if _const(test) and not isinstance(test, _Tensor):
+                branch = stmt.body if test else stmt.orelse
+                if isinstance(branch, cst.Else):
+                    branch = branch.body
+                if branch is None:
+                    continue
+                if isinstance(branch, cst.If):
+                    result = run_block(ev, [branch], env, on_statement, want_return)
+                else:
+                    result = run_block(ev, branch.body, env, on_statement, want_return)
+                if want_return and result is not None:
+                    return result
+                continue
+            if want_return:
+                return None  # a helper whose result depends on a runtime branch: unknown
+            taken = dict(env)
+            run_block(ev, stmt.body.body, taken, on_statement)
+            other = dict(env)
+            if stmt.orelse is not None:
+                orelse = stmt.orelse
+                run_block(ev, [orelse] if isinstance(orelse, cst.If) else orelse.body.body, other, on_statement)
+            _merge(env, taken, other)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            if want_return:
+                return None
+            looped = dict(env)
+            if isinstance(stmt, cst.For):
+                for name in _targets(stmt.target):
+                    looped[name] = _Value(UNKNOWN, "loop variable")
+            run_block(ev, stmt.body.body, looped, on_statement)
+            _merge(env, looped, dict(env))
+        elif isinstance(stmt, cst.With):
+            result = run_block(ev, stmt.body.body, env, on_statement, want_return)
+            if want_return and result is not None:
+                return result
+        elif isinstance(stmt, cst.Try):
+            result = run_block(ev, stmt.body.body, env, on_statement, want_return)
+            if want_return:
+                return result
+            for handler in stmt.handlers:
+                caught = dict(env)
+                run_block(ev, handler.body.body, caught, on_statement)
+                _merge(env, caught, dict(env))
+        elif isinstance(stmt, cst.FunctionDef):
+            env[stmt.name.value] = _Value(stmt, "helper")
+        elif isinstance(stmt, cst.ClassDef):
+            env[stmt.name.value] = _Value(UNKNOWN, "class")
+    return None
+
+
+def _simple(ev: HostEvaluator, small: cst.BaseSmallStatement, env: dict) -> None:
+    if isinstance(small, cst.Assign):
+        value = ev.value(small.value, env)
+        how = "tuple unpacking" if isinstance(small.value, (cst.Tuple, cst.List)) else "assignment"
+        for t in small.targets:
+            _assign(ev, t.target, value, env, how)
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        _assign(ev, small.target, ev.value(small.value, env), env, "assignment")
+    elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+        name = small.target.value
+        old = env.get(name, _Value(UNKNOWN, "")).value
+        op = type(small.operator).__name__.removesuffix("Assign")
+        env[name] = _Value(_binary(op, old, ev.value(small.value, env)), "augmented assignment")
+    elif isinstance(small, cst.Assert):
+        _assert_sizes(ev, small.test, env)
+
+
+def _assert_sizes(ev: HostEvaluator, test: cst.BaseExpression, env: dict) -> None:
+    """``assert x.shape == y.shape`` / ``x.numel() == y.numel()``: the two tensors share a size."""
+    if isinstance(test, cst.BooleanOperation):
+        _assert_sizes(ev, test.left, env)
+        _assert_sizes(ev, test.right, env)
+        return
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return
+    sides = [_sized_tensor(test.left), _sized_tensor(test.comparisons[0].comparator)]
+    if all(sides) and sides[0] != sides[1]:
+        same = env.setdefault("__same_size__", _Value(set(), "asserts")).value
+        same.add(frozenset(sides))
+
+
+def _sized_tensor(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape" and isinstance(node.value, cst.Name):
+        return node.value.value
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "numel"
+            and isinstance(node.func.value, cst.Name)):
+        return node.func.value.value
+    return None
+
+
+# ------------------------------------------------------------------------ launches
+
+
+class _LaunchCalls(cst.CSTVisitor):
+    """``k[grid](...)`` calls of the module's kernels inside one statement (nested defs excluded)."""
+
+    def __init__(self, kernels: set[str]) -> None:
+        self.kernels = kernels
+        self.found: list[tuple[str, cst.Call]] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Subscript):
+            name = N.dotted(func.value)
+            if name is not None and name.rsplit(".", 1)[-1] in self.kernels:
+                self.found.append((name.rsplit(".", 1)[-1], node))
+
+
+@dataclass
+class _Scope:
+    """A function (or the module) that holds launch sites, and the text range it covers."""
+
+    node: cst.FunctionDef | None
+    first: int
+    last: int
+    sites: list = field(default_factory=list)
+
+
+def _line_starts(source: str) -> list[int]:
+    return [0, *(m.end() for m in re.finditer("\n", source))]
+
+
+def _def_ranges(source: str, starts: list[int]) -> list[tuple[str, int, int, int]]:
+    """(name, def line, indent, last line) of every ``def`` in the text, in document order."""
+    lines = source.split("\n")
+    indents: list[int | None] = []
+    for line in lines:
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#") or stripped[0] in ")]}":
+            indents.append(None)
+        else:
+            indents.append(len(line) - len(stripped))
+    out = []
+    for m in re.finditer(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", source, re.M):
+        line = bisect.bisect_right(starts, m.start())
+        indent = len(m.group(1).expandtabs())
+        last = line
+        i = line  # 0-based index of the next line
+        header_open = True
+        while i < len(lines):
+            ind = indents[i]
+            if ind is not None and ind <= indent and not header_open:
+                break
+            if header_open and lines[i - 1].rstrip().endswith(":"):
+                header_open = False
+            if ind is not None and ind > indent:
+                header_open = False
+            if ind is not None:
+                last = i + 1
+            i += 1
+        out.append((m.group(2), line, indent, last))
+    return out
+
+
+def _function_nodes(module: cst.Module) -> list[cst.FunctionDef]:
+    """Every FunctionDef in document order, found by walking statements only."""
+    out: list[cst.FunctionDef] = []
+    stack = [iter(module.body)]
+    while stack:
+        stmt = next(stack[-1], None)
+        if stmt is None:
+            stack.pop()
+            continue
+        if isinstance(stmt, cst.FunctionDef):
+            out.append(stmt)
+        blocks = []
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.If, cst.Try)):
+            blocks.append(stmt.body)
+            orelse = getattr(stmt, "orelse", None)
+            if orelse is not None:
+                blocks.append(orelse if isinstance(orelse, cst.If) else orelse.body)
+            for handler in getattr(stmt, "handlers", ()):
+                blocks.append(handler.body)
+            if getattr(stmt, "finalbody", None) is not None:
+                blocks.append(stmt.finalbody.body)
+        inner = []
+        for block in blocks:
+            if isinstance(block, cst.If):
+                inner.append(block)
+            elif isinstance(block, cst.IndentedBlock):
+                inner.extend(block.body)
+        if inner:
+            stack.append(iter(inner))
+    return out
+
+
+def build(info) -> ModuleFacts:
+    """The facts of a module the source phase discovered (:class:`kernlint.source.discover.ModuleInfo`)."""
+    from kernlint.source.discover import launch_index
+
+    facts = ModuleFacts(info.path, [k.kernel for k in info.kernels])
+    kernels = {k.kernel.name: k.kernel for k in info.kernels}
+    functions = dict(info.functions)
+    ev = HostEvaluator(info.module, info.imports, functions)
+    module_env = ev.module_env
+    run_block(ev, info.module.body, module_env)
+    for name, v in module_env.items():
+        if not name.startswith("__") and _const(v.value):
+            facts.constants[name] = HostValue(v.value, "module constant")
+    sites = [s for name in kernels for s in launch_index(info).get(name, [])]
+    if not sites:
+        return facts
+    starts = _line_starts(info.source)
+    ranges = _def_ranges(info.source, starts)
+    nodes = _function_nodes(info.module)
+    by_name: dict[str, list[cst.FunctionDef]] = {}
+    for node in nodes:
+        by_name.setdefault(node.name.value, []).append(node)
+    seen: dict[str, int] = {}
+    scopes: list[_Scope] = []
+    for name, first, _indent, last in ranges:
+        k = seen.get(name, 0)
+        seen[name] = k + 1
+        candidates = by_name.get(name, [])
+        if k < len(candidates):
+            scopes.append(_Scope(candidates[k], first, last))
+    module_scope = _Scope(None, 1, len(starts))
+    for site in sorted(sites, key=lambda s: s.start):
+        line = bisect.bisect_right(starts, site.start)
+        inner = [s for s in scopes if s.first <= line <= s.last and s.node.name.value != site.kernel]
+        scope = max(inner, key=lambda s: s.first) if inner else module_scope
+        scope.sites.append((site, line))
+    for scope in [*scopes, module_scope]:
+        if scope.sites:
+            facts.launches.extend(_scope_launches(ev, info, scope, kernels, module_env, starts))
+    facts.launches.sort(key=lambda launch: (launch.span.line, launch.span.col))
+    return facts
+
+
+def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, module_env: dict,
+                    starts: list[int]) -> list[Launch]:
+    found: list[tuple[str, cst.Call, dict]] = []
+    names = {site.kernel for site, _ in scope.sites}
+
+    def on_statement(stmt: cst.SimpleStatementLine, env: dict) -> None:
+        visitor = _LaunchCalls(names)
+        stmt.visit(visitor)
+        for kernel, call in visitor.found:
+            found.append((kernel, call, dict(env)))
+
+    if scope.node is None:
+        env: dict = {}
+        body = info.module.body
+    else:
+        env = dict(module_env)
+        bind_params(ev, scope.node, env)
+        body = scope.node.body.body if isinstance(scope.node.body, cst.IndentedBlock) else []
+    run_block(ev, body, env, on_statement)
+    out = []
+    remaining = {name: [s for s in scope.sites if s[0].kernel == name] for name in names}
+    for kernel, call, env in found:
+        site_list = remaining.get(kernel) or []
+        if not site_list:
+            continue
+        site, line = site_list.pop(0)
+        end_line = bisect.bisect_right(starts, max(site.end - 1, site.start))
+        col = site.start - starts[line - 1] + 1
+        span = Span(line, col, end_line, site.end - starts[end_line - 1] + 1)
+        launch = _launch(ev, kernels[kernel], call, env, span, info.path,
+                         scope.node.name.value if scope.node is not None else None)
+        launch.offset = site.start
+        out.append(launch)
+    return out
+
+
+def _bound(ev: HostEvaluator, param: str, node: cst.BaseExpression, env: dict) -> BoundArg:
+    value = ev.value(node, env)
+    text = ev.code(node)
+    how = "literal" if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) else "host expression"
+    if isinstance(node, cst.Name) and node.value in env:
+        how = env[node.value].how
+    if isinstance(value, _Tensor):
+        same = env.get("__same_size__", _Value(set(), "")).value
+        root = value.root if not value.root.startswith("<") else (text if isinstance(node, cst.Name) else None)
+        if value.root.startswith("<") and isinstance(node, cst.Name):
+            root = node.value
+        peers = sorted({n for pair in same if root in pair for n in pair} - {root}) if root else []
+        tensor = TensorExtent(text, root, value.shape, value.numel, value.derived, tuple(peers))
+        return BoundArg(param, text, None, tensor)
+    if _const(value) and not isinstance(value, (dict, list)) or isinstance(value, tuple):
+        return BoundArg(param, text, HostValue(value, how))
+    return BoundArg(param, text)
+
+
+def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, path: str,
+            caller: str | None) -> Launch:
+    grid_node = call.func.slice[0].slice.value if isinstance(call.func.slice[0].slice, cst.Index) else None
+    launch = Launch(kernel.name, path, span, ev.code(grid_node) if grid_node is not None else "", caller=caller)
+    if grid_node is not None:
+        launch.grid = _grid(ev, grid_node, env)
+    params = [p.name for p in kernel.params]
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            launch.starred = True
+            continue
+        if arg.keyword is not None:
+            key = arg.keyword.value
+            bound = _bound(ev, key, arg.value, env)
+            if key in params:
+                launch.args[key] = bound
+            else:
+                launch.options[key] = bound
+            continue
+        if launch.starred or position >= len(params):
+            position += 1
+            continue
+        launch.args[params[position]] = _bound(ev, params[position], arg.value, env)
+        position += 1
+    return launch
+
+
+def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict) -> tuple[BoundArg, ...] | None:
+    """The grid's elements: a tuple written at the launch, a name bound to one, or a lambda's body
+    (``META[...]`` items stay unresolved: the launch's own constexprs and autotune fill them)."""
+    target = node
+    if isinstance(node, cst.Name) and node.value in env and isinstance(env[node.value].value, _Lambda):
+        lam = env[node.value].value
+        target, env = lam.node.body, lam.env
+    elif isinstance(node, cst.Lambda):
+        target = node.body
+    elif isinstance(node, cst.Name):
+        value = env.get(node.value)
+        if value is not None and isinstance(value.value, tuple):
+            return tuple(BoundArg(f"grid[{i}]", str(v), HostValue(v, value.how) if _const(v) else None)
+                         for i, v in enumerate(value.value))
+        return None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return tuple(_bound(ev, f"grid[{i}]", el.value, env) for i, el in enumerate(target.elements))
+    if target is not node or not isinstance(node, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
+        return (_bound(ev, "grid[0]", target, env),)
+    return None
+
+
+def facts_for_source(path: str, source: str) -> ModuleFacts:
+    """Facts of a module given as text, for callers that hold no parsed tree (an unparsable module
+    has no facts)."""
+    from kernlint.source.discover import discover
+    from kernlint.source.phase import parse
+
+    module, text, error = parse(path, source)
+    if module is None or error is not None:
+        return ModuleFacts(path)
+    return discover(path, text, module).facts

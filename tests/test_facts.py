@@ -1,0 +1,104 @@
+"""ModuleFacts: launches, their bound arguments and the host values behind them, found once per module."""
+
+import libcst as cst
+
+from kernlint.source.discover import discover
+
+KERNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+CONFIGS = {"big": {"BLOCK_M": 128, "BLOCK_N": 256}}
+BLOCK_K = 64
+
+
+def pick(n):
+    return max(16, min(256, triton.next_power_of_2(n)))
+
+
+@triton.jit
+def mm(a_ptr, c_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    tl.store(c_ptr + offs, tl.load(a_ptr + offs, mask=offs < M), mask=offs < M)
+'''
+
+
+def facts(host: str):
+    src = KERNEL + host
+    return discover("m.py", src, cst.parse_module(src)).facts
+
+
+def test_tuple_unpacking_augmented_assignment_and_options():
+    f = facts('''
+def launch(a, c, M, N):
+    BLOCK_M, BLOCK_N = 128, 64
+    BLOCK_N *= 2
+    mm[(triton.cdiv(M, BLOCK_M),)](a, c, M, N, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=int(8.0))
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.caller == "launch"
+    assert launch.value("BLOCK_M").value == 128 and launch.value("BLOCK_M").how == "tuple unpacking"
+    assert launch.value("BLOCK_N").value == 128
+    assert launch.value("BLOCK_K").value == 64  # a module constant
+    assert launch.value("num_warps").value == 8
+    assert launch.value("M") is None and not launch.args["M"].resolved
+    assert launch.grid[0].text == "triton.cdiv(M, BLOCK_M)" and launch.grid[0].value is None
+    assert f.constants["BLOCK_K"].value == 64
+
+
+def test_dict_configs_helpers_and_branches():
+    f = facts('''
+def launch(a, c, M, N, n=1000, flag=False):
+    cfg = CONFIGS["big"]
+    if flag:
+        BLOCK_K = 32
+    else:
+        BLOCK_K = 16
+    mm[(M,)](a, c, M, N, cfg["BLOCK_M"], cfg.get("BLOCK_N", 8), pick(n))
+    mm[(M,)](a, c, M, N, BLOCK_M=BLOCK_K, BLOCK_N=max(BLOCK_K, 4), BLOCK_K=min(cfg["BLOCK_N"], 512))
+''')
+    first, second = f.launches_of("mm")
+    assert [first.value(p).value for p in ("BLOCK_M", "BLOCK_N", "BLOCK_K")] == [128, 256, 256]
+    # ``flag`` defaults to False: the else branch is the one taken
+    assert second.value("BLOCK_M").value == 16
+    assert second.value("BLOCK_K").value == 256
+
+
+def test_runtime_branches_leave_a_value_unresolved():
+    f = facts('''
+def launch(a, c, M, N):
+    BLOCK = 64
+    if M > 4096:
+        BLOCK = 128
+    mm[(M,)](a, c, M, N, BLOCK, BLOCK, BLOCK)
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.value("BLOCK_M") is None
+
+
+def test_tensor_extents_of_pointer_arguments():
+    f = facts('''
+def launch(a, M, N):
+    c = torch.empty((M, N), device=a.device)
+    assert a.shape == c.shape
+    d = torch.empty_like(c)
+    mm[(M,)](a.contiguous().view(-1), c, M, N, 64, 64, 64)
+    mm[(M,)](d[1:], d, M, N, 64, 64, 64)
+''')
+    first, second = f.launches_of("mm")
+    a, c = first.args["a_ptr"].tensor, first.args["c_ptr"].tensor
+    assert a.root == "a" and a.derived == ("contiguous", "view") and a.same_size_as == ("c",)
+    assert c.shape == ("M", "N") and c.numel == "M * N" and c.same_size_as == ("a",)
+    assert second.args["c_ptr"].tensor.shape == ("M", "N")
+    assert second.args["a_ptr"].tensor.derived == ("slice",) and not second.args["a_ptr"].tensor.known
+
+
+def test_launches_are_found_once_for_many_kernels():
+    kernels = "".join(f"@triton.jit\ndef k{i}(x_ptr, B: tl.constexpr):\n    pass\n\n\n" for i in range(50))
+    host = "def run(x):\n" + "".join(f"    k{i}[(1,)](x, B={i + 1})\n" for i in range(50))
+    src = "import triton\nimport triton.language as tl\n\n" + kernels + host
+    f = discover("m.py", src, cst.parse_module(src)).facts
+    assert [launch.value("B").value for launch in f.launches] == list(range(1, 51))
+    assert [launch.span.line for launch in f.launches] == sorted(launch.span.line for launch in f.launches)
