@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
-from kernlint.engine.facts import LaunchFacts
+from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.symbols import Num, Ptr
 
 TIMEOUT_MS = 1000

@@ -8,7 +8,7 @@ import z3
 from dataclasses import dataclass
 
 from kernlint.engine.evaluate import Access, evaluate
-from kernlint.engine.facts import launch_facts
+from kernlint.engine.launch_terms import launch_facts
 from kernlint.engine.query import Prover, Violation
 
 

@@ -1,9 +1,12 @@
 """What one launch tells the engine: parameter values, tensor extents and the grid, as z3 terms.
 
 This is the engine's narrow interface to launch facts (:class:`LaunchFacts`). ``launch_facts``
-fills it from the launches the module's wrapper code makes; sizes the wrapper does not pin stay
-symbolic. A tensor's extent is only given when its shape is known (unpacked ``M, N = x.shape``,
-or created with ``torch.empty((M, N))``/``empty_like``) or its ``numel()`` is passed: never
+reads each launch from the module's :class:`~kernlint.model.ModuleFacts` (the bound argument of
+every parameter, resolved values, the tensor behind each pointer) and turns the wrapper's
+expressions into terms over symbolic sizes (``x.shape[0]``), so that relations survive
+(``stride = N``, ``grid = cdiv(M, BLOCK)``, the wrapper's asserts and enclosing ``if``s). A
+tensor's extent is only given when its shape is known (unpacked ``M, N = x.shape``, created with
+``torch.empty((M, N))``/``empty_like``, or shown by the facts) or its ``numel()`` is passed: never
 invented. Tensors are modelled contiguous (an input the wrapper accepts).
 """
 
@@ -316,6 +319,9 @@ class _Wrapper:
                 return z3.Int(f"{alias}.numel()"), f"{name}.numel()"
         return None
 
+    def shown(self, tensor):
+        return _shown_extent(self, tensor)
+
     def aliases(self, name: str) -> list[str]:
         """``name`` and the tensors it was made like (``out = torch.empty_like(x)``: same size)."""
         from kernlint.source.bounds import assignment
@@ -355,6 +361,21 @@ def _int(term):
     return z3.If(term, z3.IntVal(1), z3.IntVal(0)) if term is not None and z3.is_bool(term) else term
 
 
+def _shown_extent(wrapper, tensor):
+    """The extent the module's facts show for a pointer argument (shape or numel as text)."""
+    if tensor is None:
+        return None
+    if tensor.shape is not None:
+        dims = [wrapper.term(t) for t in tensor.shape]
+        if dims and all(d is not None for d in dims):
+            return _product(dims), f"{tensor.expr}.numel()"
+    if tensor.numel is not None:
+        n = wrapper.term(tensor.numel)
+        if n is not None:
+            return n, f"{tensor.expr}.numel()"
+    return None
+
+
 def _literal(node) -> int | None:
     if isinstance(node, cst.Integer):
         return int(node.value)
@@ -377,15 +398,16 @@ def launch_facts(state, model) -> list[LaunchFacts]:
     out = []
     kernel = state.kernel.kernel
     names = [p.name for p in kernel.params]
+    module_facts = state.info.facts
     for launch in state.info.launches_of(state.name):
         line = state.info.span_of_offsets(launch.start, launch.end).line
         facts = LaunchFacts(f"the launch on line {line}")
-        positional, keywords = launch.argument_texts()
-        if any(a.lstrip().startswith("*") for a in split_top_level(
-                launch.call_text[launch.call_text.find("(") + 1:launch.call_text.rfind(")")])):
+        host = module_facts.launch_at(launch.start)
+        if host is None or host.starred:
             continue
-        texts = dict(zip(names, positional))
-        texts.update({k: v for k, v in keywords.items() if k in names})
+        texts = {p: arg.text for p, arg in host.args.items() if p in names}
+        resolved = {p: z3.IntVal(arg.value.value) for p, arg in host.args.items()
+                    if arg.resolved and isinstance(arg.value.value, int) and not isinstance(arg.value.value, bool)}
         constexpr_values: dict = {}
         wrapper = _Wrapper(state, launch, facts, constexpr_values)
         tuned: set[str] = set()
@@ -394,7 +416,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 continue
             var = model.params[p.name]
             if p.name in texts:
-                v = _int(wrapper.term(texts[p.name]))
+                v = _int(wrapper.term(texts[p.name])) if p.name not in resolved else resolved[p.name]
                 if v is not None:
                     facts.values[p.name] = v
                     constexpr_values[p.name] = v
@@ -418,6 +440,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         for p in kernel.params:
             if not p.constexpr and p.name in texts and p.name not in model.pointers:
                 v = _int(wrapper.term(texts[p.name]))
+                v = resolved.get(p.name) if v is None else v
                 if v is not None:
                     facts.values[p.name] = v
         facts.assumptions += wrapper.asserts() + wrapper.branch_conditions()
@@ -439,6 +462,8 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         for p in kernel.params:
             if p.name in model.pointers and p.name in texts:
                 extent = wrapper.tensor(texts[p.name])
+                if extent is None:
+                    extent = wrapper.shown(host.args[p.name].tensor)
                 if extent is not None:
                     facts.extents[p.name] = extent
         out.append(facts)
