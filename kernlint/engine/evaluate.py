@@ -61,7 +61,7 @@ class KernelModel:
     pids: dict[int, tuple] = field(default_factory=dict)
     lanes: list[Lane] = field(default_factory=list)
     constexprs: set[str] = field(default_factory=set)
-    #: id of a ceiling division's term -> its dividend (``cdiv(K, BK)`` -> ``K``)
+    #: id of a ceiling division's term -> (dividend, divisor) (``cdiv(K, BK)`` -> ``(K, BK)``)
     ceil_divs: dict = field(default_factory=dict)
 
 
@@ -483,7 +483,7 @@ class Evaluator:
             out = combine(x / y, a, b)
             ceil = z3.simplify(x - y + 1, som=True)
             if len(str(ceil)) < len(str(z3.simplify(x, som=True))):
-                self.model.ceil_divs[out.term.get_id()] = ceil  # ``(n + B - 1) // B``: cdiv(n, B)
+                self.model.ceil_divs[out.term.get_id()] = (ceil, y)  # ``(n + B - 1) // B``: cdiv(n, B)
             return out
         if op == "Modulo":
             out = combine(x % y, a, b)
@@ -603,7 +603,7 @@ class Evaluator:
         if name in ("triton.cdiv", TL + "cdiv") and len(args) == 2 and all(isinstance(a, Num) for a in args):
             a, b = args
             out = combine((a.term + b.term - 1) / b.term, a, b)
-            self.model.ceil_divs[out.term.get_id()] = a.term
+            self.model.ceil_divs[out.term.get_id()] = (a.term, b.term)
             return out
         if name == TL + "where" and len(args) == 3:
             return _select_block(*args)
@@ -797,7 +797,7 @@ class Evaluator:
         if self.recording:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,
-                self.helpers[0] if self.helpers else None, tuple(self.loops), given.get("mask"),
+                self.helpers[-1] if self.helpers else None, tuple(self.loops), given.get("mask"),
                 tuple(c for c in self.path if not any(c is guard for guard in self.guards)),
             ))
         rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0

@@ -186,6 +186,8 @@ class Prover:
         self.describe = describe  # term -> source-like text, for messages
         self.stated = stated_bounds(model)
         self.base = list(model.symbols.domain)
+        # sizes, strides, block sizes and flags are not negative
+        self.base += [v >= 0 for n, v in model.params.items() if n not in model.pointers]
         self.scalars = {n for n, v in model.params.items() if n not in model.pointers and n not in model.constexprs}
 
     def judge(self, access: Access) -> Violation | None:
@@ -228,10 +230,13 @@ class Prover:
         """A loop states the extent of the dimension it walks: ``for s in range(a, n, B)`` moving a
         block of B lanes one block per trip ends at ``n``; ``for k in range(cdiv(K, B))`` at ``K``.
         The block must not run past it where the mask holds."""
+        own = [index for index, _, a, _ in self.stated if a is access]
         for var, k, start, step, stop in access.loops:
             if stop is None or not _mentions_var(offset, k):
                 continue
             for lane, axis in access.ptr.offset.lanes:
+                if any(_mentions_var(i, k) and _mentions_var(i, lane.var(axis)) for i in own):
+                    continue  # the mask bounds the walked index itself: the author's bound decides
                 found = self._walk(access, offset, cond, facts, var, k, start, step, stop, lane, axis)
                 if found is not None:
                     return found
@@ -250,10 +255,10 @@ class Prover:
         if zero(ck - step * cl):
             index, extent = position + lane.start + p, stop  # one block of lanes per step
         elif zero(step - 1) and stop.get_id() in self.model.ceil_divs:
-            blocks = self.model.ceil_divs[stop.get_id()]
+            blocks, divisor = self.model.ceil_divs[stop.get_id()]
             ratio = _ratio(ck, cl)
-            if ratio is None:
-                return None
+            if ratio is None or not zero(ratio - divisor):
+                return None  # the pointer moves by something else than the block the count divides by
             index, extent = position * ratio + lane.start + p, blocks
         else:
             return None
@@ -312,16 +317,18 @@ class Prover:
     def _stated(self, access, offset, cond, facts):
         parts = _components(offset)
         lengths = _lengths(access.ptr.offset, offset)
-        own = {index.get_id() for index, _, a, _ in self.stated if a is access}
+        own = set()
+        for index, _, a, _ in self.stated:
+            if a is access:
+                own |= _components(index)
         scope = set(free_vars(offset))
         for t in cond:
             scope |= set(free_vars(t))
         for index, bound, other, used in self.stated:
             if index.get_id() not in parts or not used <= lengths:
                 continue
-            if other.ptr is not access.ptr and getattr(other.ptr, "base", None) != access.ptr.base \
-                    and index.get_id() in own:
-                continue  # this access bounds the index itself: another tensor's bound says nothing
+            if index.get_id() in own:
+                continue  # this access bounds the index itself (or a sum it is part of): its own call
             if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
                    for n in free_vars(bound)):
                 continue  # the bound moves with a loop (or value) this access does not see
