@@ -14,7 +14,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, Unknown, combine, const, move_axes, rank_of, with_rank,
+    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, move_axes, rank_of,
 )
 
 TL = "triton.language."

@@ -152,6 +152,10 @@ def _lane_domain(*values) -> list:
     return out
 
 
+def clear_cache() -> None:
+    _CACHE.clear()
+
+
 def _solve(formula, timeout_ms: int = TIMEOUT_MS):
     key = formula.sexpr()
     hit = _CACHE.get(key)

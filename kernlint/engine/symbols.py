@@ -131,14 +131,6 @@ def move_axes(value, mapping: dict[int, int], rank: int):
     return replace(value, term=term, rank=rank, lanes=frozenset(lanes))
 
 
-def with_rank(value, rank: int):
-    if isinstance(value, Ptr):
-        return Ptr(value.base, replace(value.offset, rank=rank))
-    if isinstance(value, Num):
-        return replace(value, rank=rank)
-    return value
-
-
 def rank_of(value) -> int:
     if isinstance(value, Ptr):
         return value.offset.rank
