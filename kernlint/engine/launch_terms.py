@@ -51,6 +51,8 @@ class _Wrapper:
         self.constexpr_values = constexpr_values
         self.depth = 0
         self.dims: dict[str, list | None] = {}
+        #: wrapper parameters passed on as they are (their value is the caller's)
+        self.forwarded: set[str] = set()
 
     def size(self, name: str, text: str) -> z3.ArithRef:
         var = z3.Int(name)
@@ -252,6 +254,7 @@ class _Wrapper:
             default = re.search(rf"(?<![\w.]){re.escape(name)}\s*(?::\s*int\s*)?=\s*(\d+)\b", defs[-1].group(1))
             if default:
                 return z3.IntVal(int(default.group(1)))  # the wrapper's default
+            self.forwarded.add(name)
             return self.size(name, name)  # a size the wrapper is given
         return None
 
@@ -417,6 +420,8 @@ def launch_facts(state, model) -> list[LaunchFacts]:
             var = model.params[p.name]
             if p.name in texts:
                 v = _int(wrapper.term(texts[p.name])) if p.name not in resolved else resolved[p.name]
+                if v is not None and z3.is_const(v) and v.decl().name() in wrapper.forwarded:
+                    v = None  # a compile-time choice the caller makes, under a contract the engine cannot see
                 if v is not None:
                     facts.values[p.name] = v
                     constexpr_values[p.name] = v

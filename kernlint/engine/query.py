@@ -366,17 +366,28 @@ class Prover:
                 continue
             n = value.as_long()
             values[name] = n
+        # what the reader needs: the sizes the address, mask, path and bound depend on
+        relevant = set()
+        for t in (address, bound, access.ptr.offset.term, *access.path, *_lane_domain(access.ptr.offset),
+                  *([access.mask.term] if access.mask is not None else [])):
+            relevant |= set(free_vars(t))
+        if facts is not None:
+            for n in list(relevant):
+                if n in facts.values:
+                    relevant |= set(free_vars(facts.values[n]))
+            for a, g in facts.grid.items():
+                relevant |= set(free_vars(g))
         for name in sorted(self.model.params):
             v = witness.eval(self.model.params[name], model_completion=False)
-            if z3.is_int_value(v) and name not in self.model.pointers:
+            if z3.is_int_value(v) and name not in self.model.pointers and name in relevant:
                 shown.append(f"{name}={v.as_long()}")
         if facts is not None:
             for name, text in sorted(facts.names.items()):
-                if name in values:
+                if name in values and name in relevant:
                     shown.append(f"{text}={values[name]}")
         for axis, (pid, _) in sorted(self.model.pids.items()):
             v = witness.eval(pid, model_completion=False)
-            if z3.is_int_value(v):
+            if z3.is_int_value(v) and pid.decl().name() in relevant:
                 shown.append(f"program_id({axis})={v.as_long()}")
         for var, k, start, step, _ in access.loops:
             kv = witness.eval(k, model_completion=False)
