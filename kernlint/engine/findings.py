@@ -17,7 +17,7 @@ def out_of_bounds(rule, state, kinds: tuple[str, ...]):
         if v.how == "launch":
             what = f"the address reaches element {v.address} of a tensor of {v.bound} elements, {v.against}"
         else:
-            what = f"an index reaches {v.address}, outside {v.against}"
+            what = f"an index reaches {v.address} (the bound is {v.bound}), outside {v.against}"
         message = f"out-of-bounds {verb}{where}: `{pointer}`: {what}; witness: {v.text}"
         node, helper = access.node, _discovered(state, access.helper)
         if access.helper is not None and helper is None:

@@ -394,6 +394,17 @@ def _product(terms):
     return z3.simplify(out) if not terms else out
 
 
+def config_assumptions(state, model) -> list:
+    """``triton.autotune`` configs: one config at a time, its values together (a kernel fact,
+    whether or not the module launches the kernel)."""
+    kernel = state.kernel.kernel
+    configs = []
+    for config in kernel.autotune_configs:
+        pairs = dict(re.findall(r"['\"](\w+)['\"]\s*:\s*(\d+)", config))
+        configs.append(z3.And([model.params[n] == int(v) for n, v in pairs.items() if n in model.params]))
+    return [z3.Or(configs)] if configs else []
+
+
 def launch_facts(state, model) -> list[LaunchFacts]:
     """One :class:`LaunchFacts` per launch of the kernel in its module."""
     from kernlint.source.bounds import grid_expression
@@ -434,13 +445,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
             if p.default is not None and re.fullmatch(r"\d+", p.default.strip()):
                 facts.values[p.name] = z3.IntVal(int(p.default))
                 constexpr_values[p.name] = facts.values[p.name]
-        if tuned:
-            # one autotune config at a time: its values go together
-            configs = []
-            for config in kernel.autotune_configs:
-                pairs = dict(re.findall(r"['\"](\w+)['\"]\s*:\s*(\d+)", config))
-                configs.append(z3.And([model.params[n] == int(pairs[n]) for n in tuned if n in pairs]))
-            facts.assumptions.append(z3.Or(configs))
+
         # scalars first: the sizes they pass (``x.numel()``) are what tensor extents are known by
         for p in kernel.params:
             if not p.constexpr and p.name in texts and p.name not in model.pointers:

@@ -184,12 +184,12 @@ def _solve(formula, timeout_ms: int = TIMEOUT_MS):
 class Prover:
     """Judges the accesses of one evaluated kernel against its launches' facts."""
 
-    def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe):
+    def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe, assumptions=()):
         self.model = model
         self.launches = launches
         self.describe = describe  # term -> source-like text, for messages
         self.stated = stated_bounds(model)
-        self.base = list(model.symbols.domain)
+        self.base = list(model.symbols.domain) + list(assumptions)
         # sizes, strides, block sizes and flags are not negative
         self.base += [v >= 0 for n, v in model.params.items() if n not in model.pointers]
         self.scalars = {n for n, v in model.params.items() if n not in model.pointers and n not in model.constexprs}

@@ -8,7 +8,7 @@ import z3
 from dataclasses import dataclass
 
 from kernlint.engine.evaluate import Access, evaluate
-from kernlint.engine.launch_terms import launch_facts
+from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
 
 
@@ -52,7 +52,7 @@ def bounds_report(state) -> BoundsReport:
         return cached
     try:
         model = evaluate(state.info, state.kernel)
-        prover = Prover(model, launch_facts(state, model), _describer(model, state))
+        prover = Prover(model, launch_facts(state, model), _describer(model, state), config_assumptions(state, model))
     except _DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
         state._bounds_report = BoundsReport([], [])
         return state._bounds_report
