@@ -86,15 +86,6 @@ def _to_bool(v) -> z3.BoolRef:
     return term if z3.is_bool(term) else term != 0
 
 
-def _leftmost_names(node: cst.BaseExpression, out: set[str]) -> None:
-    """Names an address expression starts from (``x_ptr`` in ``x_ptr + row * s + cols``)."""
-    while isinstance(node, cst.BinaryOperation):
-        _leftmost_names(node.right, out) if isinstance(node.operator, cst.Add) else None
-        node = node.left
-    if isinstance(node, cst.Name):
-        out.add(node.value)
-
-
 class Evaluator:
     def __init__(self, info, kernel, pointer_params: set[str] | None = None):
         self.info = info
@@ -112,9 +103,6 @@ class Evaluator:
         self.returns: list | None = None
         self.lane_ids = 0
         pointers = set(pointer_params or ())
-        for call in _access_calls(kernel.node):
-            if call.args:
-                _leftmost_names(call.args[0].value, pointers)
         self.env: dict[str, object] = {}
         for p in kernel.kernel.params:
             var = z3.Int(p.name)
@@ -201,25 +189,31 @@ class Evaluator:
                 self.bind(el.value, items[i] if items is not None and i < len(items) else UNKNOWN)
 
     def _assigned(self, body) -> set[str]:
+        """Names a loop body assigns (statements only: a walk without a libcst visitor)."""
         names: set[str] = set()
-
-        class V(cst.CSTVisitor):
-            def visit_AssignTarget(self, node):
-                _targets(node.target, names)
-
-            def visit_AugAssign(self, node):
-                _targets(node.target, names)
-
-            def visit_AnnAssign(self, node):
-                _targets(node.target, names)
-
-            def visit_For(self, node):
-                _targets(node.target, names)
-
-            def visit_NamedExpr(self, node):
-                _targets(node.target, names)
-
-        body.visit(V())
+        todo = list(body.body if isinstance(body, cst.BaseSuite) else body)
+        while todo:
+            stmt = todo.pop()
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            _targets(t.target, names)
+                    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                        _targets(small.target, names)
+                    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr):
+                        _targets(small.value.target, names)
+            elif isinstance(stmt, (cst.For, cst.While, cst.If, cst.With, cst.Try)):
+                if isinstance(stmt, cst.For):
+                    _targets(stmt.target, names)
+                if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.NamedExpr):
+                    _targets(stmt.test.target, names)
+                todo.extend(stmt.body.body)
+                orelse = getattr(stmt, "orelse", None)
+                if isinstance(orelse, cst.If):
+                    todo.append(orelse)
+                elif orelse is not None:
+                    todo.extend(orelse.body.body)
         return names
 
     def _range(self, node: cst.BaseExpression):
@@ -812,20 +806,6 @@ def _targets(node, names: set[str]) -> None:
     elif isinstance(node, (cst.Tuple, cst.List)):
         for el in node.elements:
             _targets(el.value, names)
-
-
-def _access_calls(fn: cst.FunctionDef) -> list[cst.Call]:
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node):
-            func = node.func
-            attr = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            if attr in ("load", "store", "make_block_ptr") or attr.startswith("atomic_"):
-                found.append(node)
-
-    fn.body.visit(V())
-    return found
 
 
 def _mentions(term, var) -> bool:

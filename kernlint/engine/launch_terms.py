@@ -146,11 +146,8 @@ class _Wrapper:
         text = text.split("#", 1)[0].strip()
         if not text:
             return None
-        try:
-            node = cst.parse_expression(text)
-        except Exception:  # noqa: BLE001 - wrapper text the engine cannot read: unknown
-            return None
-        return self.node(node)
+        node = _parsed(text)
+        return None if node is None else self.node(node)
 
     def node(self, node):
         if self.depth > 6:
@@ -249,9 +246,9 @@ class _Wrapper:
         text = assigned_value(self.state, name, self.launch.start)
         if text is not None and text.strip() != name:
             return self.term(text)
-        defs = list(re.finditer(r"^[ \t]*def[ \t]+\w+[ \t]*\(([^)]*)\)", info.source[:self.launch.start], re.M))
-        if defs and re.search(rf"(?<![\w.]){re.escape(name)}\b", defs[-1].group(1)):
-            default = re.search(rf"(?<![\w.]){re.escape(name)}\s*(?::\s*int\s*)?=\s*(\d+)\b", defs[-1].group(1))
+        params = self.wrapper_params()
+        if params is not None and re.search(rf"(?<![\w.]){re.escape(name)}\b", params):
+            default = re.search(rf"(?<![\w.]){re.escape(name)}\s*(?::\s*int\s*)?=\s*(\d+)\b", params)
             if default:
                 return z3.IntVal(int(default.group(1)))  # the wrapper's default
             self.forwarded.add(name)
@@ -294,6 +291,16 @@ class _Wrapper:
                             break
             i -= 1
         return out
+
+    def wrapper_params(self) -> str | None:
+        """The parameter list of the function the launch sits in (text), found once."""
+        if not hasattr(self, "_params"):
+            source = self.state.info.source[:self.launch.start]
+            found = None
+            for found in re.finditer(r"^[ \t]*def[ \t]+\w+[ \t]*\(([^)]*)\)", source, re.M):
+                pass
+            self._params = found.group(1) if found else None
+        return self._params
 
     def asserts(self) -> list:
         """The wrapper's ``assert`` statements before the launch, as assumptions."""
@@ -339,6 +346,21 @@ class _Wrapper:
                 break
             out.append(m.group(2) if m.re is _LIKE else m.group(1))
         return out
+
+
+_PARSED: dict[str, cst.BaseExpression | None] = {}
+
+
+def _parsed(text: str):
+    """``text`` parsed as an expression, once (the same sizes are read at every launch)."""
+    if text not in _PARSED:
+        try:
+            _PARSED[text] = cst.parse_expression(text)
+        except Exception:  # noqa: BLE001 - wrapper text the engine cannot read: unknown
+            _PARSED[text] = None
+        if len(_PARSED) > 50000:
+            _PARSED.clear()
+    return _PARSED[text]
 
 
 def _grid_function(state, launch):

@@ -47,18 +47,24 @@ class Violation:
         return {k: v for k, v in self.shown}
 
 
+#: term id -> (term, its free variables); the term is kept so that its id is not reused
+_FREE: dict[int, tuple] = {}
+
+
 def free_vars(term) -> dict[str, z3.ExprRef]:
-    out, seen, todo = {}, set(), [term]
-    while todo:
-        t = todo.pop()
-        i = t.get_id()
-        if i in seen:
-            continue
-        seen.add(i)
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out[t.decl().name()] = t
-        else:
-            todo.extend(t.children())
+    """The uninterpreted constants of a term (memoised: terms share most of their subterms)."""
+    hit = _FREE.get(term.get_id())
+    if hit is not None:
+        return hit[1]
+    if z3.is_const(term):
+        out = {term.decl().name(): term} if term.decl().kind() == z3.Z3_OP_UNINTERPRETED else {}
+    else:
+        out = {}
+        for child in term.children():
+            out.update(free_vars(child))
+    if len(_FREE) > 200000:
+        _FREE.clear()
+    _FREE[term.get_id()] = (term, out)
     return out
 
 
@@ -154,6 +160,7 @@ def _lane_domain(*values) -> list:
 
 def clear_cache() -> None:
     _CACHE.clear()
+    _FREE.clear()
 
 
 def _solve(formula, timeout_ms: int = TIMEOUT_MS):
@@ -164,16 +171,18 @@ def _solve(formula, timeout_ms: int = TIMEOUT_MS):
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
     solver.add(formula)
-    variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
-    # small witnesses first: they are the ones a reader checks by hand
-    for limit in (256, 4096, SMALL, None):
-        solver.push()
-        if limit is not None:
+    result = solver.check()
+    if result == z3.sat:
+        # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
+        variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
+        for limit in (256, 4096, SMALL):
+            solver.push()
             solver.add(*[z3.And(v >= -limit, v <= limit) for v in variables])
-        result = solver.check()
-        if result == z3.sat or limit is None:
-            break
-        solver.pop()
+            if solver.check() == z3.sat:
+                break
+            solver.pop()
+        else:
+            solver.check()
     out = (result, solver.model() if result == z3.sat else None)
     if len(_CACHE) > _CACHE_LIMIT:
         _CACHE.clear()

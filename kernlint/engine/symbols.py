@@ -33,8 +33,18 @@ class Lane:
         return position(axis)
 
     def domain(self, axis: int) -> list:
-        p, size = position(axis), self.end - self.start
-        return [p >= 0, p < size, z3.Or([size == 2 ** k for k in range(18)])]
+        key = (axis, self.start.get_id(), self.end.get_id())
+        hit = _DOMAINS.get(key)
+        if hit is None:
+            p, size = position(axis), self.end - self.start
+            hit = _DOMAINS[key] = (self.start, self.end, [p >= 0, p < size, z3.Or([size == 2 ** k for k in range(18)])])
+            if len(_DOMAINS) > 50000:
+                _DOMAINS.clear()
+        return hit[2]
+
+
+#: (axis, start id, end id) -> (start, end, constraints): the terms are kept so their ids stay theirs
+_DOMAINS: dict = {}
 
 
 @dataclass(frozen=True)
