@@ -1,6 +1,6 @@
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import check_access
+from kernlint.engine.findings import out_of_bounds
 from kernlint.source.rulebase import SourceRule
 
 
@@ -21,10 +21,14 @@ class OutOfBoundsLoad(SourceRule):
     summary = "A `tl.load` whose offsets can run past the tensor on an axis no mask bounds."
     docs = """
 ## What it does
-Follows the offsets of every `tl.load` back to `tl.program_id`, loop counters and `tl.arange`, and
-checks that each axis of the block that can run past the end of the tensor is bounded by the mask.
-It reports: no mask at all, a mask that bounds rows but not columns, a mask computed but not passed,
-`<=` where `<` is needed, and a mask built for a block of another size.
+Evaluates the kernel symbolically (program ids, `tl.arange` lanes, loop iterations, sizes; helpers
+inlined) and asks a solver, for every `tl.load`, whether some program, lane and loop iteration
+where the mask holds reads outside the tensor behind the pointer. The tensor's extent comes from
+a launch in the module (`x.numel()`, `M, N = x.shape`, `torch.empty((M, N))`, the grid, the
+wrapper's asserts); where no launch gives it, only from what the kernel states itself: a mask
+elsewhere in the kernel that bounds an index this address is built from. The message carries a
+witness (sizes, program ids, lanes, loop counters, the address against the extent) to check by
+hand; an access the engine cannot model or prove either way is not reported.
 
 ## Why is this bad?
 The grid covers `cdiv(n, BLOCK)` programs, so the last block reads past the end whenever `n` is not a
@@ -42,9 +46,9 @@ x = tl.load(x_ptr + offs)
 offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
 x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
 ```
-Accesses whose offsets are provably in range are not reported: a block equal to a constexpr full
-size that no mask ever bounds, offsets wrapped with `%` or clamped with `tl.minimum`, gathers through
-loaded indices, and block pointers (`tl.make_block_ptr`, with `boundary_check` where needed).
+Accesses the solver proves in range are not reported (a block that spans a whole dimension,
+offsets wrapped with `%` or clamped with `tl.minimum`, loops that stop at the last whole block);
+neither are gathers through loaded indices nor block pointers (KL109 checks those).
 """
     bad = (
         '''
@@ -66,6 +70,10 @@ def rows(x_ptr, M, N, stride, BM: tl.constexpr, BN: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     x = tl.load(x_ptr + rm[:, None] * stride + rn[None, :], mask=rm[:, None] < M)  # expect: KL101
+
+def run(x):
+    M, N = x.shape
+    rows[(triton.cdiv(M, 32), triton.cdiv(N, 32))](x, M, N, x.stride(0), BM=32, BN=32)
 ''',
         '''
 import triton
@@ -75,6 +83,9 @@ import triton.language as tl
 def off_by_one(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs <= n)  # expect: KL101
+
+def run(x):
+    off_by_one[(triton.cdiv(x.numel(), 128),)](x, x.numel(), BLOCK=128)
 ''',
     )
     good = (
@@ -112,15 +123,4 @@ def wrapped(a_ptr, M, K, stride, BM: tl.constexpr, BK: tl.constexpr):
     )
 
     def check(self, state):
-        for access in state.accesses:
-            if access.kind != "load":
-                continue
-            problems = check_access(state, access)
-            if problems:
-                p = problems[0]
-                yield self.finding(
-                    state, access.node, f"out-of-bounds load: {p.message}",
-                    pointer=state.code(access.ptr_node),
-                    mask=state.code(access.mask_node) if access.mask_node is not None else None,
-                    problems=[q.kind for q in problems],
-                )
+        yield from out_of_bounds(self, state, ("load",))

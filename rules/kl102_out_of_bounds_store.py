@@ -1,6 +1,6 @@
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import check_access
+from kernlint.engine.findings import out_of_bounds
 from kernlint.source.rulebase import SourceRule
 
 
@@ -21,13 +21,12 @@ class OutOfBoundsStore(SourceRule):
     summary = "A `tl.store` or atomic whose offsets can run past the tensor on an axis no mask bounds."
     docs = """
 ## What it does
-The same dataflow check as KL101, for `tl.store` and `tl.atomic_*`: every axis of the stored block
-that can run past the end of the tensor must be bounded by the mask.
-
-Stores are accepted without a mask when the block provably stays inside the tensor: sizes asserted
-divisible by the block, grids that count whole blocks, and extents the wrapper rounds up to a
-multiple of every block size (`round_n = math.ceil(n / 64) * 64` passed for the row length of an
-output allocated with it, while the grid runs `cdiv(n, BLOCK)` programs with `BLOCK` dividing 64).
+The same solver query as KL101, for `tl.store` and `tl.atomic_*`: is there a program, lane and
+loop iteration where the mask holds and the address falls outside the tensor, at sizes a launch
+in the module allows (or, without one, outside a bound the kernel's own masks state)? The
+message carries the witness. Stores are accepted without a mask when the solver proves them in
+range: sizes asserted divisible by the block, grids that count whole blocks, and extents the
+wrapper rounds up to a multiple of the block (`round_n = math.ceil(n / 64) * 64`).
 
 ## Why is this bad?
 An out-of-bounds store corrupts whatever lives after the output tensor — often another live tensor
@@ -129,16 +128,4 @@ def run(x):
     )
 
     def check(self, state):
-        for access in state.accesses:
-            if access.kind == "load":
-                continue
-            problems = check_access(state, access)
-            if problems:
-                p = problems[0]
-                verb = "atomic" if access.kind == "atomic" else "store"
-                yield self.finding(
-                    state, access.node, f"out-of-bounds {verb}: {p.message}",
-                    pointer=state.code(access.ptr_node),
-                    mask=state.code(access.mask_node) if access.mask_node is not None else None,
-                    problems=[q.kind for q in problems],
-                )
+        yield from out_of_bounds(self, state, ("store", "atomic"))

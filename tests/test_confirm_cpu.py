@@ -64,7 +64,9 @@ def test_ir_phase_out_of_bounds_in_a_helper_is_confirmed_on_the_interpreter():
     )
     data = json.loads(r.stdout)
     got = [(Path(f["path"]).name, f["rule"], f["line"], f["verdict"]) for f in data["findings"]]
-    assert got == [("oob_nested_helper_bad.py", "KL301", 8, "confirmed")], (got, r.stderr)
+    # the source phase's engine inlines helpers and reports the load itself; the IR finding at the
+    # same access is folded into it
+    assert got == [("oob_nested_helper_bad.py", "KL101", 8, "confirmed")], (got, r.stderr)
     assert data["findings"][0]["evidence"]["dynamic"][0]["kind"] == "oob-read"
 
 

@@ -1,0 +1,860 @@
+"""Symbolic evaluation of one Triton kernel (helpers inlined per call site).
+
+Every ``tl.load``/``tl.store``/atomic becomes an :class:`Access`: its address (a :class:`Ptr` or
+:class:`BlockPtr`), mask and path condition as z3 terms, plus the domain facts its free variables
+obey (program ids, lanes, loop iterations). Constructs the engine does not model evaluate to
+``Unknown``; nothing here raises on valid code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+import z3
+
+from kernlint.engine.symbols import (
+    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, move_axes, rank_of,
+)
+
+TL = "triton.language."
+ATOMICS = frozenset(TL + n for n in (
+    "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"))
+PASSTHROUGH = frozenset(TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "constexpr", "broadcast_to"))
+DATA_CALLS = frozenset(TL + n for n in (
+    "sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "dot", "exp", "exp2", "log",
+    "log2", "sqrt", "rsqrt", "abs", "sigmoid", "softmax", "fma", "math.exp", "math.log", "math.abs", "rand",
+    "randn", "randint", "zeros", "full", "zeros_like", "full_like", "histogram", "sort", "flip", "associative_scan"))
+#: how deep helpers are inlined (deeper calls evaluate to unknown)
+MAX_INLINE = 6
+POINTER_HINTS = ("ptr", "Ptr", "PTR", "pointer")
+
+
+@dataclass
+class Access:
+    kind: str  # load | store | atomic
+    node: cst.Call
+    #: the statement of the kernel body the access is reported at (the helper call for inlined code)
+    site: cst.CSTNode
+    ptr: object
+    mask: object  # Num (bool) | None
+    path: tuple
+    #: ``boundary_check`` dimensions of a block-pointer access
+    checked: tuple = ()
+    helper: str | None = None
+    #: the loops around the access: (loop variable, iteration variable, start term, step term)
+    loops: tuple = ()
+    mask_node: cst.BaseExpression | None = None
+    #: the ``if`` conditions among ``path`` (loop guards left out)
+    branches: tuple = ()
+
+
+@dataclass
+class KernelModel:
+    accesses: list[Access] = field(default_factory=list)
+    symbols: Symbols = field(default_factory=Symbols)
+    #: kernel parameter -> z3 variable
+    params: dict[str, z3.ExprRef] = field(default_factory=dict)
+    #: pointer parameters (bases of Ptr values)
+    pointers: set[str] = field(default_factory=set)
+    #: program-id axis -> (pid variable, grid variable)
+    pids: dict[int, tuple] = field(default_factory=dict)
+    lanes: list[Lane] = field(default_factory=list)
+    constexprs: set[str] = field(default_factory=set)
+    #: id of a ceiling division's term -> (dividend, divisor) (``cdiv(K, BK)`` -> ``(K, BK)``)
+    ceil_divs: dict = field(default_factory=dict)
+
+
+class _Return(Exception):
+    pass
+
+
+def _int_text(text: str) -> int | None:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        return None
+
+
+def _to_int(v) -> z3.ArithRef:
+    term = v.term
+    return z3.If(term, z3.IntVal(1), z3.IntVal(0)) if z3.is_bool(term) else term
+
+
+def _to_bool(v) -> z3.BoolRef:
+    term = v.term
+    return term if z3.is_bool(term) else term != 0
+
+
+class Evaluator:
+    def __init__(self, info, kernel, pointer_params: set[str] | None = None):
+        self.info = info
+        self.kernel = kernel
+        self.imports = info.imports
+        self.model = KernelModel()
+        self.sym = self.model.symbols
+        self.path: list = []
+        #: loop guards in ``path`` (identity), to tell them from branch conditions
+        self.guards: list = []
+        self.loops: list = []
+        self.helpers: list[str] = []
+        self.site: cst.CSTNode | None = None
+        self.recording = True
+        self.returns: list | None = None
+        self.lane_ids = 0
+        pointers = set(pointer_params or ())
+        self.env: dict[str, object] = {}
+        for p in kernel.kernel.params:
+            var = z3.Int(p.name)
+            self.model.params[p.name] = var
+            annotated = p.annotation is not None and ("pointer" in p.annotation or "*" in p.annotation)
+            if p.constexpr:
+                self.model.constexprs.add(p.name)
+                self.env[p.name] = Num(var)
+            elif p.name in pointers or annotated or any(h in p.name for h in POINTER_HINTS):
+                self.model.pointers.add(p.name)
+                self.env[p.name] = Ptr(p.name, const(0))
+            else:
+                self.env[p.name] = Num(var)
+        for name in kernel.kernel.heuristics:
+            if name not in self.env:
+                self.model.constexprs.add(name)
+                self.model.params[name] = z3.Int(name)
+                self.env[name] = Num(z3.Int(name))
+
+    # -- entry ---------------------------------------------------------------------------------
+    def run(self) -> KernelModel:
+        try:
+            self.block(self.kernel.node.body, top=True)
+        except _Return:
+            pass
+        except RecursionError:
+            pass
+        return self.model
+
+    # -- statements ----------------------------------------------------------------------------
+    def block(self, body, top: bool = False) -> None:
+        stmts = body.body if isinstance(body, cst.BaseSuite) else body
+        depth = len(self.path)
+        try:
+            for stmt in stmts:
+                if top:
+                    self.site = stmt
+                self.stmt(stmt)
+        finally:
+            del self.path[depth:]
+
+    def stmt(self, stmt) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.small(small)
+        elif isinstance(stmt, cst.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, cst.While):
+            self.while_loop(stmt)
+        elif isinstance(stmt, cst.If):
+            self.if_stmt(stmt)
+        elif isinstance(stmt, cst.With):
+            self.block(stmt.body)
+        elif isinstance(stmt, cst.Try):
+            self.block(stmt.body)
+
+    def small(self, small) -> None:
+        if isinstance(small, cst.Assign):
+            value = self.expr(small.value)
+            for target in small.targets:
+                self.bind(target.target, value)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            self.bind(small.target, self.expr(small.value))
+        elif isinstance(small, cst.AugAssign):
+            op = type(small.operator).__name__.replace("Assign", "")
+            self.bind(small.target, self.arith(op, self.expr(small.target), self.expr(small.value)))
+        elif isinstance(small, cst.Expr):
+            self.expr(small.value)
+        elif isinstance(small, cst.Return):
+            if self.returns is not None:
+                self.returns.append((tuple(self.path), self.expr(small.value) if small.value is not None else NONE))
+            raise _Return()
+        elif isinstance(small, cst.Assert):
+            cond = self.expr(small.test)
+            if isinstance(cond, Num) and not cond.lanes:
+                self.path.append(_to_bool(cond))
+
+    def bind(self, target, value) -> None:
+        if isinstance(target, cst.Name):
+            self.env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            items = value.items if isinstance(value, Tup) else None
+            for i, el in enumerate(target.elements):
+                self.bind(el.value, items[i] if items is not None and i < len(items) else UNKNOWN)
+
+    def _assigned(self, body) -> set[str]:
+        """Names a loop body assigns (statements only: a walk without a libcst visitor)."""
+        names: set[str] = set()
+        todo = list(body.body if isinstance(body, cst.BaseSuite) else body)
+        while todo:
+            stmt = todo.pop()
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            _targets(t.target, names)
+                    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                        _targets(small.target, names)
+                    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr):
+                        _targets(small.value.target, names)
+            elif isinstance(stmt, (cst.For, cst.While, cst.If, cst.With, cst.Try)):
+                if isinstance(stmt, cst.For):
+                    _targets(stmt.target, names)
+                if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.NamedExpr):
+                    _targets(stmt.test.target, names)
+                todo.extend(stmt.body.body)
+                orelse = getattr(stmt, "orelse", None)
+                if isinstance(orelse, cst.If):
+                    todo.append(orelse)
+                elif orelse is not None:
+                    todo.extend(orelse.body.body)
+        return names
+
+    def _range(self, node: cst.BaseExpression):
+        """(start, stop, step) of ``range``/``tl.range``/``tl.static_range``; None otherwise."""
+        if not isinstance(node, cst.Call):
+            return None
+        name = self.imports.resolve(node.func) or ""
+        if name not in ("range", TL + "range", TL + "static_range"):
+            return None
+        args = [self.expr(a.value) for a in node.args if a.keyword is None][:3]
+        if not args or not all(isinstance(a, Num) and not a.lanes and not a.is_bool for a in args):
+            return None
+        if len(args) == 1:
+            return const(0), args[0], const(1)
+        return args[0], args[1], args[2] if len(args) > 2 else const(1)
+
+    def for_loop(self, stmt: cst.For) -> None:
+        bounds = self._range(stmt.iter)
+        if bounds is None:
+            self.expr(stmt.iter)
+        var = stmt.target.value if isinstance(stmt.target, cst.Name) else None
+        carried = self._assigned(stmt.body)
+        k = self.sym.fresh(f"iter_{var or 'loop'}", f"iteration of `for {var or '...'}`")
+        stop = None
+        if bounds is not None:
+            start, stop, step = bounds
+            index = combine(start.term + step.term * k, start, stop, step)
+            step_s = z3.simplify(step.term)
+            if z3.is_int_value(step_s) and step_s.as_long() < 0:
+                guard = index.term > stop.term
+            else:
+                guard = index.term < stop.term
+                if not z3.is_int_value(step_s):
+                    self.sym.domain.append(z3.Implies(k > 0, step.term >= 1))
+            cond = z3.And(k >= 0, guard)
+        else:
+            index, cond, start, step = Num(k, data=True), k >= 0, const(0), const(1)
+        before = dict(self.env)
+        linear = self._carried(stmt.body, var, index, carried, k, cond)
+        self.env.update(linear)
+        if var:
+            self.env[var] = index
+        self.path.append(cond)
+        self.guards.append(cond)
+        self.loops.append((var, k, start.term, step.term, stop.term if stop is not None else None))
+        try:
+            self.block(stmt.body)
+        except _Return:
+            pass
+        finally:
+            self.loops.pop()
+            self.path.pop()
+            self.guards.pop()
+        for name in carried | ({var} if var else set()):
+            self.env[name] = self._havoc(before.get(name), name)
+        if stmt.orelse is not None:
+            self.block(stmt.orelse.body)
+
+    def _carried(self, body, var, index, carried: set[str], k, cond) -> dict:
+        """Loop-carried names as functions of the iteration ``k``: ``init + k * delta`` where one trip
+        adds a fixed ``delta`` (``ptrs += BLOCK_K * stride``); anything else becomes unknown."""
+        if not carried:
+            return {}
+        init = {n: self.env.get(n) for n in carried}
+        saved_env, saved_rec, saved_acc = dict(self.env), self.recording, len(self.model.accesses)
+        self.recording = False
+        if var:
+            self.env[var] = index
+        self.path.append(cond)
+        try:
+            self.block(body)
+        except _Return:
+            pass
+        finally:
+            self.path.pop()
+        after = dict(self.env)
+        self.env, self.recording = saved_env, saved_rec
+        del self.model.accesses[saved_acc:]
+        out = {}
+        for name in carried:
+            if name == var:
+                continue
+            v0, v1 = init[name], after.get(name)
+            out[name] = self._linear(v0, v1, k) if v0 is not None else UNKNOWN
+        return out
+
+    def _linear(self, v0, v1, k):
+        if v1 is v0:
+            return v0
+        if isinstance(v0, Ptr) and isinstance(v1, Ptr) and v0.base == v1.base:
+            moved = self._linear(v0.offset, v1.offset, k)
+            return Ptr(v0.base, moved) if isinstance(moved, Num) else UNKNOWN
+        if isinstance(v0, BlockPtr) and isinstance(v1, BlockPtr) and v0.base == v1.base:
+            offs = []
+            for a, b in zip(v0.offsets, v1.offsets):
+                moved = self._linear(a, b, k)
+                if not isinstance(moved, Num):
+                    return UNKNOWN
+                offs.append(moved)
+            return replace(v0, offsets=tuple(offs))
+        if isinstance(v0, Num) and isinstance(v1, Num) and not v0.is_bool and not v1.is_bool:
+            delta = z3.simplify(v1.term - v0.term)
+            if not _mentions(delta, k) and not v1.data and v1.lanes == v0.lanes:
+                return replace(v0, term=v0.term + k * delta)
+            return self._havoc(v0, "loop-carried value")
+        return UNKNOWN
+
+    def _havoc(self, value, name: str):
+        if isinstance(value, Num) and not value.is_bool:
+            return Num(self.sym.fresh("carried", f"value of `{name}` after a loop"), value.rank, data=True)
+        if isinstance(value, Ptr):
+            return Ptr(value.base, Num(self.sym.fresh("carried", f"`{name}` after a loop"), rank_of(value), data=True))
+        return UNKNOWN
+
+    def while_loop(self, stmt: cst.While) -> None:
+        carried = self._assigned(stmt.body)
+        for name in carried:
+            self.env[name] = self._havoc(self.env.get(name), name)
+        cond = self.expr(stmt.test)
+        if isinstance(cond, Num) and not cond.lanes:
+            self.path.append(_to_bool(cond))
+        try:
+            self.block(stmt.body)
+        except _Return:
+            pass
+        finally:
+            if isinstance(cond, Num) and not cond.lanes:
+                self.path.pop()
+        for name in carried:
+            self.env[name] = self._havoc(self.env.get(name), name)
+
+    def if_stmt(self, stmt: cst.If) -> None:
+        test = self.expr(stmt.test)
+        if not isinstance(test, Num) or test.lanes:
+            cond = None
+        else:
+            cond = z3.simplify(_to_bool(test))
+        before = dict(self.env)
+        branches = []  # (condition, env after, returned)
+        for body, c in ((stmt.body, cond), (stmt.orelse, None if cond is None else z3.Not(cond))):
+            if body is not None and c is not None and z3.is_false(c):
+                continue  # a compile-time branch that cannot be taken
+            self.env = dict(before)
+            returned = False
+            if c is not None and not z3.is_true(c):
+                self.path.append(c)
+            try:
+                if isinstance(body, cst.If):
+                    self.if_stmt(body)
+                elif body is not None:
+                    self.block(body.body)
+            except _Return:
+                returned = True
+            finally:
+                if c is not None and not z3.is_true(c):
+                    self.path.pop()
+            branches.append((c, self.env, returned))
+        live = [(c, env) for c, env, returned in branches if not returned]
+        for c, _, returned in branches:
+            if returned and c is not None:
+                self.path.append(z3.Not(c))  # the rest of the block runs only where it did not return
+        if not live:
+            self.env = before
+            raise _Return()
+        if len(live) == 1 or cond is None:
+            self.env = live[0][1] if len(live) == 1 else _join_unknown(live)
+            return
+        (c1, e1), (_, e2) = live
+        merged = {}
+        for name in set(e1) | set(e2):
+            a, b = e1.get(name, UNKNOWN), e2.get(name, UNKNOWN)
+            merged[name] = a if a is b else _select(c1, a, b)
+        self.env = merged
+
+    # -- expressions ---------------------------------------------------------------------------
+    def expr(self, node):
+        try:
+            return self._expr(node)
+        except (z3.Z3Exception, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError):
+            return UNKNOWN
+
+    def _expr(self, node):
+        if node is None:
+            return NONE
+        if isinstance(node, cst.Name):
+            v = node.value
+            if v in self.env:
+                return self.env[v]
+            if v in self.info.constants:
+                return const(self.info.constants[v])
+            if v in ("True", "False"):
+                return const(v == "True")
+            if v == "None":
+                return NONE
+            return UNKNOWN
+        if isinstance(node, cst.Integer):
+            n = _int_text(node.value)
+            return const(n) if n is not None else UNKNOWN
+        if isinstance(node, cst.Float):
+            return UNKNOWN
+        if isinstance(node, cst.UnaryOperation):
+            v = self.expr(node.expression)
+            if not isinstance(v, Num):
+                return UNKNOWN
+            if isinstance(node.operator, (cst.Not, cst.BitInvert)) and v.is_bool:
+                return replace(v, term=z3.Not(v.term))
+            if isinstance(node.operator, cst.Minus) and not v.is_bool:
+                return replace(v, term=-v.term)
+            if isinstance(node.operator, cst.Plus):
+                return v
+            return UNKNOWN
+        if isinstance(node, cst.BinaryOperation):
+            return self.arith(type(node.operator).__name__, self.expr(node.left), self.expr(node.right))
+        if isinstance(node, cst.BooleanOperation):
+            a, b = self.expr(node.left), self.expr(node.right)
+            if isinstance(a, Num) and isinstance(b, Num):
+                op = z3.And if isinstance(node.operator, cst.And) else z3.Or
+                return combine(op(_to_bool(a), _to_bool(b)), a, b)
+            return UNKNOWN
+        if isinstance(node, cst.Comparison):
+            return self.compare(node)
+        if isinstance(node, cst.Subscript):
+            return self.subscript(node)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return Tup(tuple(self.expr(e.value) for e in node.elements))
+        if isinstance(node, cst.NamedExpr):
+            value = self.expr(node.value)
+            self.bind(node.target, value)
+            return value
+        if isinstance(node, cst.IfExp):
+            test = self.expr(node.test)
+            a, b = self.expr(node.body), self.expr(node.orelse)
+            if isinstance(test, Num) and not test.lanes:
+                c = z3.simplify(_to_bool(test))
+                return a if z3.is_true(c) else b if z3.is_false(c) else _select(c, a, b)
+            return UNKNOWN
+        return UNKNOWN
+
+    def arith(self, op: str, a, b):
+        if isinstance(a, Ptr) and isinstance(b, Num) and op in ("Add", "Subtract") and not b.is_bool:
+            off = self.arith(op, a.offset, b)
+            return Ptr(a.base, off) if isinstance(off, Num) else UNKNOWN
+        if isinstance(b, Ptr) and isinstance(a, Num) and op == "Add" and not a.is_bool:
+            off = self.arith(op, b.offset, a)
+            return Ptr(b.base, off) if isinstance(off, Num) else UNKNOWN
+        if not (isinstance(a, Num) and isinstance(b, Num)):
+            return UNKNOWN
+        if op in ("BitAnd", "BitOr", "BitXor") and a.is_bool and b.is_bool:
+            fn = {"BitAnd": z3.And, "BitOr": z3.Or, "BitXor": z3.Xor}[op]
+            return combine(fn(a.term, b.term), a, b)
+        x, y = _to_int(a), _to_int(b)
+        if op == "Add":
+            return combine(x + y, a, b)
+        if op == "Subtract":
+            return combine(x - y, a, b)
+        if op == "Multiply":
+            return combine(x * y, a, b)
+        if op == "FloorDivide":
+            out = combine(x / y, a, b)
+            ceil = z3.simplify(x - y + 1, som=True)
+            if len(str(ceil)) < len(str(z3.simplify(x, som=True))):
+                self.model.ceil_divs[out.term.get_id()] = (ceil, y)  # ``(n + B - 1) // B``: cdiv(n, B)
+            return out
+        if op == "Modulo":
+            out = combine(x % y, a, b)
+            # a remainder by a bound is bounded whatever the dividend was
+            return replace(out, data=b.data)
+        if op in ("LeftShift", "RightShift"):
+            sy = z3.simplify(y)
+            if z3.is_int_value(sy) and 0 <= sy.as_long() < 63:
+                f = z3.IntVal(1 << sy.as_long())
+                return combine(x * f if op == "LeftShift" else x / f, a, b)
+        if op == "BitAnd":
+            # ``x & m`` lies in [0, m] for non-negative operands
+            v = self.sym.fresh("bits", "a bitwise and")
+            self.sym.domain.append(z3.Implies(z3.And(x >= 0, y >= 0), z3.And(v >= 0, v <= y, v <= x)))
+            return combine(v, a, b)
+        return combine(self.sym.fresh("opaque", f"an unmodelled `{op}`"), a, b, data=True)
+
+    def compare(self, node: cst.Comparison):
+        left = self.expr(node.left)
+        out = None
+        for target in node.comparisons:
+            right = self.expr(target.comparator)
+            op = type(target.operator).__name__
+            if not (isinstance(left, Num) and isinstance(right, Num)):
+                return UNKNOWN
+            x, y = _to_int(left), _to_int(right)
+            fn = {
+                "LessThan": lambda: x < y, "LessThanEqual": lambda: x <= y, "GreaterThan": lambda: x > y,
+                "GreaterThanEqual": lambda: x >= y, "Equal": lambda: x == y, "NotEqual": lambda: x != y,
+            }.get(op)
+            if fn is None:
+                return UNKNOWN
+            term = combine(fn(), left, right)
+            out = term if out is None else combine(z3.And(out.term, term.term), out, term)
+            left = right
+        return out if out is not None else UNKNOWN
+
+    def subscript(self, node: cst.Subscript):
+        base = self.expr(node.value)
+        pattern = []
+        for el in node.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                pattern.append(":")
+            elif isinstance(s, cst.Index) and isinstance(s.value, cst.Name) and s.value.value == "None":
+                pattern.append("None")
+            elif isinstance(s, cst.Index) and isinstance(base, Tup):
+                i = self.expr(s.value)
+                if isinstance(i, Num) and z3.is_int_value(z3.simplify(i.term)):
+                    idx = z3.simplify(i.term).as_long()
+                    return base.items[idx] if -len(base.items) <= idx < len(base.items) else UNKNOWN
+                return UNKNOWN
+            else:
+                return UNKNOWN
+        if not isinstance(base, (Num, Ptr)):
+            return UNKNOWN
+        rank = rank_of(base)
+        kept = [i for i, p in enumerate(pattern) if p == ":"]
+        if len(kept) > rank or (rank and len(kept) < rank and "None" not in pattern):
+            return UNKNOWN
+        # source axis j (from the left of ``rank`` axes, the trailing ones unnamed) -> new axis
+        new_rank = len(pattern) + (rank - len(kept))
+        mapping = {}
+        for j, pos in enumerate(kept):
+            mapping[rank - 1 - j] = new_rank - 1 - pos
+        return move_axes(base, mapping, new_rank)
+
+    # -- calls ---------------------------------------------------------------------------------
+    def call(self, node: cst.Call):
+        name = self.imports.resolve(node.func) or ""
+        if isinstance(node.func, cst.Attribute) and not name.startswith(TL):
+            method = node.func.attr.value
+            if method == "to":
+                base = self.expr(node.func.value)
+                target = self.imports.resolve(node.args[0].value) if node.args else ""
+                target = (target or "").rsplit(".", 1)[-1]
+                if isinstance(base, Num):
+                    if target.startswith(("int", "uint")):
+                        return replace(base, bits=int(target.lstrip("uint") or 32))
+                    return replace(base, data=True)
+                return base if isinstance(base, Ptr) and "pointer" not in target else UNKNOWN
+            if method in ("trans", "reshape", "view", "permute", "expand_dims", "broadcast_to"):
+                args = [node.func.value] + [a.value for a in node.args]
+                return self.shape_call(TL + method, [self.expr(a) for a in args], args)
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if name == TL + "program_id":
+            axis = self._const_arg(positional[0] if positional else keywords.get("axis"))
+            if axis is None:
+                return UNKNOWN
+            return Num(self._pid(axis)[0])
+        if name == TL + "num_programs":
+            axis = self._const_arg(positional[0] if positional else keywords.get("axis"))
+            return Num(self._pid(axis)[1]) if axis is not None else UNKNOWN
+        if name == TL + "arange":
+            return self.arange(node, positional, keywords)
+        if name in (TL + "load", TL + "store") or name in ATOMICS:
+            return self.access(node, name, positional, keywords)
+        if name == TL + "make_block_ptr":
+            return self.block_ptr(positional, keywords)
+        if name == TL + "advance":
+            args = [self.expr(a) for a in positional] + [self.expr(v) for v in keywords.values()]
+            if len(args) == 2 and isinstance(args[0], BlockPtr) and isinstance(args[1], Tup):
+                deltas = args[1].items
+                if len(deltas) == len(args[0].offsets) and all(isinstance(d, Num) for d in deltas):
+                    return replace(args[0], offsets=tuple(
+                        combine(o.term + d.term, o, d) for o, d in zip(args[0].offsets, deltas)))
+            return UNKNOWN
+        args = [self.expr(a) for a in positional]
+        kwargs = {k: self.expr(v) for k, v in keywords.items()}
+        if name in PASSTHROUGH or name in ("int",):
+            return args[0] if args else UNKNOWN
+        if name in (TL + "assume", TL + "device_assert", TL + "static_assert"):
+            if args and isinstance(args[0], Num) and args[0].is_bool and not args[0].lanes:
+                self.path.append(args[0].term)
+            return NONE
+        if name in ("triton.cdiv", TL + "cdiv") and len(args) == 2 and all(isinstance(a, Num) for a in args):
+            a, b = args
+            out = combine((a.term + b.term - 1) / b.term, a, b)
+            self.model.ceil_divs[out.term.get_id()] = (a.term, b.term)
+            return out
+        if name == TL + "where" and len(args) == 3:
+            return _select_block(*args)
+        if name in (TL + "minimum", TL + "maximum", "min", "max") and len(args) == 2:
+            a, b = args
+            if isinstance(a, Num) and isinstance(b, Num) and not a.is_bool and not b.is_bool:
+                smaller = "min" in name
+                pick = a.term <= b.term if smaller else a.term >= b.term
+                out = combine(z3.If(pick, a.term, b.term), a, b)
+                # the bound side limits an unknown one
+                return replace(out, data=a.data and b.data) if smaller else out
+            return UNKNOWN
+        if name == TL + "clamp" and len(args) == 3 and all(isinstance(a, Num) for a in args):
+            x, lo, hi = args
+            term = z3.If(x.term < lo.term, lo.term, z3.If(x.term > hi.term, hi.term, x.term))
+            return replace(combine(term, x, lo, hi), data=lo.data or hi.data)
+        if name.startswith(TL) and name.rsplit(".", 1)[-1] in ("trans", "reshape", "view", "permute",
+                                                               "expand_dims", "ravel"):
+            return self.shape_call(name, args, positional)
+        if name in DATA_CALLS:
+            rank = 0
+            for a in args:
+                rank = max(rank, rank_of(a))
+            return Num(self.sym.fresh("data", f"the value of `{name.rsplit('.', 1)[-1]}`"), rank, data=True)
+        helper = self._helper(node, name)
+        if helper is not None:
+            return self.inline(helper, args, kwargs)
+        return UNKNOWN
+
+    def _const_arg(self, node) -> int | None:
+        v = self.expr(node) if node is not None else const(0)
+        if isinstance(v, Num):
+            s = z3.simplify(v.term)
+            if z3.is_int_value(s):
+                return s.as_long()
+        return None
+
+    def _pid(self, axis: int):
+        if axis not in self.model.pids:
+            pid, grid = z3.Int(f"pid!{axis}"), z3.Int(f"grid!{axis}")
+            self.sym.described[f"pid!{axis}"] = f"program_id({axis})"
+            self.sym.domain += [grid >= 1, pid >= 0, pid < grid]
+            self.model.pids[axis] = (pid, grid)
+        return self.model.pids[axis]
+
+    def arange(self, node, positional, keywords):
+        start = self.expr(positional[0] if positional else keywords.get("start"))
+        end = self.expr(positional[1] if len(positional) > 1 else keywords.get("end"))
+        if not (isinstance(start, Num) and isinstance(end, Num)):
+            return UNKNOWN
+        self.lane_ids += 1
+        text = self.info.module.code_for_node(node).strip()
+        lane = Lane(self.lane_ids, start.term, end.term, text)
+        self.model.lanes.append(lane)
+        return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
+
+    def _as_pointer(self, value: Num):
+        """An address built from a parameter the engine took for a scalar (``Q + offs`` passed to
+        ``tl.load``): the one parameter added at the top of the sum is the tensor's base."""
+        if value.is_bool or value.data:
+            return UNKNOWN
+        leaves, todo = [], [value.term]
+        while todo:
+            t = todo.pop()
+            if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_ADD:
+                todo.extend(t.children())
+            elif z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                leaves.append(t.decl().name())
+        params = self.model.params
+        bases = [n for n in leaves if n in params and n not in self.model.constexprs]
+        if len(bases) != 1 or leaves.count(bases[0]) != 1:
+            return UNKNOWN
+        base = bases[0]
+        offset = z3.substitute(value.term, (params[base], z3.IntVal(0)))
+        if _mentions(offset, params[base]):
+            return UNKNOWN  # the base also scales something: not an address
+        self.model.pointers.add(base)
+        return Ptr(base, replace(value, term=offset))
+
+    def block_ptr(self, positional, keywords):
+        names = ("base", "shape", "strides", "offsets", "block_shape", "order")
+        args = {n: positional[i] for i, n in enumerate(names) if i < len(positional)}
+        args.update({k: v for k, v in keywords.items() if k in names})
+        base = self.expr(args.get("base"))
+        parts = [self.expr(args.get(n)) for n in ("shape", "strides", "offsets", "block_shape")]
+        if not isinstance(base, Ptr) or not all(isinstance(p, Tup) for p in parts):
+            return UNKNOWN
+        shape, strides, offsets, block = (p.items for p in parts)
+        if not all(isinstance(x, Num) for x in (*shape, *strides, *offsets, *block)):
+            return UNKNOWN
+        if len({len(shape), len(strides), len(offsets), len(block)}) != 1:
+            return UNKNOWN
+        return BlockPtr(base.base, tuple(shape), tuple(strides), tuple(offsets), tuple(block), base.offset)
+
+    def shape_call(self, name, args, nodes):
+        fn = name.rsplit(".", 1)[-1]
+        x = args[0] if args else UNKNOWN
+        if not isinstance(x, (Num, Ptr)):
+            return UNKNOWN
+        rank = rank_of(x)
+        if fn == "trans" and rank == 2 and len(args) == 1:
+            return move_axes(x, {0: 1, 1: 0}, 2)
+        if fn in ("trans", "permute"):
+            dims = args[1].items if len(args) == 2 and isinstance(args[1], Tup) else args[1:]
+            order = [self._const_of(d) for d in dims]
+            if len(order) == rank and None not in order and sorted(order) == list(range(rank)):
+                # new axis i (from the left) takes old axis order[i]
+                return move_axes(x, {rank - 1 - o: rank - 1 - i for i, o in enumerate(order)}, rank)
+            return UNKNOWN
+        if fn == "expand_dims" and len(args) == 2:
+            axis = self._const_of(args[1])
+            if axis is None:
+                return UNKNOWN
+            axis = axis % (rank + 1)
+            # axes right of the new one keep their place from the right; those left of it move by one
+            return move_axes(x, {a: a + 1 for a in range(rank) if rank - 1 - a >= axis}, rank + 1)
+        if fn in ("reshape", "view") and isinstance(x, Num) and not x.lanes:
+            return x
+        return UNKNOWN
+
+    def _const_of(self, v) -> int | None:
+        if isinstance(v, Num):
+            s = z3.simplify(v.term)
+            return s.as_long() if z3.is_int_value(s) else None
+        return None
+
+    def _helper(self, node: cst.Call, name: str):
+        if not isinstance(node.func, cst.Name) or len(self.helpers) >= MAX_INLINE:
+            return None
+        fn = self.info.functions.get(node.func.value)
+        if fn is None or fn is self.kernel.node or fn.name.value in self.helpers:
+            return None
+        return fn
+
+    def inline(self, fn: cst.FunctionDef, args, kwargs):
+        params = fn.params.params
+        env = {}
+        for i, p in enumerate(params):
+            name = p.name.value
+            if i < len(args):
+                env[name] = args[i]
+            elif name in kwargs:
+                env[name] = kwargs[name]
+            elif p.default is not None:
+                env[name] = self.expr(p.default)
+            else:
+                env[name] = UNKNOWN
+        saved = (self.env, self.returns, len(self.path))
+        self.env, self.returns = env, []
+        self.helpers.append(fn.name.value)
+        try:
+            self.block(fn.body)
+        except _Return:
+            pass
+        finally:
+            self.helpers.pop()
+            returns = self.returns
+            self.env, self.returns = saved[0], saved[1]
+            del self.path[saved[2]:]
+        if not returns:
+            return NONE
+        value = returns[-1][1]
+        for path, other in reversed(returns[:-1]):
+            value = _select(z3.And(*path[saved[2]:]) if path[saved[2]:] else z3.BoolVal(True), other, value)
+        return value
+
+    def access(self, node, name, positional, keywords):
+        kind = "load" if name == TL + "load" else "store" if name == TL + "store" else "atomic"
+        names = ("pointer", "mask", "other") if kind == "load" else ("pointer", "value", "mask")
+        if name == TL + "atomic_cas":
+            names = ("pointer", "cmp", "value")
+        given = {n: positional[i] for i, n in enumerate(names) if i < len(positional)}
+        given.update({k: v for k, v in keywords.items() if k in names or k in ("val", "boundary_check")})
+        if "val" in given:
+            given["value"] = given.pop("val")
+        ptr = self.expr(given.get("pointer"))
+        if isinstance(ptr, Num):
+            ptr = self._as_pointer(ptr)
+        mask = self.expr(given["mask"]) if "mask" in given else None
+        if "value" in given:
+            self.expr(given["value"])
+        if "other" in given:
+            self.expr(given["other"])
+        checked: tuple = ()
+        if "boundary_check" in given:
+            bc = self.expr(given["boundary_check"])
+            items = bc.items if isinstance(bc, Tup) else (bc,)
+            checked = tuple(c for c in (self._const_of(i) for i in items) if c is not None)
+        if mask is NONE:
+            mask = None
+        if self.recording:
+            self.model.accesses.append(Access(
+                kind, node, self.site or node, ptr, mask, tuple(self.path), checked,
+                self.helpers[-1] if self.helpers else None, tuple(self.loops), given.get("mask"),
+                tuple(c for c in self.path if not any(c is guard for guard in self.guards)),
+            ))
+        rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0
+        if kind == "store":
+            return NONE
+        return Num(self.sym.fresh("data", "a loaded value"), rank, data=True)
+
+
+def _targets(node, names: set[str]) -> None:
+    if isinstance(node, cst.Name):
+        names.add(node.value)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            _targets(el.value, names)
+
+
+def _mentions(term, var) -> bool:
+    seen = set()
+    todo = [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.eq(var):
+            return True
+        todo.extend(t.children())
+    return False
+
+
+def _select(c, a, b):
+    if isinstance(a, Num) and isinstance(b, Num) and a.is_bool == b.is_bool:
+        return combine(z3.If(c, a.term, b.term), a, b)
+    if isinstance(a, Ptr) and isinstance(b, Ptr) and a.base == b.base:
+        return Ptr(a.base, combine(z3.If(c, a.offset.term, b.offset.term), a.offset, b.offset))
+    if a is NONE and b is NONE:
+        return NONE
+    if isinstance(a, Tup) and isinstance(b, Tup) and len(a.items) == len(b.items):
+        return Tup(tuple(_select(c, x, y) for x, y in zip(a.items, b.items)))
+    return UNKNOWN
+
+
+def _select_block(cond, a, b):
+    if not isinstance(cond, Num):
+        return UNKNOWN
+    c = _to_bool(cond)
+    out = _select(c, a, b)
+    if isinstance(out, Num):
+        out = combine(out.term, out, cond)
+        # ``tl.where(mask, idx, 0)``: a condition that is not itself data bounds the pick
+        if a.data != b.data if isinstance(a, Num) and isinstance(b, Num) else False:
+            out = replace(out, data=True)
+    elif isinstance(out, Ptr):
+        out = Ptr(out.base, combine(out.offset.term, out.offset, cond))
+    return out
+
+
+def _join_unknown(live):
+    """Both branches taken under a condition the engine cannot express: names they disagree on
+    become unknown."""
+    (_, e1), (_, e2) = live
+    return {n: (e1[n] if e1.get(n) is e2.get(n) else UNKNOWN) for n in set(e1) | set(e2)}
+
+
+def evaluate(info, kernel, pointer_params: set[str] | None = None) -> KernelModel:
+    return Evaluator(info, kernel, pointer_params).run()

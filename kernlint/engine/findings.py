@@ -1,0 +1,55 @@
+"""Messages and evidence of out-of-bounds findings (KL101, KL102) from engine violations."""
+
+from __future__ import annotations
+
+from kernlint.engine.run import bounds_report
+
+
+def out_of_bounds(rule, state, kinds: tuple[str, ...]):
+    code = state.info.module.code_for_node
+    for v in bounds_report(state).violations:
+        access = v.access
+        if access.kind not in kinds:
+            continue
+        verb = {"load": "load", "store": "store", "atomic": "atomic"}[access.kind]
+        pointer = code(access.node.args[0].value).strip() if access.node.args else "?"
+        where = f" (in `{access.helper}`, inlined from `{state.name}`)" if access.helper else ""
+        if v.how == "launch":
+            what = f"the address reaches element {v.address} of a tensor of {v.bound} elements, {v.against}"
+        else:
+            what = f"an index reaches {v.address} (the bound is {v.bound}), outside {v.against}"
+        message = f"out-of-bounds {verb}{where}: `{pointer}`: {what}; witness: {v.text}"
+        node, helper = access.node, _discovered(state, access.helper)
+        if access.helper is not None and helper is None:
+            node = access.site  # a helper the module does not list as a kernel: report at the call
+        reported = state.info.__dict__.setdefault("_bounds_reported", set())
+        if (rule.code, id(access.node)) in reported:
+            continue  # one finding per access, however many kernels inline its helper
+        reported.add((rule.code, id(access.node)))
+        finding = rule.finding(
+            state, node, message,
+            pointer=pointer,
+            mask=code(_mask_node(access)).strip() if _mask_node(access) is not None else None,
+            witness=v.witness_values(),
+            address=v.address, bound=v.bound, extent_from=v.how,
+        )
+        if helper is not None:
+            finding.span = helper.locator.span(access.node, None)
+            finding.kernel = helper.kernel.name
+        yield finding
+
+
+def _discovered(state, name: str | None):
+    """The helper's own entry among the module's kernels (a ``@triton.jit`` function)."""
+    if name is None:
+        return None
+    return next((k for k in state.info.kernels if k.kernel.name == name), None)
+
+
+def _mask_node(access):
+    for i, arg in enumerate(access.node.args):
+        if arg.keyword is not None and arg.keyword.value == "mask":
+            return arg.value
+        if arg.keyword is None and i == (1 if access.kind == "load" else 2):
+            return arg.value
+    return None

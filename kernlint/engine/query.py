@@ -1,0 +1,416 @@
+"""One z3 query per access: can the address leave the tensor where the mask holds?
+
+Two ways to know the tensor's extent, in order:
+
+1. a launch gives it (:class:`~kernlint.engine.facts.LaunchFacts`): the address must stay in
+   ``[0, extent)`` for every program of the launch's grid;
+2. otherwise only what the kernel itself states: a mask somewhere in the kernel bounds an index
+   (``offs < n``) that this access's address is built from (a sum or product of it); the access
+   must keep that index inside the stated bound too. No extent is invented.
+
+Satisfiable: a :class:`Violation` with a witness. Unsatisfiable: proven. Unknown (time budget,
+unmodelled values): nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from kernlint.engine.evaluate import Access, KernelModel
+from kernlint.engine.launch_terms import LaunchFacts
+from kernlint.engine.symbols import Num, Ptr
+
+TIMEOUT_MS = 1000
+#: witnesses are first sought with every variable in [-SMALL, SMALL]
+SMALL = 1 << 16
+_CACHE: dict[str, tuple] = {}
+_CACHE_LIMIT = 20000
+
+
+@dataclass
+class Violation:
+    access: Access
+    how: str  # "launch" | "stated"
+    #: what the address is checked against, in words
+    against: str
+    witness: dict[str, int] = field(default_factory=dict)
+    #: rendered witness, for the message
+    text: str = ""
+    address: int | None = None
+    bound: int | None = None
+    #: the witness as (what, value) pairs in the order they are shown
+    shown: tuple = ()
+
+    def witness_values(self) -> dict[str, int]:
+        return {k: v for k, v in self.shown}
+
+
+#: term id -> (term, its free variables); the term is kept so that its id is not reused
+_FREE: dict[int, tuple] = {}
+
+
+def free_vars(term) -> dict[str, z3.ExprRef]:
+    """The uninterpreted constants of a term (memoised: terms share most of their subterms)."""
+    hit = _FREE.get(term.get_id())
+    if hit is not None:
+        return hit[1]
+    if z3.is_const(term):
+        out = {term.decl().name(): term} if term.decl().kind() == z3.Z3_OP_UNINTERPRETED else {}
+    else:
+        out = {}
+        for child in term.children():
+            out.update(free_vars(child))
+    if len(_FREE) > 200000:
+        _FREE.clear()
+    _FREE[term.get_id()] = (term, out)
+    return out
+
+
+def _components(term) -> set[int]:
+    """Ids of the terms an address is a sum or product of (not looking inside %, //, min, where)."""
+    out, todo = set(), [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in out:
+            continue
+        out.add(t.get_id())
+        if z3.is_app(t) and t.decl().kind() in (z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS):
+            todo.extend(t.children())
+    return out
+
+
+def stated_bounds(model: KernelModel) -> list[tuple]:
+    """(index term, bound term, access) for every ``index < bound`` conjunct of a mask in the kernel
+    (``bound > index`` too; ``<=`` states ``index < bound + 1``)."""
+    out = []
+    for access in model.accesses:
+        mask = access.mask
+        if not isinstance(mask, Num) or mask.data and False:
+            continue
+        todo = [mask.term]
+        while todo:
+            t = todo.pop()
+            if not z3.is_app(t):
+                continue
+            kind = t.decl().kind()
+            if kind == z3.Z3_OP_AND:
+                todo.extend(t.children())
+                continue
+            if kind not in (z3.Z3_OP_LT, z3.Z3_OP_LE, z3.Z3_OP_GT, z3.Z3_OP_GE):
+                continue
+            a, b = t.children()
+            if kind in (z3.Z3_OP_GT, z3.Z3_OP_GE):
+                a, b = b, a
+            if not _has_lane(a) or _has_lane(b):
+                continue
+            bound = b if kind in (z3.Z3_OP_LT, z3.Z3_OP_GT) else b + 1
+            out.append((a, bound, access, _lengths(mask, a)))
+    return out
+
+
+def _lengths(value: Num, term) -> frozenset:
+    """(axis, arange length) of the block axes ``term`` uses: two aranges of different lengths
+    on one axis share a position variable but are different indices."""
+    names = set(free_vars(term))
+    return frozenset((axis, z3.simplify(lane.end - lane.start).get_id()) for lane, axis in value.lanes
+                     if f"lane!{axis}" in names)
+
+
+def _mentions_var(term, var) -> bool:
+    return var.decl().name() in free_vars(term)
+
+
+def _ratio(ck, cl):
+    """``ck / cl`` as a term when ``ck`` is a multiple of ``cl`` term by term (``BK * s`` / ``s``)."""
+    ck, cl = z3.simplify(ck, som=True), z3.simplify(cl, som=True)
+    if z3.is_int_value(cl) and cl.as_long() != 0:
+        q = z3.simplify(ck / cl)
+        return q if z3.is_int_value(z3.simplify(ck - q * cl)) and z3.simplify(ck - q * cl).as_long() == 0 else None
+    if z3.is_app(ck) and ck.decl().kind() == z3.Z3_OP_MUL:
+        kids = ck.children()
+        for i, kid in enumerate(kids):
+            if kid.eq(cl):
+                rest = kids[:i] + kids[i + 1:]
+                out = rest[0]
+                for r in rest[1:]:
+                    out = out * r
+                return out
+    return None
+
+
+def _has_lane(term) -> bool:
+    return any(name.startswith("lane!") for name in free_vars(term))
+
+
+def _lane_domain(*values) -> list:
+    """Each block axis the values use ranges over its arange's length (a power of two)."""
+    out, sizes = [], {}
+    for value in values:
+        if isinstance(value, Num):
+            for lane, axis in value.lanes:
+                out += lane.domain(axis)
+                size = lane.end - lane.start
+                if axis in sizes:
+                    out.append(size == sizes[axis])  # blocks combined on one axis have one shape
+                sizes.setdefault(axis, size)
+    return out
+
+
+def clear_cache() -> None:
+    _CACHE.clear()
+    _FREE.clear()
+
+
+def _solve(formula, timeout_ms: int = TIMEOUT_MS):
+    key = formula.sexpr()
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(formula)
+    result = solver.check()
+    if result == z3.sat:
+        # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
+        variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
+        for limit in (256, 4096, SMALL):
+            solver.push()
+            solver.add(*[z3.And(v >= -limit, v <= limit) for v in variables])
+            if solver.check() == z3.sat:
+                break
+            solver.pop()
+        else:
+            solver.check()
+    out = (result, solver.model() if result == z3.sat else None)
+    if len(_CACHE) > _CACHE_LIMIT:
+        _CACHE.clear()
+    _CACHE[key] = out
+    return out
+
+
+class Prover:
+    """Judges the accesses of one evaluated kernel against its launches' facts."""
+
+    def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe, assumptions=()):
+        self.model = model
+        self.launches = launches
+        self.describe = describe  # term -> source-like text, for messages
+        self.stated = stated_bounds(model)
+        self.base = list(model.symbols.domain) + list(assumptions)
+        # sizes, strides, block sizes and flags are not negative
+        self.base += [v >= 0 for n, v in model.params.items() if n not in model.pointers]
+        self.scalars = {n for n, v in model.params.items() if n not in model.pointers and n not in model.constexprs}
+
+    def judge(self, access: Access) -> Violation | None:
+        ptr = access.ptr
+        if not isinstance(ptr, Ptr) or ptr.offset.data or ptr.offset.is_bool:
+            return None
+        mask = access.mask
+        if mask is not None and not (isinstance(mask, Num) and mask.is_bool):
+            return None
+        offset = ptr.offset.term
+        cond = [*access.path] + ([mask.term] if mask is not None else [])
+        terms = [offset, *cond, *_lane_domain(ptr.offset, mask)]
+        mentioned = set()
+        for t in terms:
+            mentioned |= set(free_vars(t))
+        if any(n.startswith(("opaque", "carried")) for n in mentioned):
+            return None
+        path_vars = set()
+        for t in access.branches:
+            path_vars |= set(free_vars(t))
+        judged_all = bool(self.launches)
+        for facts in self.launches:
+            verdict = self._launch(access, facts, offset, cond, mentioned, path_vars)
+            if isinstance(verdict, Violation):
+                return verdict
+            if verdict is None:
+                judged_all = False
+        if judged_all:
+            return None
+        fixed = [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
+        if path_vars & self.model.constexprs and not fixed:
+            return None  # a compile-time flag no launch fixes may encode what the author proved
+        for facts in fixed or [None]:
+            found = self._stated(access, offset, cond, facts) or self._walked(access, offset, cond, facts)
+            if found is not None:
+                return found
+        return None
+
+    def _walked(self, access, offset, cond, facts):
+        """A loop states the extent of the dimension it walks: ``for s in range(a, n, B)`` moving a
+        block of B lanes one block per trip ends at ``n``; ``for k in range(cdiv(K, B))`` at ``K``.
+        The block must not run past it where the mask holds."""
+        own = [index for index, _, a, _ in self.stated if a is access]
+        for var, k, start, step, stop in access.loops:
+            if stop is None or not _mentions_var(offset, k):
+                continue
+            for lane, axis in access.ptr.offset.lanes:
+                if any(_mentions_var(i, k) and _mentions_var(i, lane.var(axis)) for i in own):
+                    continue  # the mask bounds the walked index itself: the author's bound decides
+                found = self._walk(access, offset, cond, facts, var, k, start, step, stop, lane, axis)
+                if found is not None:
+                    return found
+        return None
+
+    def _walk(self, access, offset, cond, facts, var, k, start, step, stop, lane, axis):
+        p = lane.var(axis)
+        at = lambda kv, pv: z3.substitute(offset, (k, z3.IntVal(kv)), (p, z3.IntVal(pv)))  # noqa: E731
+        o0 = at(0, 0)
+        ck, cl = at(1, 0) - o0, at(0, 1) - o0
+        zero = lambda t: z3.is_int_value(z3.simplify(t, som=True)) and z3.simplify(t, som=True).as_long() == 0  # noqa: E731
+        if zero(cl) or not (zero(at(2, 0) - o0 - 2 * ck) and zero(at(0, 2) - o0 - 2 * cl)
+                            and zero(at(1, 1) - o0 - ck - cl)):
+            return None
+        position = start + step * k
+        if zero(ck - step * cl):
+            index, extent = position + lane.start + p, stop  # one block of lanes per step
+        elif zero(step - 1) and stop.get_id() in self.model.ceil_divs:
+            blocks, divisor = self.model.ceil_divs[stop.get_id()]
+            ratio = _ratio(ck, cl)
+            if ratio is None or not zero(ratio - divisor):
+                return None  # the pointer moves by something else than the block the count divides by
+            index, extent = position * ratio + lane.start + p, blocks
+        else:
+            return None
+        domain = self.base + _lane_domain(access.ptr.offset, access.mask)
+        mentioned = set()
+        for t in (offset, extent, *cond):
+            mentioned |= set(free_vars(t))
+        for n in mentioned & self.scalars:
+            domain.append(self.model.params[n] >= 1)
+        domain += self._bindings(facts, mentioned & set(self.model.params))
+        result, witness = _solve(z3.And(*domain, *cond, index >= extent))
+        if result != z3.sat:
+            return None
+        against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
+                   f"blocks of `{lane.text}`")
+        return self._violation(access, "loop", against, witness, index, extent, facts)
+
+    def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars):
+        """A Violation, True (proven in bounds) or None (this launch does not say enough)."""
+        base = access.ptr.base
+        if base not in facts.extents:
+            return None
+        extent, extent_text = facts.extents[base]
+        needed = (mentioned & (self.scalars | self.model.constexprs)) | (path_vars & self.model.constexprs)
+        if any(n not in facts.values for n in needed):
+            return None
+        for name in mentioned:
+            if name.startswith("pid!") and int(name[4:]) not in facts.grid:
+                return None
+        bindings = [self.model.params[n] == facts.values[n] for n in needed]
+        grids = [self.model.pids[a][1] == g for a, g in facts.grid.items() if a in self.model.pids]
+        known = set()
+        for t in [*(facts.values[n] for n in needed), *facts.grid.values()]:
+            known |= set(free_vars(t))
+        if not set(free_vars(extent)) <= known:
+            return None  # an extent nothing the kernel receives relates to: it says nothing
+        domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
+        for n in mentioned & self.scalars:
+            domain.append(self.model.params[n] >= 0)
+        formula = z3.And(*domain, *cond, z3.Or(offset < 0, offset >= extent))
+        result, witness = _solve(formula)
+        if result == z3.unsat:
+            return True
+        if result != z3.sat:
+            return None
+        return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
+
+    def _bindings(self, facts: LaunchFacts | None, names) -> list:
+        """What a launch fixes of the named parameters, and its grid."""
+        if facts is None:
+            return []
+        out = [self.model.params[n] == facts.values[n] for n in names if n in facts.values]
+        out += [self.model.pids[a][1] == g for a, g in facts.grid.items() if a in self.model.pids]
+        return out + facts.assumptions
+
+    def _stated(self, access, offset, cond, facts):
+        parts = _components(offset)
+        lengths = _lengths(access.ptr.offset, offset)
+        own = set()
+        for index, _, a, _ in self.stated:
+            if a is access:
+                own |= _components(index)
+        scope = set(free_vars(offset))
+        for t in cond:
+            scope |= set(free_vars(t))
+        for index, bound, other, used in self.stated:
+            if index.get_id() not in parts or not used <= lengths:
+                continue
+            if index.get_id() in own:
+                continue  # this access bounds the index itself (or a sum it is part of): its own call
+            if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
+                   for n in free_vars(bound)):
+                continue  # the bound moves with a loop (or value) this access does not see
+            domain = self.base + _lane_domain(access.ptr.offset, access.mask, other.mask)
+            mentioned = set()
+            for t in (offset, index, bound, *cond):
+                mentioned |= set(free_vars(t))
+            for n in mentioned & self.scalars:
+                domain.append(self.model.params[n] >= 1)
+            domain += self._bindings(facts, mentioned & set(self.model.params))
+            formula = z3.And(*domain, *cond, index >= bound)
+            result, witness = _solve(formula)
+            if result != z3.sat:
+                continue
+            where = "this access's mask" if other is access else f"the mask {self.describe(other)}"
+            against = (f"the bound {where} states for that index (no launch in this file gives this "
+                       f"tensor's extent)")
+            return self._violation(access, "stated", against, witness, index, bound, facts)
+        return None
+
+    def _violation(self, access, how, against, witness, address, bound, facts) -> Violation:
+        values = {}
+        names = dict(self.model.symbols.described)
+        if facts is not None:
+            names.update(facts.names)
+        shown = []
+        for decl in witness.decls():
+            name = decl.name()
+            value = witness[decl]
+            if not z3.is_int_value(value):
+                continue
+            n = value.as_long()
+            values[name] = n
+        # what the reader needs: the sizes the address, mask, path and bound depend on
+        relevant = set()
+        for t in (address, bound, access.ptr.offset.term, *access.path, *_lane_domain(access.ptr.offset),
+                  *([access.mask.term] if access.mask is not None else [])):
+            relevant |= set(free_vars(t))
+        if facts is not None:
+            for n in list(relevant):
+                if n in facts.values:
+                    relevant |= set(free_vars(facts.values[n]))
+            for a, g in facts.grid.items():
+                relevant |= set(free_vars(g))
+        for name in sorted(self.model.params):
+            v = witness.eval(self.model.params[name], model_completion=False)
+            if z3.is_int_value(v) and name not in self.model.pointers and name in relevant:
+                shown.append(f"{name}={v.as_long()}")
+        if facts is not None:
+            for name, text in sorted(facts.names.items()):
+                if name in values and name in relevant:
+                    shown.append(f"{text}={values[name]}")
+        for axis, (pid, _) in sorted(self.model.pids.items()):
+            v = witness.eval(pid, model_completion=False)
+            if z3.is_int_value(v) and pid.decl().name() in relevant:
+                shown.append(f"program_id({axis})={v.as_long()}")
+        for var, k, start, step, _ in access.loops:
+            kv = witness.eval(k, model_completion=False)
+            if z3.is_int_value(kv) and var:
+                shown.append(f"{var}={witness.eval(start + step * k, model_completion=True)}")
+        lanes = set(access.ptr.offset.lanes)
+        for lane, axis in sorted(lanes, key=lambda la: (-la[1], la[0].ident)):
+            v = witness.eval(lane.start + lane.var(axis), model_completion=True)
+            if z3.is_int_value(v):
+                shown.append(f"`{lane.text}`={v.as_long()}")
+        addr = witness.eval(address, model_completion=True)
+        lim = witness.eval(bound, model_completion=True)
+        a = addr.as_long() if z3.is_int_value(addr) else None
+        b = lim.as_long() if z3.is_int_value(lim) else None
+        shown = list(dict.fromkeys(shown))
+        pairs = tuple((s.rsplit("=", 1)[0], int(s.rsplit("=", 1)[1])) for s in shown)
+        return Violation(access, how, against, values, ", ".join(shown), a, b, pairs)

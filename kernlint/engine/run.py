@@ -1,0 +1,74 @@
+"""The engine's entry for source rules: evaluate a kernel once, judge every access once."""
+
+from __future__ import annotations
+
+import re
+
+import z3
+from dataclasses import dataclass
+
+from kernlint.engine.evaluate import Access, evaluate
+from kernlint.engine.launch_terms import config_assumptions, launch_facts
+from kernlint.engine.query import Prover, Violation
+
+
+@dataclass
+class BoundsReport:
+    accesses: list[Access]
+    violations: list[Violation]
+
+
+#: failures of the engine on code it does not model (a z3 sort clash, an odd AST): unknown, never a crash
+_DEGRADE = (z3.Z3Exception, TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError,
+            RecursionError)
+_VAR = re.compile(r"lane!(\d+)|pid!(\d+)|grid!(\d+)|(\w+)!\d+")
+
+
+def _describer(model, state):
+    code = state.info.module.code_for_node
+    def describe(term) -> str:
+        if isinstance(term, Access):
+            text = " ".join(code(term.mask_node).split()) if term.mask_node is not None else "?"
+            text = text if len(text) <= 80 else text[:77] + "..."
+            line = state.kernel.locator.span(term.node, state.anchors.get(id(term.node))).line
+            return f"`{text}` on line {line}" if term.helper is None else f"`{text}` in `{term.helper}`"
+        def name(m):
+            if m.group(1):
+                return f"lane[axis -{int(m.group(1)) + 1}]"
+            if m.group(2):
+                return f"program_id({m.group(2)})"
+            if m.group(3):
+                return f"num_programs({m.group(3)})"
+            return m.group(4)
+        return _VAR.sub(name, str(term))
+
+    return describe
+
+
+def bounds_report(state) -> BoundsReport:
+    """Every access of the kernel and those that can leave their tensor (computed once per state)."""
+    cached = getattr(state, "_bounds_report", None)
+    if cached is not None:
+        return cached
+    try:
+        model = evaluate(state.info, state.kernel)
+        prover = Prover(model, launch_facts(state, model), _describer(model, state), config_assumptions(state, model))
+    except _DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
+        state._bounds_report = BoundsReport([], [])
+        return state._bounds_report
+    violations = []
+    seen = set()
+    for access in model.accesses:
+        key = (id(access.node), id(access.site))
+        if key in seen:
+            continue
+        try:
+            found = prover.judge(access)
+        except _DEGRADE:
+            found = None
+        if found is not None:
+            seen.add(key)
+            violations.append(found)
+    report = BoundsReport(model.accesses, violations)
+    state._bounds_report = report
+    return report

@@ -1,0 +1,164 @@
+"""Symbolic values of a Triton kernel.
+
+A block value is one z3 term over *lane* variables: ``tl.arange`` creates a lane variable per call
+site, named by the axis it occupies counted from the right, so broadcasting (which aligns shapes on
+the right) needs no work and ``x[:, None]`` or ``tl.trans`` rename the lane variables of the axes
+they move. Anything the engine does not model is :data:`UNKNOWN`; an access whose address or mask
+depends on it is not judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import z3
+
+
+def position(axis: int) -> z3.ArithRef:
+    """The position along block axis ``axis`` (from the right): every ``tl.arange`` placed on that
+    axis is its start plus this one variable, so two aranges on one axis are the same lanes."""
+    return z3.Int(f"lane!{axis}")
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One ``tl.arange(start, end)`` call site; the value at ``axis`` is ``start + position(axis)``."""
+
+    ident: int
+    start: z3.ArithRef
+    end: z3.ArithRef
+    text: str
+
+    def var(self, axis: int) -> z3.ArithRef:
+        return position(axis)
+
+    def domain(self, axis: int) -> list:
+        key = (axis, self.start.get_id(), self.end.get_id())
+        hit = _DOMAINS.get(key)
+        if hit is None:
+            p, size = position(axis), self.end - self.start
+            hit = _DOMAINS[key] = (self.start, self.end, [p >= 0, p < size, z3.Or([size == 2 ** k for k in range(18)])])
+            if len(_DOMAINS) > 50000:
+                _DOMAINS.clear()
+        return hit[2]
+
+
+#: (axis, start id, end id) -> (start, end, constraints): the terms are kept so their ids stay theirs
+_DOMAINS: dict = {}
+
+
+@dataclass(frozen=True)
+class Num:
+    """An integer (or boolean, ``is_bool``) block value."""
+
+    term: z3.ExprRef
+    rank: int = 0
+    #: (lane, axis) pairs the term mentions
+    lanes: frozenset = frozenset()
+    #: depends on loaded data (an unbounded unknown): addresses built from it are gathers
+    data: bool = False
+    #: bit width of the integer type when known (32 unless cast)
+    bits: int = 32
+
+    @property
+    def is_bool(self) -> bool:
+        return z3.is_bool(self.term)
+
+
+@dataclass(frozen=True)
+class Ptr:
+    """``base + offset`` (in elements) for the tensor behind the kernel parameter ``base``."""
+
+    base: str
+    offset: Num
+
+
+@dataclass(frozen=True)
+class BlockPtr:
+    """``tl.make_block_ptr``: per-dimension shape, strides and offsets; block_shape as integers."""
+
+    base: str
+    shape: tuple
+    strides: tuple
+    offsets: tuple
+    block: tuple
+    #: offset of the base pointer itself (``x_ptr + pid * stride`` as the base)
+    base_offset: Num = None
+
+
+@dataclass(frozen=True)
+class Tup:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Unknown:
+    why: str = "not modelled"
+
+
+UNKNOWN = Unknown()
+NONE = Unknown("None")
+
+
+def const(value: int | bool) -> Num:
+    if isinstance(value, bool):
+        return Num(z3.BoolVal(value))
+    return Num(z3.IntVal(int(value)))
+
+
+def lanes_of(*values: Num) -> frozenset:
+    out: frozenset = frozenset()
+    for v in values:
+        out |= v.lanes
+    return out
+
+
+def combine(term: z3.ExprRef, *values: Num, data: bool = False, bits: int | None = None) -> Num:
+    return Num(
+        term,
+        max((v.rank for v in values), default=0),
+        lanes_of(*values),
+        data or any(v.data for v in values),
+        bits if bits is not None else max((v.bits for v in values), default=32),
+    )
+
+
+def move_axes(value, mapping: dict[int, int], rank: int):
+    """Rename lane variables: the axis ``a`` (from the right) becomes ``mapping[a]``."""
+    if isinstance(value, Ptr):
+        return Ptr(value.base, move_axes(value.offset, mapping, rank))
+    if not isinstance(value, Num):
+        return value
+    pairs = {}
+    lanes = set()
+    for lane, axis in value.lanes:
+        new = mapping.get(axis, axis)
+        lanes.add((lane, new))
+        if new != axis:
+            pairs[axis] = (position(axis), position(new))
+    pairs = list(pairs.values())
+    term = z3.substitute(value.term, *pairs) if pairs else value.term
+    return replace(value, term=term, rank=rank, lanes=frozenset(lanes))
+
+
+def rank_of(value) -> int:
+    if isinstance(value, Ptr):
+        return value.offset.rank
+    if isinstance(value, Num):
+        return value.rank
+    return 0
+
+
+@dataclass
+class Symbols:
+    """The free variables of one kernel's queries, with what each stands for (for witnesses)."""
+
+    described: dict[str, str] = field(default_factory=dict)
+    domain: list = field(default_factory=list)
+    counter: int = 0
+
+    def fresh(self, prefix: str, description: str) -> z3.ArithRef:
+        self.counter += 1
+        name = f"{prefix}!{self.counter}"
+        self.described[name] = description
+        return z3.Int(name)
