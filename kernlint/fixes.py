@@ -137,7 +137,10 @@ def _exclusive_mask(finding: Finding, source: str) -> Fix | None:
     """The one ``<=`` of the mask: in the access's ``mask=`` text, or in the last assignment of the
     named mask before the access; none when there are several (which one is meant is not known)."""
     mask = finding.evidence.get("mask")
-    if "inclusive" not in finding.evidence.get("problems", ()) or not mask:
+    ev = finding.evidence
+    # the engine's witness reaches exactly the first element past the end: the one lane `<` drops
+    one_past = ev.get("address") is not None and ev.get("address") == ev.get("bound")
+    if not mask or not ("inclusive" in ev.get("problems", ()) or one_past):
         return None
     text = _Text(source)
     start, end = text.slice(finding.span)
@@ -292,7 +295,7 @@ def rewrite(paths, config, options, stdin: bytes | None, fix: bool, unsafe: bool
         text = stdin.decode("utf-8", errors="surrogateescape")
         return rewritten(options.stdin_filename or "-", text).encode("utf-8", errors="surrogateescape"), counts
     files, _ = input_files(paths, config, options)
-    for path in files:
+    for path, _named in files:
         try:
             raw = path.read_bytes()
             text = raw.decode("utf-8")

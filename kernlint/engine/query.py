@@ -23,6 +23,9 @@ from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.symbols import Num, Ptr
 
 TIMEOUT_MS = 1000
+#: the solver's work budget per query, in z3's resource units: unlike a wall-clock timeout it gives
+#: the same answer on a loaded CI machine as on a fast laptop (the timeout stays, as a safety cap)
+RLIMIT = 4_000_000
 #: witnesses are first sought with every variable in [-SMALL, SMALL]
 SMALL = 1 << 16
 _CACHE: dict[str, tuple] = {}
@@ -163,27 +166,43 @@ def clear_cache() -> None:
     _FREE.clear()
 
 
+def _conjuncts(formula) -> list:
+    stack, out = [formula], []
+    while stack:
+        f = stack.pop()
+        if z3.is_and(f):
+            stack.extend(f.children())
+        else:
+            out.append(f)
+    return out
+
+
 def _solve(formula, timeout_ms: int = TIMEOUT_MS):
-    key = formula.sexpr()
+    # the conjuncts in a fixed order: the solver's path (and so whether it answers within budget)
+    # must not depend on the order Python's sets happened to build the formula in
+    parts = sorted({c.sexpr(): c for c in _conjuncts(formula)}.items())
+    key = "\n".join(k for k, _ in parts)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
+    formula = z3.And([c for _, c in parts]) if parts else z3.BoolVal(True)
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
+    solver.set("timeout", 10 * timeout_ms)
+    solver.set("rlimit", RLIMIT)
     solver.add(formula)
     result = solver.check()
-    if result == z3.sat:
+    model = solver.model() if result == z3.sat else None
+    if model is not None:
         # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
         variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
         for limit in (256, 4096, SMALL):
             solver.push()
             solver.add(*[z3.And(v >= -limit, v <= limit) for v in variables])
             if solver.check() == z3.sat:
+                model = solver.model()
                 break
             solver.pop()
-        else:
-            solver.check()
-    out = (result, solver.model() if result == z3.sat else None)
+    out = (result, model)
     if len(_CACHE) > _CACHE_LIMIT:
         _CACHE.clear()
     _CACHE[key] = out
