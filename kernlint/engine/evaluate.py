@@ -62,6 +62,7 @@ class KernelModel:
     lanes: list[Lane] = field(default_factory=list)
     constexprs: set[str] = field(default_factory=set)
     #: id of a ceiling division's term -> (dividend, divisor) (``cdiv(K, BK)`` -> ``(K, BK)``)
+    #: term id -> (n, B, the term): the term is kept so that its id is not reused by another
     ceil_divs: dict = field(default_factory=dict)
 
 
@@ -477,7 +478,7 @@ class Evaluator:
             out = combine(x / y, a, b)
             ceil = z3.simplify(x - y + 1, som=True)
             if len(str(ceil)) < len(str(z3.simplify(x, som=True))):
-                self.model.ceil_divs[out.term.get_id()] = (ceil, y)  # ``(n + B - 1) // B``: cdiv(n, B)
+                self.model.ceil_divs[out.term.get_id()] = (ceil, y, out.term)  # ``(n + B - 1) // B``: cdiv(n, B)
             return out
         if op == "Modulo":
             out = combine(x % y, a, b)
@@ -597,7 +598,7 @@ class Evaluator:
         if name in ("triton.cdiv", TL + "cdiv") and len(args) == 2 and all(isinstance(a, Num) for a in args):
             a, b = args
             out = combine((a.term + b.term - 1) / b.term, a, b)
-            self.model.ceil_divs[out.term.get_id()] = (a.term, b.term)
+            self.model.ceil_divs[out.term.get_id()] = (a.term, b.term, out.term)
             return out
         if name == TL + "where" and len(args) == 3:
             return _select_block(*args)

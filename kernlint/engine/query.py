@@ -287,7 +287,7 @@ class Prover:
         if zero(ck - step * cl):
             index, extent = position + lane.start + p, stop  # one block of lanes per step
         elif zero(step - 1) and stop.get_id() in self.model.ceil_divs:
-            blocks, divisor = self.model.ceil_divs[stop.get_id()]
+            blocks, divisor, _ = self.model.ceil_divs[stop.get_id()]
             ratio = _ratio(ck, cl)
             if ratio is None or not zero(ratio - divisor):
                 return None  # the pointer moves by something else than the block the count divides by
