@@ -6,12 +6,17 @@ import pytest
 from kernlint.check import Options, run_check
 from kernlint.config import Config
 
-HEADER = "import triton\nimport triton.language as tl\n\n\n"
+HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 OK = HEADER + '''@triton.jit
 def plain(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(x_ptr + offs, x)
+
+
+def launch_plain():
+    x = torch.empty(100)
+    plain[(4,)](x, 100, BLOCK=64)  # 4 blocks of 64 over 100 elements, unmasked: a finding to keep
 '''
 KERNEL = '''@triton.jit
 def deep(x_ptr, BLOCK: tl.constexpr):
@@ -43,5 +48,5 @@ def test_a_host_function_with_a_thousand_elifs_keeps_its_launch_facts(tmp_path):
     chain = "".join(f"    elif n == {i}:\n        block = {i}\n" for i in range(1, 1000))
     host = f"\n\ndef launch(x, n):\n    block = 64\n    if n == 0:\n        block = 0\n{chain}    plain[(1,)](x, n, 128)\n"
     src = OK + host
-    (launch,) = discover("m.py", src, cst.parse_module(src)).facts.launches
+    (launch,) = [la for la in discover("m.py", src, cst.parse_module(src)).facts.launches if la.caller == "launch"]
     assert launch.value("BLOCK").value == 128
