@@ -45,6 +45,12 @@ def speedups(timings: dict) -> dict:
     return out
 
 
+def _wrong_reason(result: dict) -> str:
+    ff = result.get("correctness", {}).get("first_failure", {})
+    return (f"wrong: {ff.get('reason', 'outputs differ')} "
+            f"(variant {ff.get('variant', '-')}, seed {ff.get('seed', '-')}, run {ff.get('run', '-')})")
+
+
 def judge(result: dict, findings: list[Finding], policy: Policy) -> tuple[str, list[str]]:
     """(verdict, reasons). Reasons are short machine-readable strings with details after ':'."""
     reasons: list[str] = []
@@ -61,14 +67,16 @@ def judge(result: dict, findings: list[Finding], policy: Policy) -> tuple[str, l
     for c in result.get("cheats", []):
         reasons.append(f"runtime:{c['reason']}: {c.get('detail', '')}")
     if reasons:
+        # what the trusted side found besides: the evidence that the attack did not work either
+        if kind:
+            reasons.append(f"{kind}: {result.get('error', '')[:300]}")
+        elif not result.get("correctness", {}).get("passed_all", True):
+            reasons.append(_wrong_reason(result))
         return "cheating", reasons
     if kind:
         return "runtime-error", [f"{kind}: {result.get('error', '')[:300]}"]
-    corr = result.get("correctness", {})
-    if not corr.get("passed_all"):
-        ff = corr.get("first_failure", {})
-        return "wrong", [f"wrong: {ff.get('reason', 'outputs differ')} "
-                         f"(variant {ff.get('variant', '-')}, seed {ff.get('seed', '-')}, run {ff.get('run', '-')})"]
+    if not result.get("correctness", {}).get("passed_all"):
+        return "wrong", [_wrong_reason(result)]
     timings = result.get("timings", {})
     cand = timings.get("candidate", {})
     on_gpu = str(cand.get("timer", "")).startswith("cuda")
