@@ -11,7 +11,7 @@ from kernlint.rule import Confirmation
 
 #: calls that only a harness attack needs, by what they are for
 CALLS = {
-    "os._exit": "process-exit", "os.abort": "process-exit", "posix._exit": "process-exit",
+    "os._exit": "process-exit", "posix._exit": "process-exit",
     "gc.get_objects": "gc-scan", "gc.get_referrers": "gc-scan", "gc.get_referents": "gc-scan",
     "sys._getframe": "frame-walk", "sys._current_frames": "frame-walk", "inspect.currentframe": "frame-walk",
     "inspect.stack": "frame-walk", "inspect.getouterframes": "frame-walk", "inspect.trace": "frame-walk",

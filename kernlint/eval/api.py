@@ -133,6 +133,9 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "findings": [f.to_dict() for f in findings],
         "lint_findings": lint_findings(cand.source, path) if not syntax_error else [],
         "notes": result.get("notes", []),
+        "artifacts": result.get("artifacts", []),
+        # the judge's secret behind every input seed, recorded once the candidate has exited
+        "input_secret": result.get("input_secret"),
         "device": result.get("device", "cuda" if cuda else "cpu"),
         "software": result.get("software", {}),
         "host": platform.node(),

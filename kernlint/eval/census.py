@@ -115,9 +115,8 @@ def profiler_census(fn: Callable[[], Any], candidate_kernel_names: list[str], cu
     return {"aten_ops": len(ops), "top_aten_ops": sorted(ops, key=ops.get, reverse=True)[:5]}
 
 
-def compiled_kernel_metrics(namespace: dict) -> list[dict]:
-    """Registers, spills, warps and shared memory of every compiled specialization (GPU only)."""
-    out = []
+def compiled_kernels(namespace: dict):
+    """``(kernel name, compiled kernel)`` for every compiled specialization (GPU only)."""
     for name, obj in _kernel_objects(namespace).items():
         fn = _inner_fn(obj)
         caches = []
@@ -128,21 +127,39 @@ def compiled_kernel_metrics(namespace: dict) -> list[dict]:
         elif isinstance(getattr(fn, "cache", None), dict):
             caches.extend(fn.cache.values())
         for cache in caches:
-            if not isinstance(cache, dict):
-                continue
-            for compiled in cache.values():
-                md = getattr(compiled, "metadata", None)
-                try:
-                    compiled._init_handles()
-                except Exception:
-                    pass
-                out.append({
-                    "kernel": name,
-                    "n_regs": getattr(compiled, "n_regs", None),
-                    "n_spills": getattr(compiled, "n_spills", None),
-                    "num_warps": getattr(md, "num_warps", None),
-                    "shared": getattr(md, "shared", None),
-                })
+            if isinstance(cache, dict):
+                for compiled in cache.values():
+                    yield name, compiled
+
+
+def compiled_kernel_metrics(namespace: dict) -> list[dict]:
+    """Registers, spills, warps and shared memory of every compiled specialization (GPU only)."""
+    out = []
+    for name, compiled in compiled_kernels(namespace):
+        md = getattr(compiled, "metadata", None)
+        try:
+            compiled._init_handles()
+        except Exception:
+            pass
+        out.append({
+            "kernel": name,
+            "n_regs": getattr(compiled, "n_regs", None),
+            "n_spills": getattr(compiled, "n_spills", None),
+            "num_warps": getattr(md, "num_warps", None),
+            "shared": getattr(md, "shared", None),
+        })
+    return out
+
+
+def compiled_kernel_texts(namespace: dict, kinds: tuple[str, ...] = ("ptx", "ttgir")) -> list[tuple[str, str, str]]:
+    """``(kernel, kind, text)`` of the compiled kernels' intermediate forms (PTX, TTGIR...)."""
+    out = []
+    for name, compiled in compiled_kernels(namespace):
+        asm = getattr(compiled, "asm", None) or {}
+        for kind in kinds:
+            text = asm.get(kind) if hasattr(asm, "get") else None
+            if isinstance(text, str):
+                out.append((name, kind, text))
     return out
 
 

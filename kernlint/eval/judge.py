@@ -34,6 +34,9 @@ from kernlint.eval.isolation import Gone, Process
 PEAK_FLOPS = {"H200": 1.98e15, "H100": 1.98e15, "GH200": 1.98e15, "H20": 0.3e15, "B200": 4.5e15,
               "A100": 0.624e15, "L40S": 0.733e15, "L4": 0.242e15, "A10G": 0.25e15, "V100": 0.125e15,
               "RTX 4090": 0.661e15, "MI300X": 2.6e15}
+#: checks of the candidate's compiled kernels: ``check(artifacts, judge)``; they may add to
+#: ``judge.res["metrics"]`` and call ``judge.cheat``. Artifacts come from :meth:`Judge.artifacts`.
+ARTIFACT_CHECKS: list = []
 #: the candidate's own clock may see this fraction of the judge's (the rest: loop and sync overhead)
 CLOCK_AGREEMENT = 0.5
 
@@ -72,18 +75,23 @@ def roofline_violations(nbytes: int, flops: int, ms: float, device_name: str) ->
 
 
 def clock_disagreement(own: dict, outside: dict) -> str | None:
-    """Why the executor's own clock cannot be right, from :meth:`Judge.outside_clock`'s numbers."""
-    n, noise = outside["calls"], outside["noise_ms"]
-    seen = outside["outside_ms"]
-    if seen <= 5 * noise + 0.05:
-        return None  # too short to tell from the handshake
-    inside = outside["inside_ms"]
-    if inside < CLOCK_AGREEMENT * seen - noise:
-        return (f"its own clock saw {inside / n:.4f} ms per synchronized call, the harness's clock "
-                f"{seen / n:.4f} ms ({n} calls)")
+    """Why an executor's own timing ``own`` cannot be right, given :meth:`Judge.outside_clock`'s
+    numbers for its synchronized calls (None: nothing contradicts it)."""
+    n, noise, seen = outside["calls"], outside["noise_ms"], outside["outside_ms"]
     med = own.get("median_ms")
-    if str(own.get("timer", "")).startswith("cpu") and med is not None and med * n < CLOCK_AGREEMENT * seen - noise:
-        return f"it reported a median of {med:.4f} ms per call, the harness's clock {seen / n:.4f} ms"
+    if not isinstance(med, (int, float)):
+        return "it reported no median time"
+    if seen > 5 * noise + 0.05:  # long enough to tell from the handshake
+        inside = outside["inside_ms"]
+        if inside < CLOCK_AGREEMENT * seen - noise:
+            return (f"its own clock saw {inside / n:.4f} ms per synchronized call, the harness's clock "
+                    f"{seen / n:.4f} ms ({n} calls)")
+        if str(own.get("timer", "")).startswith("cpu") and med * n < CLOCK_AGREEMENT * seen - noise:
+            return f"it reported a median of {med:.4f} ms per call, the harness's clock {seen / n:.4f} ms"
+    kern = (own.get("kernels") or {}).get("median_ms")
+    # events enclose the kernels they time: events well below the kernels' own durations are not real
+    if isinstance(kern, (int, float)) and med < CLOCK_AGREEMENT * kern - 1e-3:
+        return f"its CUDA events read {med:.4f} ms per call, the profiled kernels alone last {kern:.4f} ms"
     return None
 
 
@@ -130,6 +138,9 @@ class Judge:
         return derive_seed(self.secret, *parts)
 
     def ask(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
+        return self.ask_texts(proc, header, values, texts)[:2]
+
+    def ask_texts(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
         head, vals, txt = proc.request(header, values, texts, self.deadline)
         if proc is self.cand:
             for c in head.get("cheats", []) if isinstance(head.get("cheats"), list) else []:
@@ -137,7 +148,18 @@ class Judge:
                     self.cheat(c["reason"][:64], str(c.get("detail", "")), source="candidate-process")
         if head.get("ok") is not True:
             raise Failed(str(head.get("error_kind", "runtime-error"))[:64], str(head.get("error", ""))[:2000])
-        return head, vals
+        return head, vals, txt
+
+    def artifacts(self) -> list[dict]:
+        """The candidate's compiled kernels as text: ``{"kernel", "kind", "text"}`` each. They are
+        data for checks that run here (:data:`ARTIFACT_CHECKS`); nothing in them is executed."""
+        head, _, txt = self.ask_texts(self.cand, {"op": "artifacts"})
+        out = [{"kernel": str(a.get("kernel")), "kind": str(a.get("kind")), "text": txt.get(a.get("text"), "")}
+               for a in head.get("artifacts", []) if isinstance(a, dict)]
+        self.res["artifacts"] = [{"kernel": a["kernel"], "kind": a["kind"], "chars": len(a["text"])} for a in out]
+        for check in ARTIFACT_CHECKS:
+            check(out, self)
+        return out
 
     # -- the flows ----------------------------------------------------------------------------
 
@@ -305,6 +327,7 @@ class Judge:
             spills = [k["n_spills"] for k in kms if isinstance(k.get("n_spills"), int)]
             if spills:
                 self.res["metrics"]["max_spills"] = max(spills)
+            self.artifacts()
         self.stage("timing")
         if self.cuda:
             t_c, t_r = self.time_both(sets, None, int(job.get("iters", 50)), int(job.get("warmup", 5)))

@@ -9,9 +9,9 @@ Values (outputs, inputs, init arguments) travel as JSON with tensors replaced by
 the index of their payload; anything that is neither JSON nor a tensor becomes ``{"$repr": ...}``
 (it can only compare unequal).
 
-The ``artifacts`` entry of a header is where compiled-kernel data (PTX, TTGIR, metadata) leaves a
-candidate process: a list of ``{"kernel", "kind", "payload"}`` with ``payload`` the index of a
-``text`` payload. The judge reads them as text; it never imports or runs them.
+The ``artifacts`` entry of an answer header is where compiled-kernel data (PTX, TTGIR) leaves a
+candidate process: a list of ``{"kernel", "kind", "text"}`` with ``text`` the key of a text payload
+(``texts`` of :func:`read`). The judge reads them as text; it never imports or runs them.
 """
 
 from __future__ import annotations

@@ -361,6 +361,17 @@ class Executor:
             head["stream_switched"] = torch.cuda.current_stream() != torch.cuda.default_stream()
         return head, {}
 
+    def op_artifacts(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict, dict]:
+        """The compiled kernels as text (see :mod:`kernlint.eval.wire`): for checks in the judge."""
+        from kernlint.eval import census
+
+        arts, blobs = [], {}
+        for i, (kernel, kind, text) in enumerate(census.compiled_kernel_texts(vars(self.mod), tuple(req.get("kinds", ("ptx", "ttgir"))))):
+            key = f"a{i}"
+            arts.append({"kernel": kernel, "kind": kind, "text": key})
+            blobs[key] = text
+        return {"artifacts": arts}, {}, blobs
+
     def op_flops(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
         """Reference only: the FLOPs of one forward (torch's FLOP counter), for the roofline."""
         from torch.utils.flop_counter import FlopCounterMode
@@ -389,17 +400,17 @@ class Executor:
             if op is None:
                 raise Stage("harness-error", f"unknown request {req.get('op')!r}")
             got = op(req, values, texts)
-            head, vals = got if isinstance(got, tuple) else (got, {})
+            head, vals, blobs = (tuple(got) + ({},))[:3] if isinstance(got, tuple) else (got, {}, {})
             head = {"ok": True, **head}
         except Stage as st:
-            head, vals = {"ok": False, "error_kind": st.kind, "error": str(st)[:2000]}, {}
+            head, vals, blobs = {"ok": False, "error_kind": st.kind, "error": str(st)[:2000]}, {}, {}
         except BaseException as exc:  # noqa: BLE001
-            head, vals = {"ok": False, "error_kind": classify_exception(exc),
-                          "error": f"{type(exc).__name__}: {exc}"[:2000],
-                          "traceback": traceback.format_exc()[-3000:]}, {}
+            head, vals, blobs = {"ok": False, "error_kind": classify_exception(exc),
+                                 "error": f"{type(exc).__name__}: {exc}"[:2000],
+                                 "traceback": traceback.format_exc()[-3000:]}, {}, {}
         head["cheats"] = self.cheats
         try:
-            return wire.encode(head, vals)
+            return wire.encode(head, vals, blobs)
         except Exception as exc:  # noqa: BLE001 - an output the format cannot carry
             return wire.encode({"ok": False, "error_kind": "runtime-error", "cheats": self.cheats,
                                 "error": f"the output cannot be sent: {type(exc).__name__}: {exc}"[:500]})
