@@ -143,6 +143,7 @@ class Executor:
         self.kind = ""
         self.counter = None
         self.kept: list | None = None
+        self.held: list = []
         self.sets: list[list] = []
         self.cheats: list[dict] = []
 
@@ -277,6 +278,9 @@ class Executor:
                 raise Stage("reference-error", f"the reference fails: {type(exc).__name__}: {exc}") from exc
             raise Stage(classify_exception(exc), f"{type(exc).__name__}: {exc}") from exc
         self.kept = args if req.get("keep") else None
+        # every input stays allocated for the job, so a new input never lands at the address of an
+        # old one: a data_ptr-keyed cache misses on them and is named by the judge's refill check
+        self.held.append(args)
         head = {"launches": (self.counter.total() - n0) if self.counter else None,
                 "plain_tensors": C.plain_tensor_leaves(out)}
         self._guard("forward")
