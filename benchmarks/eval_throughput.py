@@ -5,7 +5,8 @@ side by side in one run (alternating, so both see the same machine load).
     git archive <commit> kernlint | tar -x -C /tmp/before
     python benchmarks/eval_throughput.py --baseline-src /tmp/before --baseline-label <commit> [--rounds 1]
 
-Each run evaluates every candidate under fixtures/eval/candidates (of this tree, for both
+Run it with an interpreter that has no editable install of kernlint (an editable install maps
+``kernlint.rules`` to its own checkout whatever PYTHONPATH says). Each run evaluates every candidate under fixtures/eval/candidates (of this tree, for both
 implementations) with ``--no-timing``, seeds 0 and 1, two shape variants, ``--workers`` workers.
 Writes OUT/eval_throughput.md and .json (default OUT: benchmarks/results).
 """

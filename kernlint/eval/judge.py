@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import statistics
 import time
 from typing import Any
 

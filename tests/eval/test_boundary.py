@@ -51,23 +51,23 @@ def test_wire_round_trip_without_pickle():
 @pytest.mark.parametrize("garbage", [b'{"stage": "done", "status": "ok"}\n', wire.MAGIC + b"\xff" * 8,
                                      wire.MAGIC + (5).to_bytes(8, "little") + b"[1,2]"])
 def test_wire_rejects_what_is_not_a_frame(garbage):
-    r, w = os.pipe()
-    os.write(w, garbage)
-    os.close(w)
-    with pytest.raises(wire.WireError):
-        wire.read(r, deadline=None)
-    os.close(r)
+    _assert_unreadable(garbage)
 
 
 def test_pickle_dtype_cannot_be_smuggled():
     frame = wire.encode({"op": "x"}, {"out": torch.ones(2)})
-    bad = frame.replace(b'"dtype": "float32"', b'"dtype": "load"  ')
+    _assert_unreadable(frame.replace(b'"dtype": "float32"', b'"dtype": "load"  '))
+
+
+def _assert_unreadable(raw: bytes) -> None:
     r, w = os.pipe()
-    os.write(w, bad)
+    os.write(w, raw)
     os.close(w)
-    with pytest.raises(wire.WireError):
-        wire.read(r, deadline=None)
-    os.close(r)
+    try:
+        with pytest.raises(wire.WireError):
+            wire.read(r, deadline=None)
+    finally:
+        os.close(r)
 
 
 def test_seeds_come_from_a_secret():
