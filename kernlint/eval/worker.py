@@ -173,9 +173,9 @@ class Executor:
 
     def op_load(self, req: dict, values: dict, texts: dict) -> dict:
         import platform
+        from importlib.metadata import version
 
         import torch
-        import triton
 
         self.role, self.kind = req["role"], req["kind"]
         if req.get("device_memory_fraction") and torch.cuda.is_available():
@@ -205,7 +205,7 @@ class Executor:
 
         info = {"device": torch.cuda.get_device_name() if self.device.type == "cuda" else "cpu",
                 "software": {"python": platform.python_version(), "torch": torch.__version__,
-                             "triton": triton.__version__}}
+                             "triton": version("triton")}}  # not imported: a reference may not need it
         if self.role == "candidate":
             if self.kind == "kernelbench" and not hasattr(self.mod, "ModelNew"):
                 raise Stage("did-not-compile", "the candidate defines no ModelNew")
