@@ -296,9 +296,13 @@ class Judge:
         return {"calls": n, "outside_ms": max(0.0, wall - hand[1]), "inside_ms": inside,
                 "handshake_ms": hand[1], "noise_ms": hand[-1] - hand[0]}
 
-    def time_both(self, sets: list, function: str | None, iters: int, warmup: int, flush_l2=True) -> tuple[dict, dict]:
+    def stage_sets(self, sets: list) -> None:
+        """Send both executors the same input sets for the timing and profiling that follow."""
         for p in (self.cand, self.ref):
             self.ask(p, {"op": "stage"}, {"sets": sets})
+
+    def time_both(self, function: str | None, iters: int, warmup: int, flush_l2=True) -> tuple[dict, dict]:
+        """Each executor's own timing of the staged sets, with the judge's clock beside it."""
         req = {"op": "time", "iters": iters, "warmup": warmup, "function": function, "flush_l2": flush_l2,
                "kernels": self.cuda}
         t_c = dict(self.ask(self.cand, req)[0].get("timing") or {})
@@ -317,8 +321,7 @@ class Judge:
         n_sets = int(job.get("input_sets", 4 if self.cuda else 2))
         sets = [self.ref_inputs(variant, "timing", i)[1] for i in range(n_sets)]
         self.stage("census")
-        for p in (self.cand, self.ref):
-            self.ask(p, {"op": "stage"}, {"sets": sets})
+        self.stage_sets(sets)
         head, _ = self.ask(self.cand, {"op": "census"})
         self.res["metrics"]["census"] = head.get("census")
         if self.cuda:
@@ -337,10 +340,10 @@ class Judge:
             self.evidence(self.artifacts)
         self.stage("timing")
         if self.cuda:
-            t_c, t_r = self.time_both(sets, None, int(job.get("iters", 50)), int(job.get("warmup", 5)))
+            t_c, t_r = self.time_both(None, int(job.get("iters", 50)), int(job.get("warmup", 5)))
             self.device_checks(t_c, t_r, inputs, out_r)
         else:
-            t_c, t_r = self.time_both(sets, None, int(job.get("cpu_iters", 3)), 1)
+            t_c, t_r = self.time_both(None, int(job.get("cpu_iters", 3)), 1)
         self.res["timings"] = {"candidate": t_c, "reference": t_r}
         if job.get("compile_baseline", self.cuda):
             self.stage("baseline-compile")
@@ -407,11 +410,12 @@ class Judge:
         self.note("TritonBench task: shapes are those of the reference's test function")
         if job.get("timing", True):
             self.stage("timing")
+            self.stage_sets([[]])
             if self.cuda:
-                t_c, t_r = self.time_both([[]], fn, int(job.get("iters", 20)), 2)
+                t_c, t_r = self.time_both(fn, int(job.get("iters", 20)), 2)
                 self.res["metrics"]["kernels"] = self.ask(self.cand, {"op": "census", "function": fn})[0].get("kernels", [])
             else:
-                t_c, t_r = self.time_both([[]], fn, 1, 0)
+                t_c, t_r = self.time_both(fn, 1, 0)
             t_c["scope"] = t_r["scope"] = "whole test function (includes input creation)"
             self.res["timings"] = {"candidate": t_c, "reference": t_r}
 
@@ -426,6 +430,10 @@ class Judge:
             res["status"] = "ok"
         except Failed as f:
             res.update(status="error", error_kind=f.kind, error=str(f)[:2000])
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            # an answer of the wrong shape: the reference's are the harness's own, so the candidate's
+            res.update(status="error", error_kind="runtime-error",
+                       error=f"malformed answer in stage {res['stage']!r}: {type(exc).__name__}: {exc}"[:2000])
         except Gone as g:
             kind, detail = g.kind()
             who = "the candidate's process" if g.process is self.cand else "the reference's process"
