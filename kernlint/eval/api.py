@@ -117,6 +117,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "problem": problem.id,
         "problem_kind": problem.kind,
         "origin": cand.origin,
+        "mapping": cand.meta.get("mapping"),
         "candidate_sha": cand.sha,
         "verdict": verdict,
         "reasons": reasons,

@@ -11,7 +11,7 @@ from kernlint.eval import records, report_html, summary
 from kernlint.eval.api import EvalOptions
 from kernlint.eval.dataset import export
 from kernlint.eval.policy import Policy
-from kernlint.eval.problems import attach_tests, load_candidates, load_problems, select_problems
+from kernlint.eval.problems import attach_tests, load_candidates, load_problems, mapping_report, select_problems
 from kernlint.eval.runner import run_batch
 
 
@@ -71,6 +71,8 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
             attach_tests(probs, tests_dir)
         # JSONL answers map to problems by row order, so candidates are read before any selection
         cands = load_candidates(candidates, probs)
+        for line in mapping_report(cands):
+            click.echo(f"warning: {line}", err=True)
         if problem_ids:
             probs = select_problems(probs, problem_ids)
             order = {pid: i for i, pid in enumerate(probs)}
