@@ -10,7 +10,7 @@ from typing import Any
 
 import libcst as cst
 
-from kernlint.eval import isolation, policy as P
+from kernlint.eval import isolation, policy as P, structure
 from kernlint.eval.problems import Candidate, Problem, problem_from_text
 from kernlint.eval.rulebase import check_source
 from kernlint.model import Finding
@@ -32,6 +32,8 @@ class EvalOptions:
     env: dict[str, str] = field(default_factory=dict)
     inject_fault: str | None = None
     cuda: bool | None = None  # None: probe in the parent
+    #: one ncu pass per candidate that passed correctness (None: on when timing on a GPU)
+    profile: bool | None = None
 
     def job_fields(self) -> dict:
         d = {"seeds": list(self.seeds), "shape_variants": list(self.shape_variants),
@@ -95,6 +97,17 @@ def lint_findings(source: str, path: str) -> list[dict]:
             for f in result.findings]
 
 
+def _structure(job: dict, result: dict, cand: Candidate, path: str, opts: EvalOptions, cuda: bool) -> dict:
+    """The structural judgement (trusted side): the IR rules on the captured launches, one ncu pass
+    when wanted, the roofline and the flaws."""
+    from kernlint.eval import structure_profile
+
+    profile_run = None
+    if structure_profile.wanted(opts, result, cuda) and structure.kernel_symbols(result):
+        profile_run = structure_profile.run_profile(job, structure.kernel_symbols(result), opts.timeout_s, opts.env)
+    return structure.analyze(result, cand.source, path, opts.policy.structure, profile_run)
+
+
 def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> dict:
     """Evaluate one candidate in its own subprocess; return the JSONL record."""
     t0 = time.time()
@@ -109,6 +122,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         result = isolation.run_job(job, timeout_s=opts.timeout_s,
                                    mem_limit_mb=None if cuda else opts.mem_limit_mb,
                                    rss_limit_mb=opts.rss_limit_mb, env=opts.env)
+        result["structure"] = _structure(job, result, cand, path, opts, cuda)  # structure hook (#22)
     verdict, reasons = P.judge(result, findings, opts.policy)
     sp = P.speedups(result.get("timings", {}))
     corr = result.get("correctness", {})
@@ -120,7 +134,9 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "candidate_sha": cand.sha,
         "verdict": verdict,
         "reasons": reasons,
-        "reward": P.reward(verdict, sp.get("vs_reference") if _gpu_timed(result) else None),
+        "reward": P.reward(verdict, sp.get("vs_reference") if _gpu_timed(result) else None,
+                           structure.efficiency(result.get("structure"))),
+        "structure": result.get("structure", {}),
         "speedup": sp,
         "error_kind": result.get("error_kind"),
         "error": result.get("error"),

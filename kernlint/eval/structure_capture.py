@@ -1,0 +1,214 @@
+"""What a candidate's kernels were launched with, captured inside the candidate's process.
+
+This is the only part of the structural checks that runs next to candidate code, and it only
+records plain data: for each Triton kernel the candidate module defines, the specializations it was
+launched with (argument types, constexpr values, divisibility, ``num_warps``/``num_stages``, grid)
+and, when Triton compiled the launch for a GPU, the compiled kernel's TTGIR/PTX and metadata.
+Everything that judges this data (the IR rules, ncu, the roofline, the verdict) runs in the
+trusted process (:mod:`kernlint.eval.structure`). Under ``TRITON_INTERPRET=1`` (CPU workers)
+nothing is compiled, so the trusted side compiles the captured specializations ahead of time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+#: distinct specializations recorded per kernel (an autotuner launches one per config)
+MAX_SPECS_PER_KERNEL = 8
+#: launch options Triton takes beside the kernel's own parameters
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "grid", "warmup",
+                  "debug", "instrumentation_mode", "fpsan_homomorphic_casts", "launch_cooperative_grid",
+                  "launch_pdl")
+KEPT_ASM = ("ttgir", "ptx")
+_TORCH_TO_TRITON = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
+                    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+                    "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+def _innermost(obj: Any) -> Any:
+    """The JIT (or interpreted) function under autotune/heuristics wrappers."""
+    from triton.runtime.jit import KernelInterface
+
+    for _ in range(8):
+        inner = getattr(obj, "fn", None)
+        if not isinstance(inner, KernelInterface):
+            return obj
+        obj = inner
+    return obj
+
+
+def _python_function(fn: Any):
+    inner = getattr(fn, "fn", None)
+    return inner if callable(inner) and not hasattr(inner, "run") else None
+
+
+def _arg_type(value: Any) -> str | None:
+    """Triton's signature type of a runtime argument; None for a value Triton makes a constexpr."""
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        return "*" + _TORCH_TO_TRITON.get(str(value.dtype).replace("torch.", ""), "fp32")
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        if value == 1:
+            return None  # Triton specializes an integer 1 into a constant
+        return "i32" if -2**31 <= value < 2**31 else "i64"
+    if isinstance(value, float):
+        return "fp32"
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    text = str(value)
+    if text.startswith(("triton.language.", "tl.")) or type(value).__name__ == "dtype":
+        return "tl." + text.rsplit(".", 1)[-1]
+    return text
+
+
+def specialization_of(fn: Any, args: tuple, kwargs: dict) -> dict | None:
+    """The compile-time facts of one launch: ``{"signature", "constexprs", "divisible",
+    "num_warps", "num_stages"}`` in :class:`kernlint.ir.specialize.Specialization`'s terms."""
+    py = _python_function(fn)
+    if py is None:
+        return None
+    params = inspect.signature(py).parameters
+    own = {k: v for k, v in kwargs.items() if k in params}
+    try:
+        bound = inspect.signature(py).bind_partial(*args, **own)
+    except TypeError:
+        return None
+    bound.apply_defaults()
+    signature, constexprs, divisible = {}, {}, []
+    for name, value in bound.arguments.items():
+        annotation = params[name].annotation
+        if "constexpr" in str(annotation):
+            constexprs[name] = _jsonable(value)
+            continue
+        ty = _arg_type(value)
+        if ty is None:
+            constexprs[name] = _jsonable(value)
+            continue
+        signature[name] = ty
+        if ty.startswith("*"):
+            if value.data_ptr() % 16 == 0:
+                divisible.append(name)
+        elif ty in ("i32", "i64") and value % 16 == 0:
+            divisible.append(name)
+    from kernlint.ir.specialize import DEFAULT_NUM_STAGES, DEFAULT_NUM_WARPS
+
+    return {"signature": signature, "constexprs": constexprs, "divisible": divisible,
+            "num_warps": int(kwargs.get("num_warps") or DEFAULT_NUM_WARPS),
+            "num_stages": int(kwargs.get("num_stages") or DEFAULT_NUM_STAGES)}
+
+
+def _grid(grid: Any, meta: dict) -> list[int] | None:
+    try:
+        g = grid(meta) if callable(grid) else grid
+        return [int(x) for x in (g if isinstance(g, (tuple, list)) else (g,))]
+    except Exception:  # noqa: BLE001 - the grid is informative only
+        return None
+
+
+def compiled_data(kernel: Any) -> dict | None:
+    """TTGIR/PTX and metadata of a Triton ``CompiledKernel`` (a GPU launch's return value)."""
+    asm = getattr(kernel, "asm", None)
+    if not isinstance(asm, dict):
+        return None
+    md = getattr(kernel, "metadata", None)
+    try:
+        kernel._init_handles()
+    except Exception:  # noqa: BLE001 - registers then stay unknown
+        pass
+    target = getattr(md, "target", None)
+    return {
+        "asm": {k: str(asm[k]) for k in KEPT_ASM if k in asm},
+        "metadata": {"name": getattr(md, "name", None), "num_warps": getattr(md, "num_warps", None),
+                     "num_stages": getattr(md, "num_stages", None), "shared": int(getattr(md, "shared", 0) or 0),
+                     "capability": getattr(target, "arch", None)},
+        "n_regs": getattr(kernel, "n_regs", None),
+        "n_spills": getattr(kernel, "n_spills", None),
+    }
+
+
+class LaunchCapture:
+    """Records the launches of the Triton kernels in a candidate module's namespace.
+
+    ``records`` is a plain list of dicts, updated in place (the worker keeps a reference in its
+    result data, so every flush writes the latest state)."""
+
+    def __init__(self, namespace: dict) -> None:
+        from kernlint.eval.census import _kernel_objects
+
+        self.records: list[dict] = []
+        self._by_key: dict[tuple, dict] = {}
+        for name, obj in _kernel_objects(namespace).items():
+            self._wrap(name, _innermost(obj))
+
+    def _wrap(self, name: str, fn: Any) -> None:
+        original = getattr(fn, "run", None)
+        if original is None:
+            return
+        capture = self
+
+        def run(self_, *args, **kwargs):
+            entry = capture._note(name, fn, args, kwargs)
+            ret = original(*args, **kwargs)
+            if entry is not None and "asm" not in entry:
+                data = compiled_data(ret)
+                if data:
+                    entry.update(data)
+            return ret
+
+        try:
+            fn.run = types.MethodType(run, fn)
+        except (AttributeError, TypeError):
+            pass
+
+    def _note(self, name: str, fn: Any, args: tuple, kwargs: dict) -> dict | None:
+        try:
+            spec = specialization_of(fn, args, kwargs)
+        except Exception:  # noqa: BLE001 - capture must never change the candidate's behaviour
+            return None
+        if spec is None:
+            return None
+        key = (name, repr(sorted(spec["signature"].items())), repr(sorted(spec["constexprs"].items())),
+               tuple(spec["divisible"]), spec["num_warps"], spec["num_stages"])
+        entry = self._by_key.get(key)
+        if entry is None:
+            if sum(1 for r in self.records if r["kernel"] == name) >= MAX_SPECS_PER_KERNEL:
+                return None
+            meta = {**dict(zip(getattr(fn, "arg_names", ()), args)), **kwargs}
+            entry = {"kernel": name, "spec": spec, "launches": 0, "grid": _grid(kwargs.get("grid"), meta)}
+            self._by_key[key] = entry
+            self.records.append(entry)
+        entry["launches"] += 1
+        return entry
+
+
+def problem_cost(ref_call, inputs: Any, output: Any) -> dict:
+    """The work one call of the problem needs: FLOPs of the reference's matmuls/convolutions
+    (torch's FLOP counter; elementwise work counts 0) and the bytes of its inputs and outputs."""
+    from kernlint.eval.census import tensor_bytes
+
+    cost: dict[str, Any] = {"bytes": tensor_bytes(inputs) + tensor_bytes(output), "flops": None,
+                            "dtypes": sorted({str(x.dtype).replace("torch.", "") for x in _tensors(inputs)})}
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+
+        with FlopCounterMode(display=False) as counter:
+            ref_call(inputs)
+        cost["flops"] = int(counter.get_total_flops())
+    except Exception as exc:  # noqa: BLE001 - the FLOP count is optional evidence
+        cost["flops_error"] = f"{type(exc).__name__}: {exc}"[:200]
+    return cost
+
+
+def _tensors(x: Any) -> list:
+    if hasattr(x, "dtype") and hasattr(x, "numel"):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in _tensors(v)]
+    return []
