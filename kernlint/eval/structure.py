@@ -40,7 +40,7 @@ class StructureThresholds:
     #: (wavefronts - conflicts); static: KL302's predicted excess / ideal wavefronts at its lines)
     bank_conflict_excess: float | None = 0.25
     #: any register spill (ptxas' spill stores/loads, or ncu's local-memory traffic) of the
-    #: specialization launched most: a spill in a kernel is in its hot path
+    #: specialization launched last (the one in use): a spill in a kernel is in its hot path
     spills: bool = True
     #: achieved occupancy (ncu ``sm__warps_active``) below this while latency-bound (neither DRAM nor
     #: SM throughput above ``latency_bound_below`` percent of peak); measured only
@@ -57,8 +57,14 @@ class StructureThresholds:
     #: implausible (cheating). Judged on the memory roof only: fewer FLOPs than the reference's can be
     #: an honest algebraic shortcut, fewer bytes than the inputs and outputs cannot
     implausible_efficiency: float | None = 1.10
-    #: judge from static facts (spills, KL302, KL305) when no profile ran (CPU workers)
+    #: measured flaws are judged on kernels running at least this long per call (ncu): below it
+    #: launch latency, not structure, decides the time
+    min_kernel_us: float = 10.0
+    #: judge from static facts when no profile ran (CPU workers): spills, KL305's predicted sector
+    #: ratio, and KL302 conflicts of at least ``static_min_conflict_ways`` (a line's prediction
+    #: overstates the kernel's share of excess wavefronts, so only unambiguous conflicts count)
     static_verdicts: bool = True
+    static_min_conflict_ways: float = 4.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -81,11 +87,12 @@ def _record_from_capture(entry: dict) -> dict:
 
 
 def _hot_entries(capture: list[dict]) -> set[int]:
-    """Index of the most-launched specialization of each kernel (the one an autotuner chose)."""
+    """Index of the specialization each kernel launched last: the one in use once an autotuner has
+    chosen (its benchmarking launches every config, many times)."""
     best: dict[str, int] = {}
     for i, e in enumerate(capture):
         j = best.get(e["kernel"])
-        if j is None or e.get("launches", 0) > capture[j].get("launches", 0):
+        if j is None or e.get("last_launch", 0) > capture[j].get("last_launch", 0):
             best[e["kernel"]] = i
     return set(best.values())
 
@@ -161,7 +168,8 @@ def _static_flaws(kernels: list[dict], t: StructureThresholds) -> list[dict]:
             elif f["rule"] == "KL302" and t.bank_conflict_excess is not None:
                 ideal = m.get("ideal_wavefronts_per_block") or 0
                 excess = m.get("predicted_excess_wavefronts_per_block") or 0
-                if ideal and excess / ideal > t.bank_conflict_excess:
+                if (ideal and excess / ideal > t.bank_conflict_excess
+                        and (m.get("conflict_ways") or 0) >= t.static_min_conflict_ways):
                     flaws.append(_flaw("bank-conflict", k["kernel"],
                                        f"predicted {excess / ideal:.0%} excess shared-memory wavefronts "
                                        f"(line {f['line']}, static)", excess_share=round(excess / ideal, 3), **m))
@@ -177,6 +185,8 @@ def _static_flaws(kernels: list[dict], t: StructureThresholds) -> list[dict]:
 def _measured_flaws(kernels: list[dict], profile: dict, t: StructureThresholds) -> list[dict]:
     flaws = []
     for name, p in (profile.get("kernels") or {}).items():
+        if (p.get("seconds") or 0) * 1e6 < t.min_kernel_us:
+            continue
         excess = p.get("bank_conflict_excess")
         if t.bank_conflict_excess is not None and excess is not None and excess > t.bank_conflict_excess:
             flaws.append(_flaw("bank-conflict", name, f"{excess:.0%} excess shared-memory wavefronts (ncu)",

@@ -144,6 +144,8 @@ class LaunchCapture:
 
         self.records: list[dict] = []
         self._by_key: dict[tuple, dict] = {}
+        self._by_fast: dict[tuple, dict] = {}
+        self._seq = 0
         for name, obj in _kernel_objects(namespace).items():
             self._wrap(name, _innermost(obj))
 
@@ -168,9 +170,26 @@ class LaunchCapture:
             pass
 
     def _note(self, name: str, fn: Any, args: tuple, kwargs: dict) -> dict | None:
+        self._seq += 1
+        try:
+            fast = (name, tuple(_fast_key(a) for a in args),
+                    tuple((k, _fast_key(v)) for k, v in kwargs.items() if k != "grid"))
+        except Exception:  # noqa: BLE001 - capture must never change the candidate's behaviour
+            return None
+        entry = self._by_fast.get(fast)
+        if entry is None:
+            entry = self._new_entry(name, fn, args, kwargs)
+            if entry is None:
+                return None
+            self._by_fast[fast] = entry
+        entry["launches"] += 1
+        entry["last_launch"] = self._seq
+        return entry
+
+    def _new_entry(self, name: str, fn: Any, args: tuple, kwargs: dict) -> dict | None:
         try:
             spec = specialization_of(fn, args, kwargs)
-        except Exception:  # noqa: BLE001 - capture must never change the candidate's behaviour
+        except Exception:  # noqa: BLE001
             return None
         if spec is None:
             return None
@@ -181,11 +200,22 @@ class LaunchCapture:
             if sum(1 for r in self.records if r["kernel"] == name) >= MAX_SPECS_PER_KERNEL:
                 return None
             meta = {**dict(zip(getattr(fn, "arg_names", ()), args)), **kwargs}
-            entry = {"kernel": name, "spec": spec, "launches": 0, "grid": _grid(kwargs.get("grid"), meta)}
+            entry = {"kernel": name, "spec": spec, "launches": 0, "last_launch": 0,
+                     "grid": _grid(kwargs.get("grid"), meta)}
             self._by_key[key] = entry
             self.records.append(entry)
-        entry["launches"] += 1
         return entry
+
+
+def _fast_key(v: Any) -> Any:
+    """What of an argument decides Triton's specialization, cheaply (checked on every launch)."""
+    if hasattr(v, "data_ptr") and hasattr(v, "dtype"):
+        return (v.dtype, v.data_ptr() % 16 == 0)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return ("int", v == 1, v % 16 == 0, -2**31 <= v < 2**31)
+    if isinstance(v, (str, float, bool)) or v is None:
+        return v
+    return type(v).__name__
 
 
 def problem_cost(ref_call, inputs: Any, output: Any) -> dict:

@@ -62,7 +62,7 @@ def _num(v, fmt: str = "{:.3g}") -> str:
 
 
 def profile_rows(recs: list[dict]) -> str:
-    """One table row per captured kernel specialization that ran most (static and measured)."""
+    """One table row per kernel, for the specialization in use (static and measured)."""
     rows = []
     for r in sorted(recs, key=lambda r: r["id"]):
         s = r.get("structure") or {}

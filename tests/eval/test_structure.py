@@ -141,7 +141,7 @@ def test_roofline_flaws_below_above_and_too_small_to_judge():
 def _rows(**metrics):
     from kernlint.dynamic.ncu import KernelMetrics
 
-    return [KernelMetrics("k", "0", "(64, 1, 1)", "(128, 1, 1)", metrics={"gpu__time_duration.sum": 1000.0, **m})
+    return [KernelMetrics("k", "0", "(64, 1, 1)", "(128, 1, 1)", metrics={"gpu__time_duration.sum": 50e-6, **m})
             for m in [metrics]]
 
 
@@ -164,6 +164,10 @@ def test_measured_flaws_from_ncu_counters():
     rows[0].metrics["dram__throughput.avg.pct_of_peak_sustained_elapsed"] = 90.0
     off = StructureThresholds(bank_conflict_excess=None)
     assert _measured_flaws([], profile_summary(rows, []), off) == []
+    # a kernel of a few microseconds is launch-latency bound: its structure is not judged
+    rows[0].metrics.update({"gpu__time_duration.sum": 3e-6,
+                            "dram__throughput.avg.pct_of_peak_sustained_elapsed": 5.0})
+    assert _measured_flaws([], profile_summary(rows, []), StructureThresholds()) == []
 
 
 def test_reward_is_shaped_by_efficiency():
