@@ -188,3 +188,15 @@ def test_cli_rejects_a_bad_threshold(tmp_path):
     res = CliRunner().invoke(eval_command, [str(STRUCT / "problems"), str(STRUCT / "candidates"), "-o", str(tmp_path),
                                             "--structure", "min_effciency=0.3"])
     assert res.exit_code == 2 and "min_efficiency" in res.output
+
+
+def test_tilelang_kernels_are_lowered_with_the_factory_arguments():
+    from kernlint.eval.structure import static_structure
+    from kernlint.ir.tilelang import nvcc_path, tilelang_available
+
+    if not tilelang_available() or nvcc_path() is None:
+        pytest.skip("lowering TileLang needs tilelang and nvcc")
+    source = (FIXTURES.parent / "ir" / "tilelang_bank_conflict_bad.py").read_text()
+    kernels = static_structure([], source, "cand/transpose.py")
+    assert [k["kernel"] for k in kernels] == ["transpose"]
+    assert [(f["rule"], f["path"]) for f in kernels[0]["findings"]] == [("KL302", "cand/transpose.py")]
