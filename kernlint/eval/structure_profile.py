@@ -150,6 +150,13 @@ def wanted(opts, result: dict, cuda: bool) -> bool:
                 and result.get("status") == "ok" and ncu.find_ncu())
 
 
+def profile_argv(command: list[str], kernel_symbols: list[str], wanted_metrics: list[str], log: Path) -> list[str]:
+    """ncu over ``command``: only the profiler range, only the candidate's kernels, CSV into ``log``."""
+    argv = ncu.ncu_command(command, wanted_metrics, kernels=kernel_symbols, executable=ncu.find_ncu() or "ncu")
+    argv[1:1] = ["--profile-from-start", "off", "--print-units", "base", "--log-file", str(log)]
+    return argv
+
+
 def run_profile(job: dict, kernel_symbols: list[str], timeout_s: float, env: dict[str, str] | None = None
                 ) -> dict:
     """One ncu pass over a profile-mode worker; the parsed rows as ``{"rows": [...]}`` plus cost."""
@@ -167,15 +174,14 @@ def run_profile(job: dict, kernel_symbols: list[str], timeout_s: float, env: dic
         worker = [sys.executable, "-m", "kernlint.eval.worker", str(job_path), str(result_path)]
         for extra in (True, False):  # a metric this ncu does not know fails the pass: retry with the core set
             wanted_metrics = metrics(extra)
-            argv = ncu.ncu_command(worker, wanted_metrics, kernels=kernel_symbols, executable=ncu.find_ncu() or "ncu")
-            argv[1:1] = ["--profile-from-start", "off", "--print-units", "base", "--log-file", str(log)]
+            argv = profile_argv(worker, kernel_symbols, wanted_metrics, log)
             try:
                 proc = subprocess.run(argv, cwd=tmpdir / "work", env=e, capture_output=True, text=True,
                                       timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 out["error"] = f"ncu took longer than {timeout_s:.0f}s"
                 break
-            text = log.read_text(errors="replace") if log.exists() else ""
+            text = (log.read_text(errors="replace") if log.exists() else "") or proc.stdout
             rows = ncu.parse_csv(text)
             if rows:
                 out.update(rows=rows, metrics_requested=len(wanted_metrics))

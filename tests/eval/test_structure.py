@@ -200,3 +200,26 @@ def test_tilelang_kernels_are_lowered_with_the_factory_arguments():
     kernels = static_structure([], source, "cand/transpose.py")
     assert [k["kernel"] for k in kernels] == ["transpose"]
     assert [(f["rule"], f["path"]) for f in kernels[0]["findings"]] == [("KL302", "cand/transpose.py")]
+
+
+NCU_DETAILS = '''==PROF== Connected to process 123
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","123","python","h","transpose_staged","1","7","(128, 1, 1)","(256, 256, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","250.5"
+"0","123","python","h","transpose_staged","1","7","(128, 1, 1)","(256, 256, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","Mbyte","268.4"
+"0","123","python","h","transpose_staged","1","7","(128, 1, 1)","(256, 256, 1)","0","9.0","Command line profiler metrics","l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum","Kbyte","2"
+"0","123","python","h","transpose_staged","1","7","(128, 1, 1)","(256, 256, 1)","0","9.0","Command line profiler metrics","smsp__thread_inst_executed_pred_on_per_inst_executed.ratio","","24"
+'''
+
+
+def test_ncu_details_csv_to_profile_numbers_in_base_units(tmp_path):
+    from kernlint.dynamic import ncu
+    from kernlint.eval.structure_profile import profile_argv, profile_summary
+
+    prof = profile_summary(ncu.parse_csv(NCU_DETAILS), [])
+    k = prof["kernels"]["transpose_staged"]
+    assert k["seconds"] == pytest.approx(250.5e-6) and k["dram_bytes"] == pytest.approx(268.4e6)
+    assert k["local_bytes"] == pytest.approx(2000) and k["predicated_on_lane_ratio"] == pytest.approx(0.75)
+    assert prof["kernel_seconds"] == pytest.approx(250.5e-6)
+    argv = profile_argv(["python", "-m", "w"], ["transpose_staged"], ["gpu__time_duration.sum"], tmp_path / "l")
+    assert argv[1:3] == ["--profile-from-start", "off"] and argv[-3:] == ["python", "-m", "w"]
+    assert any("transpose_staged" in a for a in argv)
