@@ -69,7 +69,7 @@ def run_suite(out_dir: Path) -> tuple[dict, float]:
     cands = load_candidates(STRUCT / "candidates", probs)
     rec_path = out_dir / "records.jsonl"
     t0 = time.monotonic()
-    run_batch(probs, cands, rec_path, EvalOptions(seeds=(0,), shape_variants=(0,), iters=20, compile_baseline=False,
+    run_batch(probs, cands, rec_path, EvalOptions(seeds=(0,), shape_variants=(0,), iters=10, compile_baseline=False,
                                                   timeout_s=240))
     wall = time.monotonic() - t0
     return {r["id"]: r for r in map(json.loads, rec_path.read_text().splitlines())}, wall

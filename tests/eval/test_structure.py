@@ -223,3 +223,16 @@ def test_ncu_details_csv_to_profile_numbers_in_base_units(tmp_path):
     argv = profile_argv(["python", "-m", "w"], ["transpose_staged"], ["gpu__time_duration.sum"], tmp_path / "l")
     assert argv[1:3] == ["--profile-from-start", "off"] and argv[-3:] == ["python", "-m", "w"]
     assert any("transpose_staged" in a for a in argv)
+
+
+def test_roofline_plot_places_each_timed_candidate_under_its_roof():
+    from kernlint.eval.report_html import COLORS
+    from kernlint.eval.roofline import CEILINGS, roofline
+    from kernlint.eval.structure_report import roofline_svg
+
+    recs = [{"id": f"p/{i}", "verdict": v, "structure": {"roofline": roofline(512e6, flops, s, CEILINGS["H200"])}}
+            for i, (v, flops, s) in enumerate([("passed", 0, 1.5e-4), ("structurally-flawed", 0, 2e-3),
+                                               ("passed", 4e12, 0.1)])]
+    svg = roofline_svg(recs, COLORS)
+    assert svg.count("<circle") == 3 and "p/1: structurally-flawed" in svg and "TFLOP/s" in svg
+    assert "No roofline" in roofline_svg([{"id": "x", "verdict": "passed", "structure": {}}], COLORS)
