@@ -105,6 +105,8 @@ def _structure(job: dict, result: dict, cand: Candidate, path: str, opts: EvalOp
     profile_run = None
     if structure_profile.wanted(opts, result, cuda) and structure.kernel_symbols(result):
         profile_run = structure_profile.run_profile(job, structure.kernel_symbols(result), opts.timeout_s, opts.env)
+    elif opts.profile and cuda and not structure_profile.ncu.find_ncu():
+        profile_run = {"error": "--profile asked for, but ncu is not on PATH"}
     return structure.analyze(result, cand.source, path, opts.policy.structure, profile_run)
 
 

@@ -236,3 +236,28 @@ def test_roofline_plot_places_each_timed_candidate_under_its_roof():
     svg = roofline_svg(recs, COLORS)
     assert svg.count("<circle") == 3 and "p/1: structurally-flawed" in svg and "TFLOP/s" in svg
     assert "No roofline" in roofline_svg([{"id": "x", "verdict": "passed", "structure": {}}], COLORS)
+
+
+def test_a_gpu_launch_hands_over_the_compiled_kernel(tmp_path):
+    """What a GPU worker captures from Triton's CompiledKernel (here compiled ahead of time, so the
+    driver's register count is filled in by hand) is judged without compiling again."""
+    from kernlint.eval.structure import static_structure
+    from kernlint.eval.structure_capture import compiled_data
+    from kernlint.ir.compile import _triton_compile
+    from kernlint.ir.loader import load_kernel
+
+    import os
+
+    if os.environ.get("TRITON_INTERPRET"):
+        pytest.skip("compiling needs Triton's compiler, not its interpreter")
+    path = STRUCT / "candidates" / "softmax" / "spills.py"
+    spec = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32"}, "constexprs": {"COLS": 8192}, "divisible": [],
+            "num_warps": 1, "num_stages": 3}
+    ck = _triton_compile(load_kernel(str(path), "softmax_rows"), spec, spec["constexprs"], 90)
+    data = compiled_data(ck)
+    assert "ptx" in data["asm"] and "ttgir" in data["asm"] and data["metadata"]["num_warps"] == 1
+    data.update(n_regs=255, n_spills=148)  # what the driver reports once the kernel is loaded on a GPU
+    entry = {"kernel": "softmax_rows", "spec": spec, "launches": 2, "last_launch": 2, "grid": [4096], **data}
+    [k] = static_structure([entry], path.read_text(), str(path))
+    assert k["ir_source"] == "captured from the launch" and k["compiled"] and k["spill_bytes"] == 592
+    assert "KL303" in {f["rule"] for f in k["findings"]}
