@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import tempfile
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -290,10 +291,12 @@ def analyze(result: dict, source: str, origin: str, thresholds: StructureThresho
     t = thresholds or StructureThresholds()
     capture = result.get("kernel_capture") or []
     out: dict[str, Any] = {"thresholds": t.to_dict()}
+    t0 = time.perf_counter()
     try:
         out["kernels"] = static_structure(capture, source, origin, arch)
     except Exception as exc:  # noqa: BLE001 - a harness failure here must not lose the record
         out["kernels"], out["error"] = [], f"static structure failed: {type(exc).__name__}: {exc}"[:300]
+    out["static_s"] = round(time.perf_counter() - t0, 3)
     profile = None
     if profile_run is not None:
         rows = profile_run.get("rows") or []
