@@ -1,20 +1,12 @@
 """Which kernels a candidate launches: a launch counter on its own Triton kernels (works under
 ``TRITON_INTERPRET=1``), a torch.profiler census of device kernels (CUDA), register/spill/
-occupancy numbers of compiled Triton kernels, and the roofline floor."""
+occupancy numbers of compiled Triton kernels (the roofline is :mod:`kernlint.eval.roofline`)."""
 
 from __future__ import annotations
 
 import types
 from collections import Counter
 from typing import Any, Callable
-
-#: peak DRAM bandwidth (bytes/s) by a substring of the device name
-PEAK_BANDWIDTH = {
-    "H200": 4.8e12, "H100 SXM": 3.35e12, "H100 PCIe": 2.0e12, "H100": 3.35e12, "H20": 4.0e12,
-    "B200": 8.0e12, "GH200": 4.9e12, "A100-SXM4-80GB": 2.04e12, "A100": 1.56e12, "L40S": 0.864e12,
-    "A10G": 0.6e12, "L4": 0.3e12, "V100": 0.9e12, "RTX 4090": 1.0e12, "MI300X": 5.3e12,
-}
-
 
 def _kernel_objects(namespace: dict) -> dict[str, Any]:
     try:
@@ -151,18 +143,6 @@ def compiled_kernel_metrics(namespace: dict) -> list[dict]:
     return out
 
 
-def compiled_kernel_texts(namespace: dict, kinds: tuple[str, ...] = ("ptx", "ttgir")) -> list[tuple[str, str, str]]:
-    """``(kernel, kind, text)`` of the compiled kernels' intermediate forms (PTX, TTGIR...)."""
-    out = []
-    for name, compiled in compiled_kernels(namespace):
-        asm = getattr(compiled, "asm", None) or {}
-        for kind in kinds:
-            text = asm.get(kind) if hasattr(asm, "get") else None
-            if isinstance(text, str):
-                out.append((name, kind, text))
-    return out
-
-
 def occupancy(n_regs: int | None, num_warps: int | None, shared: int | None, props: Any = None) -> float | None:
     """Theoretical occupancy (active warps / max warps per SM) from registers, warps and smem."""
     if not n_regs or not num_warps:
@@ -177,13 +157,6 @@ def occupancy(n_regs: int | None, num_warps: int | None, shared: int | None, pro
     by_warps = max_warps // num_warps
     blocks = max(0, min(by_regs, by_smem, by_warps, 32))
     return blocks * num_warps / max_warps
-
-
-def peak_bandwidth(device_name: str) -> float | None:
-    for key in sorted(PEAK_BANDWIDTH, key=len, reverse=True):
-        if key in device_name:
-            return PEAK_BANDWIDTH[key]
-    return None
 
 
 def tensor_bytes(x: Any) -> int:

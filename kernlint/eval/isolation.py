@@ -87,13 +87,15 @@ class Process:
     """
 
     def __init__(self, root: Path, name: str, env: dict[str, str] | None, mem_limit_mb: int | None,
-                 cpu_seconds: int, rss_limit_mb: float | None = None) -> None:
+                 cpu_seconds: int, rss_limit_mb: float | None = None, wrapper: list[str] | None = None) -> None:
+        """``wrapper``: a command the executor runs under (ncu's argv, for a profile pass)."""
         self.name, self.rss_limit_mb = name, rss_limit_mb
+        self.env, self.mem_limit_mb, self.cpu_seconds = env, mem_limit_mb, cpu_seconds
         self.dir = root / name
         self.dir.mkdir(mode=0o700)
         e = worker_env(env, home=str(self.dir))
         e["TMPDIR"] = str(self.dir)
-        self.proc = subprocess.Popen([sys.executable, "-m", "kernlint.eval.worker"], cwd=self.dir, env=e,
+        self.proc = subprocess.Popen([*(wrapper or []), sys.executable, "-m", "kernlint.eval.worker"], cwd=self.dir, env=e,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      preexec_fn=_limits(mem_limit_mb, cpu_seconds), bufsize=0)
         self.log: list[bytes] = []

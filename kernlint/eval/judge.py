@@ -12,7 +12,11 @@ imports only the problem, the *candidate* executor only the candidate. The judge
   on what it holds;
 - times each executor's synchronized calls with its own clock (minus the handshake it measures)
   and rejects the candidate's own timing when it disagrees with that clock beyond the measured
-  noise or beats the roofline (bytes / peak bandwidth, FLOPs / peak throughput).
+  noise or beats the memory roof (:func:`kernlint.eval.roofline.implausible`);
+- judges the structure of the kernels the candidate launched (:mod:`kernlint.eval.structure`):
+  the candidate's process hands over its launch records and compiled-kernel text as data, the
+  IR rules, the ncu pass (started here, over a third sandboxed executor; its CSV read here),
+  the roofline and the flaws are computed on this side.
 
 What the candidate's process reports about itself (launch counts, patched timers, flipped flags,
 threads, tensor subclasses) is taken as evidence *against* it only: it can turn a verdict into a
@@ -26,13 +30,9 @@ import secrets
 import time
 from typing import Any
 
-from kernlint.eval import census, correctness as C
+from kernlint.eval import correctness as C, roofline
 from kernlint.eval.isolation import Gone, Process
 
-#: the most a device can do per second (dense FP8 tensor cores): a candidate faster than this lies
-PEAK_FLOPS = {"H200": 1.98e15, "H100": 1.98e15, "GH200": 1.98e15, "H20": 0.3e15, "B200": 4.5e15,
-              "A100": 0.624e15, "L40S": 0.733e15, "L4": 0.242e15, "A10G": 0.25e15, "V100": 0.125e15,
-              "RTX 4090": 0.661e15, "MI300X": 2.6e15}
 #: checks of the candidate's compiled kernels: ``check(artifacts, judge)``; they may add to
 #: ``judge.res["metrics"]`` and call ``judge.cheat``. Artifacts come from :meth:`Judge.artifacts`.
 ARTIFACT_CHECKS: list = []
@@ -51,26 +51,6 @@ class Failed(Exception):
 def derive_seed(secret: int, *parts: Any) -> int:
     h = hashlib.blake2b(repr((secret, *parts)).encode(), digest_size=8).digest()
     return int.from_bytes(h, "little") >> 2
-
-
-def peak_flops(device_name: str) -> float | None:
-    for key in sorted(PEAK_FLOPS, key=len, reverse=True):
-        if key in device_name:
-            return PEAK_FLOPS[key]
-    return None
-
-
-def roofline_violations(nbytes: int, flops: int, ms: float, device_name: str) -> list[str]:
-    """What a time of ``ms`` per call would need beyond the device's peaks (empty: possible)."""
-    if ms <= 0:
-        return [f"a time of {ms} ms"]
-    out = []
-    bw, fl = census.peak_bandwidth(device_name), peak_flops(device_name)
-    if bw and nbytes / (ms * 1e-3) > 1.1 * bw:
-        out.append(f"implied {nbytes / (ms * 1e-3) / 1e12:.2f} TB/s > device peak {bw / 1e12:.2f} TB/s")
-    if fl and flops and flops / (ms * 1e-3) > 1.1 * fl:
-        out.append(f"implied {flops / (ms * 1e-3) / 1e12:.0f} TFLOP/s > device peak {fl / 1e12:.0f} TFLOP/s")
-    return out
 
 
 def clock_disagreement(own: dict, outside: dict) -> str | None:
@@ -119,6 +99,7 @@ class Judge:
                                     "correctness": {}, "timings": {}, "metrics": {}}
         self.cuda = False
         self.has_kernels = True
+        self.loaded = False
 
     # -- bookkeeping --------------------------------------------------------------------------
 
@@ -158,15 +139,49 @@ class Judge:
             return None
 
     def artifacts(self) -> list[dict]:
-        """The candidate's compiled kernels as text: ``{"kernel", "kind", "text"}`` each. They are
-        data for checks that run here (:data:`ARTIFACT_CHECKS`); nothing in them is executed."""
-        head, _, txt = self.ask_texts(self.cand, {"op": "artifacts"})
-        out = [{"kernel": str(a.get("kernel")), "kind": str(a.get("kind")), "text": txt.get(a.get("text"), "")}
-               for a in head.get("artifacts", []) if isinstance(a, dict)]
+        """The candidate's compiled kernels as text: ``{"kernel", "kind", "text"}`` each, from its
+        launch records (kept in ``res["kernel_capture"]`` for :mod:`kernlint.eval.structure`). They
+        are data for checks that run here (:data:`ARTIFACT_CHECKS`); nothing in them is executed."""
+        head, _, txt = self.ask_texts(self.cand, {"op": "artifacts", "capability": 90,
+                                                  "origin": self.origin()})
+        capture, out = [], []
+        for rec in head.get("launches", []) if isinstance(head.get("launches"), list) else []:
+            if not isinstance(rec, dict) or not isinstance(rec.get("texts", {}), dict):
+                continue
+            named = {k: txt.get(v, "") for k, v in rec.pop("texts", {}).items() if isinstance(v, str)}
+            capture.append({**rec, "asm": named})
+            out += [{"kernel": str(rec.get("kernel")), "kind": kind, "text": text} for kind, text in named.items()]
+        self.res["kernel_capture"] = capture
+        if isinstance(head.get("tilelang_kernels"), list):
+            self.res["tilelang_kernels"] = head["tilelang_kernels"]
         self.res["artifacts"] = [{"kernel": a["kernel"], "kind": a["kind"], "chars": len(a["text"])} for a in out]
         for check in ARTIFACT_CHECKS:
             check(out, self)
         return out
+
+    def origin(self) -> str:
+        cand = self.job["candidate"]
+        return str(cand.get("path") or cand.get("id") or "candidate.py")
+
+    def structure(self) -> None:
+        """The structural judgement (:mod:`kernlint.eval.structure`) of the kernels the candidate
+        launched, with one ncu pass over it when wanted (:mod:`kernlint.eval.structure_profile`)."""
+        from kernlint.eval import structure, structure_profile
+
+        self.stage("structure")
+        if "kernel_capture" not in self.res:
+            self.evidence(self.artifacts)
+        profile_run = None
+        if structure_profile.wanted(self.job, self.res, self.cuda):
+            symbols = structure.kernel_symbols(self.res)
+            if symbols:
+                self.stage("profile")
+                profile_run = structure_profile.run_profile(self, symbols)
+        elif self.job.get("profile") and self.cuda and not structure_profile.ncu.find_ncu():
+            profile_run = {"error": "--profile asked for, but ncu is not on PATH"}
+        thresholds = structure.StructureThresholds(**(self.job.get("structure") or {}))
+        self.res["structure"] = structure.analyze(self.res, self.job["candidate"]["source"], self.origin(),
+                                                  thresholds, profile_run)
 
     # -- the flows ----------------------------------------------------------------------------
 
@@ -184,6 +199,7 @@ class Judge:
                            texts={"source": job["candidate"]["source"], **tests})
         self.res["metrics"]["candidate_kernels_defined"] = list(head.get("kernels_defined", []))[:50]
         self.has_kernels = bool(head.get("has_kernels"))
+        self.loaded = True
 
     def ref_inputs(self, variant: int, *label: Any):
         _, v = self.ask(self.ref, {"op": "inputs", "variant": variant, "seed": self.seed("inputs", variant, *label)})
@@ -322,6 +338,8 @@ class Judge:
         sets = [self.ref_inputs(variant, "timing", i)[1] for i in range(n_sets)]
         self.stage("census")
         self.stage_sets(sets)
+        flops = self.evidence(lambda: int(self.ask(self.ref, {"op": "flops"})[0].get("flops", 0)))
+        self.res["metrics"]["problem_cost"] = roofline.problem_cost(inputs, out_r, flops)
         head, _ = self.ask(self.cand, {"op": "census"})
         self.res["metrics"]["census"] = head.get("census")
         if self.cuda:
@@ -364,16 +382,17 @@ class Judge:
         self.res["metrics"]["event_to_wall_ratio"] = {"candidate": ratio_c, "reference": ratio_r}
         if wall > 0.02 and ratio_c < 0.25 * ratio_r:
             self.cheat("unsynchronized-stream", f"events see {ev:.4f} ms, the harness's synchronized clock {wall:.4f} ms")
-        flops = self.evidence(lambda: int(self.ask(self.ref, {"op": "flops"})[0].get("flops", 0))) or 0
-        nbytes = census.tensor_bytes(inputs) + census.tensor_bytes(out_r)
-        device = str(self.res.get("device", ""))
-        self.res["metrics"].update(bytes_moved=nbytes, reference_flops=flops,
-                                   peak_bytes_per_s=census.peak_bandwidth(device), peak_flops=peak_flops(device))
-        if ev > 0:
-            self.res["metrics"]["implied_bytes_per_s"] = nbytes / (ev * 1e-3)
-        over = roofline_violations(nbytes, flops, ev, device)
-        if over:
-            self.cheat("above-roofline", "; ".join(over))
+        cost = self.res["metrics"].get("problem_cost") or {}
+        ceilings = roofline.ceilings_for(str(self.res.get("device", "")))
+        if ceilings is None or ev <= 0:
+            return
+        roof = roofline.roofline(cost.get("bytes"), cost.get("flops"), ev * 1e-3, ceilings, cost.get("dtypes", ()))
+        self.res["metrics"].update(implied_bytes_per_s=roof.get("achieved_bytes_per_s"),
+                                   peak_bytes_per_s=ceilings.bandwidth_spec)
+        why = roofline.implausible(roof, (self.job.get("structure") or {}).get("implausible_efficiency",
+                                                                              roofline.IMPLAUSIBLE_EFFICIENCY))
+        if why:
+            self.cheat("above-roofline", why)
 
     def tritonbench(self) -> None:
         job, prob = self.job, self.job["problem"]
@@ -444,6 +463,11 @@ class Judge:
             if "signal" in detail:
                 res["signal"] = detail.rsplit("signal ", 1)[1]
         res["stage_final"] = res["stage"]
+        if self.job.get("structure") is not None and self.loaded and self.cand.proc.poll() is None:
+            try:  # a candidate that failed at run time still has the structure of what it launched
+                self.structure()
+            except (Failed, Gone, TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+                self.note(f"structure unavailable: {type(exc).__name__}: {str(exc)[:200]}")
         res["input_secret"] = self.secret  # written once the candidate can no longer run
         return res
 

@@ -148,6 +148,9 @@ class Executor:
         self.role = ""
         self.kind = ""
         self.counter = None
+        self.capture = None
+        self.source = ""
+        self.module_path = ""
         self.kept: list | None = None
         self.held: list = []
         self.sets: list[list] = []
@@ -190,8 +193,10 @@ class Executor:
             except Exception:  # noqa: BLE001 - a best-effort limit
                 pass
         source = texts["source"] + ("\n\n" + texts["test_code"] if texts.get("test_code") else "")
+        self.source = texts["source"]
         name = "reference_problem" if self.role == "reference" else "candidate_module"
         path = Path.cwd() / f"{name}.py"
+        self.module_path = str(path)
         path.write_text(source)
         self.timers, self.flags = guards.timer_snapshot(), guards.flag_snapshot()
         self.threads0 = guards.thread_count()
@@ -216,6 +221,9 @@ class Executor:
             if self.kind == "kernelbench" and not hasattr(self.mod, "ModelNew"):
                 raise Stage("did-not-compile", "the candidate defines no ModelNew")
             self.counter = census.LaunchCounter(vars(self.mod))
+            from kernlint.eval.structure_capture import LaunchCapture
+
+            self.capture = LaunchCapture(vars(self.mod))
             info["kernels_defined"] = self.counter.names()
             info["has_kernels"] = bool(self.counter.kernels)
         self._guard("import")
@@ -372,15 +380,39 @@ class Executor:
         return head, {}
 
     def op_artifacts(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict, dict]:
-        """The compiled kernels as text (see :mod:`kernlint.eval.wire`): for checks in the judge."""
-        from kernlint.eval import census
+        """The candidate's compiled kernels, as launched: its launch records
+        (:mod:`kernlint.eval.structure_capture`) with their compiled text (TTGIR, PTX, ptxas' log)
+        as blobs (see :mod:`kernlint.eval.wire`); a launch Triton's interpreter ran (CPU) is compiled
+        here ahead of time for ``capability``. Data for the checks and the structure in the judge."""
+        from kernlint.eval.structure_capture import compile_records
 
-        arts, blobs = [], {}
-        for i, (kernel, kind, text) in enumerate(census.compiled_kernel_texts(vars(self.mod), tuple(req.get("kinds", ("ptx", "ttgir"))))):
-            key = f"a{i}"
-            arts.append({"kernel": kernel, "kind": kind, "text": key})
-            blobs[key] = text
-        return {"artifacts": arts}, {}, blobs
+        records, blobs = compile_records(self.capture.records if self.capture else [], self.source,
+                                         int(req.get("capability", 90)), self.module_path)
+        head: dict = {"launches": records}
+        if not records and "tilelang" in self.source:
+            # TileLang launches are not captured: its factories are lowered here, where its code may run
+            from kernlint.eval.structure import tilelang_structure
+
+            head["tilelang_kernels"] = tilelang_structure(self.source, str(req.get("origin", "candidate.py")),
+                                                          f"sm_{int(req.get('capability', 90))}")
+        return head, {}, blobs
+
+    def op_profile(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
+        """One call inside the profiler range (this executor runs under ncu, started by the judge
+        with ``--profile-from-start off``): on the staged inputs, or the test function."""
+        import torch
+
+        fn = self._timed_fn(req)
+        fn(*self.sets[0])
+        _sync(self.device)
+        cudart = torch.cuda.cudart()
+        cudart.cudaProfilerStart()
+        try:
+            fn(*self.sets[0])
+            _sync(self.device)
+        finally:
+            cudart.cudaProfilerStop()
+        return {}, {}
 
     def op_flops(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
         """Reference only: the FLOPs of one forward (torch's FLOP counter), for the roofline."""
