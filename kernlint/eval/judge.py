@@ -185,18 +185,31 @@ class Judge:
 
     # -- the flows ----------------------------------------------------------------------------
 
-    def load(self) -> None:
+    def load_request(self, role: str, label: str = "load") -> tuple[dict, dict]:
+        """The ``load`` request of an executor of ``role``: its header and texts (only its side's source)."""
         job, prob = self.job, self.job["problem"]
-        common = {"op": "load", "kind": prob["kind"], "block_network": job.get("block_network", True),
-                  "device_memory_fraction": job.get("device_memory_fraction"), "seed": self.seed("load")}
+        head = {"op": "load", "kind": prob["kind"], "block_network": job.get("block_network", True),
+                "device_memory_fraction": job.get("device_memory_fraction"), "seed": self.seed(label), "role": role}
         tests = {"test_code": prob.get("test_code", "")} if prob["kind"] == "tritonbench" else {}
+        source = prob["source"] if role == "reference" else job["candidate"]["source"]
+        return head, {"source": source, **tests}
+
+    def build_models(self, cand: Process, variant: int, init) -> None:
+        """The reference's model built with ``init``; ``cand``'s from the same arguments and weights."""
+        init_seed = self.seed("init", variant)
+        _, state = self.ask(self.ref, {"op": "model", "init_seed": init_seed}, {"init": init})
+        self.ask(cand, {"op": "model", "init_seed": init_seed}, {"init": init, "state": state["state"]})
+
+    def load(self) -> None:
+        job = self.job
         self.stage("load-reference")
-        head, _ = self.ask(self.ref, {**common, "role": "reference"}, texts={"source": prob["source"], **tests})
+        header, texts = self.load_request("reference")
+        head, _ = self.ask(self.ref, header, texts=texts)
         self.res["device"], self.res["software"] = head.get("device"), head.get("software")
         self.cuda = head.get("device") != "cpu"
         self.stage("load-candidate")
-        head, _ = self.ask(self.cand, {**common, "role": "candidate", "inject_fault": job.get("inject_fault")},
-                           texts={"source": job["candidate"]["source"], **tests})
+        header, texts = self.load_request("candidate")
+        head, _ = self.ask(self.cand, {**header, "inject_fault": job.get("inject_fault")}, texts=texts)
         self.res["metrics"]["candidate_kernels_defined"] = list(head.get("kernels_defined", []))[:50]
         self.has_kernels = bool(head.get("has_kernels"))
         self.loaded = True
@@ -232,10 +245,8 @@ class Judge:
                 self.note(f"shape variant {variant} skipped: " + (str(f) if f.kind == "no-variant"
                                                                   else f"the reference fails on it ({f})"))
                 continue
-            init_seed = self.seed("init", variant)
-            _, state = self.ask(self.ref, {"op": "model", "init_seed": init_seed}, {"init": init})
             self.stage(f"init-v{variant}")
-            self.ask(self.cand, {"op": "model", "init_seed": init_seed}, {"init": init, "state": state["state"]})
+            self.build_models(self.cand, variant, init)
             corr["variants"].append({"variant": variant, "input_shapes": [list(x.shape) for _, x in C.flatten(probe)
                                                                            if hasattr(x, "shape")]})
             for label in labels:

@@ -5,8 +5,10 @@ records plain data: for each Triton kernel the candidate module defines, the spe
 launched with (argument types, constexpr values, divisibility, ``num_warps``/``num_stages``, grid)
 and, when Triton compiled the launch for a GPU, the compiled kernel's TTGIR/PTX and metadata.
 Everything that judges this data (the IR rules, ncu, the roofline, the verdict) runs in the
-trusted process (:mod:`kernlint.eval.structure`). Under ``TRITON_INTERPRET=1`` (CPU workers)
-nothing is compiled, so the trusted side compiles the captured specializations ahead of time.
+judge (:mod:`kernlint.eval.judge`, :mod:`kernlint.eval.structure`). Under ``TRITON_INTERPRET=1``
+(CPU executors) nothing is compiled, so the executor compiles the captured specializations ahead
+of time (:func:`compile_records`) in a fresh interpreter it starts, inside its sandbox: the
+compiler imports the candidate's module, which only the candidate's side may do.
 """
 
 from __future__ import annotations

@@ -197,17 +197,12 @@ def run_profile(judge, kernel_symbols: list[str]) -> dict:
 def _profiled_call(judge, proc) -> None:
     """The requests of the profile pass: the judge's own inputs and weights, never the problem."""
     job, prob = judge.job, judge.job["problem"]
-    common = {"op": "load", "kind": prob["kind"], "block_network": job.get("block_network", True),
-              "device_memory_fraction": job.get("device_memory_fraction"), "seed": judge.seed("profile-load"),
-              "role": "candidate"}
-    tests = {"test_code": prob.get("test_code", "")} if prob["kind"] == "tritonbench" else {}
-    judge.ask(proc, common, texts={"source": job["candidate"]["source"], **tests})
+    header, texts = judge.load_request("candidate", "profile-load")
+    judge.ask(proc, header, texts=texts)
     if prob["kind"] == "kernelbench":
         variant = list(job.get("shape_variants", [0]))[0]
         init, inputs = judge.ref_inputs(variant, "profile")
-        init_seed = judge.seed("init", variant)
-        _, state = judge.ask(judge.ref, {"op": "model", "init_seed": init_seed}, {"init": init})
-        judge.ask(proc, {"op": "model", "init_seed": init_seed}, {"init": init, "state": state["state"]})
+        judge.build_models(proc, variant, init)
         judge.ask(proc, {"op": "stage"}, {"sets": [inputs]})
         judge.ask(proc, {"op": "profile"})
     else:
