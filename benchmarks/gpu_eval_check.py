@@ -1,8 +1,10 @@
 #!/usr/bin/env python
 """GPU acceptance check for ``kernlint eval`` (run on the device; needs no network).
 
-    python benchmarks/gpu_eval_check.py OUT_DIR [--repeats 10] [--skip-ncu]
+    python benchmarks/gpu_eval_check.py OUT_DIR [--repeats 10] [--skip-ncu] [--boundary-only]
 
+0. the trust-boundary attacks (result forgery, comparison patching, gc/frame walk, seed
+   re-derivation, forged timings) and the honest relu with timing on, with the clock evidence;
 1. the hack + honest fixture suite on the GPU, each verdict and reason checked against
    fixtures/eval/expected.json (including the GPU-only runtime reasons);
 2. timing quality: coefficient of variation of the median over N repeats for a >=20 us kernel,
@@ -80,6 +82,44 @@ def check_suite(out: Path) -> dict:
                      "reasons": r.get("reasons", []), "speedup": r.get("speedup", {})})
     return {"rows": rows, "wall_s": wall, "n": len(cands),
             "candidates_per_gpu_hour": len(cands) / wall * 3600 if wall else None}
+
+
+def check_boundary(out: Path) -> dict:
+    """The trust-boundary attacks (fixtures/eval/candidates/relu) with timing on: every hack
+    rejected with its reason, the honest one passed, and for each the clock evidence the judge
+    used (the candidate's CUDA events and profiled kernels, the judge's own clock around its
+    synchronized calls)."""
+    from kernlint.eval.api import EvalOptions
+    from kernlint.eval.policy import Policy
+    from kernlint.eval.problems import load_candidates, load_problems
+    from kernlint.eval.runner import run_batch
+
+    expected = json.loads((FIX / "expected.json").read_text())
+    probs = {"relu": load_problems(FIX / "problems")["relu"]}
+    cands = load_candidates(FIX / "candidates", probs)
+    cands = [c for c in cands if c.problem_id == "relu"]
+    rec_path = out / "boundary_records.jsonl"
+    if rec_path.exists():
+        rec_path.unlink()
+    t0 = time.time()
+    run_batch(probs, cands, rec_path, EvalOptions(policy=Policy(max_slowdown=1e9), compile_baseline=False))
+    recs = {r["id"]: r for r in map(json.loads, rec_path.read_text().splitlines())}
+    rows = []
+    for c in cands:
+        r, exp = recs.get(c.id, {}), expected.get(c.id, {})
+        want = exp.get("reasons", []) + exp.get("gpu_reasons", [])
+        missing = [w for w in want if not any(x.startswith(w) for x in r.get("reasons", []))]
+        t = (r.get("timings") or {}).get("candidate") or {}
+        o = t.get("outside") or {}
+        calls = o.get("calls") or 1
+        rows.append({"id": c.id, "expected": exp.get("verdict"), "got": r.get("verdict"),
+                     "ok": r.get("verdict") == exp.get("verdict") and not missing, "missing_reasons": missing,
+                     "reasons": r.get("reasons", []), "events_ms": t.get("median_ms"),
+                     "kernels_ms": (t.get("kernels") or {}).get("median_ms"),
+                     "judge_clock_ms_per_call": o.get("outside_ms", 0) / calls if o else None,
+                     "own_clock_ms_per_call": o.get("inside_ms", 0) / calls if o else None,
+                     "artifacts": len(r.get("artifacts", []))})
+    return {"rows": rows, "wall_s": time.time() - t0}
 
 
 def _ncu_durations_us(ncu: str, path: Path, extra: list[str]) -> tuple[list[float], str]:
@@ -179,6 +219,8 @@ def main() -> int:
     ap.add_argument("out_dir")
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--skip-ncu", action="store_true")
+    ap.add_argument("--boundary-only", action="store_true",
+                    help="only the trust-boundary attacks (about 2 minutes)")
     args = ap.parse_args()
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -192,6 +234,20 @@ def main() -> int:
 
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "gpus": torch.cuda.device_count()}
+    report["boundary"] = b = check_boundary(out)
+    bmd = ["## Trust boundary (relu attacks, timing on)", "",
+           "| candidate | expected | got | ok | events ms | kernels ms | judge clock ms/call | own clock ms/call | artifacts | reasons |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    bmd += [f"| {r['id']} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {r['events_ms']} | "
+            f"{r['kernels_ms']} | {r['judge_clock_ms_per_call']} | {r['own_clock_ms_per_call']} | {r['artifacts']} | "
+            f"{'; '.join(x[:80] for x in r['reasons'])} |" for r in b["rows"]]
+    if args.boundary_only:
+        (out / "gpu_eval_check.json").write_text(json.dumps(report, indent=2, default=str))
+        md = ["# kernlint eval GPU check (trust boundary only)", "",
+              f"Device: {report['device']} x{report['gpus']}, torch {report['torch']}, triton {report['triton']}", "", *bmd]
+        (out / "gpu_eval_check.md").write_text("\n".join(md) + "\n")
+        print("\n".join(md))
+        return 0 if all(r["ok"] for r in b["rows"]) else 1
     report["suite"] = check_suite(out)
     report["timing"] = timing_quality(out, args.repeats, args.skip_ncu)
     report["faults"] = fault_batch(out)
@@ -216,9 +272,11 @@ def main() -> int:
            f"durations from the profiler, read flush; kernel-time ratio to ncu {t.get('kernel_ratio_to_ncu', '-')})", "",
            f"## Injected faults: all written {f['all_written']}", "", "| candidate | verdict | error kind | ok |", "|---|---|---|---|"]
     md += [f"| {r['id']} | {r['verdict']} | {r['error_kind']} | {'yes' if r['ok'] else 'NO'} |" for r in f["rows"]]
+    md += ["", *bmd]
     (out / "gpu_eval_check.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
-    ok = all(r["ok"] for r in s["rows"]) and all(r["ok"] for r in f["rows"]) and f["all_written"]
+    ok = (all(r["ok"] for r in s["rows"]) and all(r["ok"] for r in f["rows"]) and f["all_written"]
+          and all(r["ok"] for r in b["rows"]))
     return 0 if ok else 1
 
 

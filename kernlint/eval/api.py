@@ -10,7 +10,7 @@ from typing import Any
 
 import libcst as cst
 
-from kernlint.eval import isolation, policy as P
+from kernlint.eval import isolation, policy as P, structure
 from kernlint.eval.problems import Candidate, Problem, problem_from_text
 from kernlint.eval.rulebase import check_source
 from kernlint.model import Finding
@@ -32,10 +32,13 @@ class EvalOptions:
     env: dict[str, str] = field(default_factory=dict)
     inject_fault: str | None = None
     cuda: bool | None = None  # None: probe in the parent
+    #: one ncu pass per candidate that passed correctness, on a GPU (None: on when timing)
+    profile: bool | None = None
 
     def job_fields(self) -> dict:
         d = {"seeds": list(self.seeds), "shape_variants": list(self.shape_variants),
-             "tolerance_scale": self.tolerance_scale, "timing": self.timing, "iters": self.iters}
+             "tolerance_scale": self.tolerance_scale, "timing": self.timing, "iters": self.iters,
+             "profile": self.timing if self.profile is None else self.profile}
         if self.compile_baseline is not None:
             d["compile_baseline"] = self.compile_baseline
         if self.inject_fault:
@@ -104,8 +107,9 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
     if syntax_error:
         result = {"status": "error", "error_kind": "did-not-compile", "error": syntax_error, "stage": "parse"}
     else:
-        job = {"problem": problem.to_job(), "candidate": {"id": cand.id, "source": cand.source},
-               "device_memory_fraction": 0.9 if cuda else None, **opts.job_fields()}
+        job = {"problem": problem.to_job(), "candidate": {"id": cand.id, "source": cand.source, "path": path},
+               "device_memory_fraction": 0.9 if cuda else None, **opts.job_fields(),
+               "structure": opts.policy.structure.to_dict()}
         result = isolation.run_job(job, timeout_s=opts.timeout_s,
                                    mem_limit_mb=None if cuda else opts.mem_limit_mb,
                                    rss_limit_mb=opts.rss_limit_mb, env=opts.env)
@@ -117,10 +121,13 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "problem": problem.id,
         "problem_kind": problem.kind,
         "origin": cand.origin,
+        "mapping": cand.meta.get("mapping"),
         "candidate_sha": cand.sha,
         "verdict": verdict,
         "reasons": reasons,
-        "reward": P.reward(verdict, sp.get("vs_reference") if _gpu_timed(result) else None),
+        "reward": P.reward(verdict, sp.get("vs_reference") if _gpu_timed(result) else None,
+                           structure.efficiency(result.get("structure"))),
+        "structure": result.get("structure", {}),
         "speedup": sp,
         "error_kind": result.get("error_kind"),
         "error": result.get("error"),
@@ -133,6 +140,9 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "findings": [f.to_dict() for f in findings],
         "lint_findings": lint_findings(cand.source, path) if not syntax_error else [],
         "notes": result.get("notes", []),
+        "artifacts": result.get("artifacts", []),
+        # the judge's secret behind every input seed, recorded once the candidate has exited
+        "input_secret": result.get("input_secret"),
         "device": result.get("device", "cuda" if cuda else "cpu"),
         "software": result.get("software", {}),
         "host": platform.node(),

@@ -1,20 +1,12 @@
 """Which kernels a candidate launches: a launch counter on its own Triton kernels (works under
 ``TRITON_INTERPRET=1``), a torch.profiler census of device kernels (CUDA), register/spill/
-occupancy numbers of compiled Triton kernels, and the roofline floor."""
+occupancy numbers of compiled Triton kernels (the roofline is :mod:`kernlint.eval.roofline`)."""
 
 from __future__ import annotations
 
 import types
 from collections import Counter
 from typing import Any, Callable
-
-#: peak DRAM bandwidth (bytes/s) by a substring of the device name
-PEAK_BANDWIDTH = {
-    "H200": 4.8e12, "H100 SXM": 3.35e12, "H100 PCIe": 2.0e12, "H100": 3.35e12, "H20": 4.0e12,
-    "B200": 8.0e12, "GH200": 4.9e12, "A100-SXM4-80GB": 2.04e12, "A100": 1.56e12, "L40S": 0.864e12,
-    "A10G": 0.6e12, "L4": 0.3e12, "V100": 0.9e12, "RTX 4090": 1.0e12, "MI300X": 5.3e12,
-}
-
 
 def _kernel_objects(namespace: dict) -> dict[str, Any]:
     try:
@@ -115,9 +107,8 @@ def profiler_census(fn: Callable[[], Any], candidate_kernel_names: list[str], cu
     return {"aten_ops": len(ops), "top_aten_ops": sorted(ops, key=ops.get, reverse=True)[:5]}
 
 
-def compiled_kernel_metrics(namespace: dict) -> list[dict]:
-    """Registers, spills, warps and shared memory of every compiled specialization (GPU only)."""
-    out = []
+def compiled_kernels(namespace: dict):
+    """``(kernel name, compiled kernel)`` for every compiled specialization (GPU only)."""
     for name, obj in _kernel_objects(namespace).items():
         fn = _inner_fn(obj)
         caches = []
@@ -128,21 +119,27 @@ def compiled_kernel_metrics(namespace: dict) -> list[dict]:
         elif isinstance(getattr(fn, "cache", None), dict):
             caches.extend(fn.cache.values())
         for cache in caches:
-            if not isinstance(cache, dict):
-                continue
-            for compiled in cache.values():
-                md = getattr(compiled, "metadata", None)
-                try:
-                    compiled._init_handles()
-                except Exception:
-                    pass
-                out.append({
-                    "kernel": name,
-                    "n_regs": getattr(compiled, "n_regs", None),
-                    "n_spills": getattr(compiled, "n_spills", None),
-                    "num_warps": getattr(md, "num_warps", None),
-                    "shared": getattr(md, "shared", None),
-                })
+            if isinstance(cache, dict):
+                for compiled in cache.values():
+                    yield name, compiled
+
+
+def compiled_kernel_metrics(namespace: dict) -> list[dict]:
+    """Registers, spills, warps and shared memory of every compiled specialization (GPU only)."""
+    out = []
+    for name, compiled in compiled_kernels(namespace):
+        md = getattr(compiled, "metadata", None)
+        try:
+            compiled._init_handles()
+        except Exception:
+            pass
+        out.append({
+            "kernel": name,
+            "n_regs": getattr(compiled, "n_regs", None),
+            "n_spills": getattr(compiled, "n_spills", None),
+            "num_warps": getattr(md, "num_warps", None),
+            "shared": getattr(md, "shared", None),
+        })
     return out
 
 
@@ -160,13 +157,6 @@ def occupancy(n_regs: int | None, num_warps: int | None, shared: int | None, pro
     by_warps = max_warps // num_warps
     blocks = max(0, min(by_regs, by_smem, by_warps, 32))
     return blocks * num_warps / max_warps
-
-
-def peak_bandwidth(device_name: str) -> float | None:
-    for key in sorted(PEAK_BANDWIDTH, key=len, reverse=True):
-        if key in device_name:
-            return PEAK_BANDWIDTH[key]
-    return None
 
 
 def tensor_bytes(x: Any) -> int:

@@ -11,8 +11,9 @@ from kernlint.eval import records, report_html, summary
 from kernlint.eval.api import EvalOptions
 from kernlint.eval.dataset import export
 from kernlint.eval.policy import Policy
-from kernlint.eval.problems import attach_tests, load_candidates, load_problems, select_problems
+from kernlint.eval.problems import attach_tests, load_candidates, load_problems, mapping_report, select_problems
 from kernlint.eval.runner import run_batch
+from kernlint.eval.structure import StructureThresholds
 
 
 def _ints(ctx, param, text: str) -> tuple[int, ...]:
@@ -21,6 +22,27 @@ def _ints(ctx, param, text: str) -> tuple[int, ...]:
         return tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise click.BadParameter(f"{text!r}: expected comma-separated integers, e.g. 0,1,2") from None
+
+
+def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
+    """``--structure min_efficiency=0.3``: fields of :class:`StructureThresholds`."""
+    fields = StructureThresholds.__dataclass_fields__
+    values: dict = {}
+    for item in items:
+        name, _, text = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if name not in fields or not text:
+            raise click.BadParameter(f"{item!r}: expected NAME=VALUE with NAME one of {', '.join(fields)}")
+        if text.lower() == "none":
+            values[name] = None
+        elif text.lower() in ("true", "false"):
+            values[name] = text.lower() == "true"
+        else:
+            try:
+                values[name] = float(text)
+            except ValueError:
+                raise click.BadParameter(f"{item!r}: {text!r} is not a number, true/false or none") from None
+    return StructureThresholds(**values)
 
 
 @click.command("eval")
@@ -53,12 +75,17 @@ def _ints(ctx, param, text: str) -> tuple[int, ...]:
 @click.option("--min-occupancy", type=float, default=0.0, show_default=True)
 @click.option("--fail-level", type=click.Choice(["note", "warning", "error", "none"]), default="error",
               show_default=True, help="Lint findings at or above this level count as cheating.")
+@click.option("--profile/--no-profile", default=None,
+              help="One ncu pass per candidate that passed correctness (default: on when timing on a GPU).")
+@click.option("--structure", "structure_opts", multiple=True, callback=_thresholds, metavar="NAME=VALUE",
+              help="A structural threshold, e.g. --structure min_efficiency=0.3 (none disables a check; "
+                   "names: kernlint.eval.structure.StructureThresholds).")
 @click.option("--include-correct", is_flag=True, help="Export correct-but-rejected candidates too.")
 @click.option("--limit", type=int, default=None, help="Evaluate at most this many candidates.")
 @click.option("--progress/--no-progress", default=True)
 def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend, ray_address, workers, seeds, shape_variants,
                  timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline,
-                 max_slowdown, min_occupancy, fail_level, include_correct, limit, progress):
+                 max_slowdown, min_occupancy, fail_level, profile, structure_opts, include_correct, limit, progress):
     """Evaluate generated kernels in CANDIDATES (folder or JSONL of answers) against PROBLEMS
     (KernelBench-style modules, TritonBench-style modules or a TritonBench-G JSON).
 
@@ -71,6 +98,8 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
             attach_tests(probs, tests_dir)
         # JSONL answers map to problems by row order, so candidates are read before any selection
         cands = load_candidates(candidates, probs)
+        for line in mapping_report(cands):
+            click.echo(f"warning: {line}", err=True)
         if problem_ids:
             probs = select_problems(probs, problem_ids)
             order = {pid: i for i, pid in enumerate(probs)}
@@ -84,7 +113,8 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
         mem_limit_mb=mem_limit_mb, rss_limit_mb=rss_limit_mb, tolerance_scale=tolerance_scale,
         timing=not no_timing, iters=iters, compile_baseline=compile_baseline,
         policy=Policy(max_slowdown=max_slowdown, min_occupancy=min_occupancy,
-                      fail_level=None if fail_level == "none" else fail_level),
+                      fail_level=None if fail_level == "none" else fail_level, structure=structure_opts),
+        profile=profile,
     )
     if workers and opts.timing and backend == "local":
         from kernlint.eval.runner import visible_gpus

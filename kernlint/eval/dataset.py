@@ -10,7 +10,7 @@ from kernlint.eval.problems import Candidate
 
 def export(recs: list[dict], candidates: dict[str, Candidate], out_path: str | Path,
            include_correct: bool = False) -> int:
-    keep = {"passed"} | ({"slower-than-baseline", "low-occupancy"} if include_correct else set())
+    keep = {"passed"} | ({"structurally-flawed", "slower-than-baseline", "low-occupancy"} if include_correct else set())
     n = 0
     with open(out_path, "w") as fh:
         for r in recs:

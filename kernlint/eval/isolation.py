@@ -1,18 +1,23 @@
-"""Run one job in its own subprocess: fresh interpreter, scrubbed environment, temporary working
-directory, time limit, memory limit, no network. Whatever happens inside (exception, segfault,
-abort, hang, memory blow-up) comes back as a result dict; nothing propagates to the caller."""
+"""The sandbox of the executors that run problem and candidate code: fresh interpreter, scrubbed
+environment, an empty private working directory (also HOME and TMPDIR), time limit, memory limit,
+no network. Whatever happens inside (exception, segfault, abort, hang, memory blow-up, an exit
+before answering, garbage on the channel) comes back as a classified result; nothing propagates
+to the caller, and nothing an executor writes is taken as a verdict."""
 
 from __future__ import annotations
 
-import json
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+
+from kernlint.eval import wire
 
 
 
@@ -71,81 +76,140 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def run_job(job: dict, timeout_s: float = 300.0, mem_limit_mb: int | None = 8192,
-            env: dict[str, str] | None = None, rss_limit_mb: float | None = None) -> dict:
-    """Run ``job`` in ``python -m kernlint.eval.worker``; return the worker's result, or a
-    classified failure (``error_kind``: timeout, crash, out-of-memory) if it did not finish.
+class Process:
+    """One sandboxed executor (:mod:`kernlint.eval.worker`): requests go to its stdin, answers come
+    back on the pipe that was its stdout; its prints and errors go to a separate log pipe.
 
-    ``mem_limit_mb`` caps the address space (RLIMIT_AS). CUDA reserves far more virtual memory
-    than it uses, so on GPU jobs pass ``None`` and rely on ``rss_limit_mb`` (a watchdog on the
-    resident set) plus the device memory fraction the worker sets.
+    The sandbox: a fresh interpreter in its own session, the environment scrubbed
+    (:func:`worker_env`), an empty working directory that is also its HOME and TMPDIR, nothing on
+    its command line or in its environment that names a file of the judge's, address-space, CPU
+    and core limits, the network blocked in-process (and proxies pointed at a closed port).
     """
-    t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="kernlint-eval-") as tmp:
-        tmpdir = Path(tmp)
-        (tmpdir / "home").mkdir()
-        job_path, result_path = tmpdir / "job.json", tmpdir / "result.json"
-        job_path.write_text(json.dumps(job))
-        run_dir = tmpdir / "work"
-        run_dir.mkdir()
-        e = worker_env(env, home=str(tmpdir / "home"))
-        e["TMPDIR"] = str(tmpdir)
-        cmd = [sys.executable, "-m", "kernlint.eval.worker", str(job_path), str(result_path)]
-        proc = subprocess.Popen(cmd, cwd=run_dir, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                preexec_fn=_limits(mem_limit_mb, int(timeout_s) + 30))
-        kind = None
-        out_chunks: list[bytes] = []
-        import threading
+
+    def __init__(self, root: Path, name: str, env: dict[str, str] | None, mem_limit_mb: int | None,
+                 cpu_seconds: int, rss_limit_mb: float | None = None, wrapper: list[str] | None = None) -> None:
+        """``wrapper``: a command the executor runs under (ncu's argv, for a profile pass)."""
+        self.name, self.rss_limit_mb = name, rss_limit_mb
+        self.env, self.mem_limit_mb, self.cpu_seconds = env, mem_limit_mb, cpu_seconds
+        self.dir = root / name
+        self.dir.mkdir(mode=0o700)
+        e = worker_env(env, home=str(self.dir))
+        e["TMPDIR"] = str(self.dir)
+        self.proc = subprocess.Popen([*(wrapper or []), sys.executable, "-m", "kernlint.eval.worker"], cwd=self.dir, env=e,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     preexec_fn=_limits(mem_limit_mb, cpu_seconds), bufsize=0)
+        self.log: list[bytes] = []
 
         def drain():
-            for chunk in iter(lambda: proc.stdout.read(4096), b""):
-                if sum(map(len, out_chunks)) < 64 * 1024:
-                    out_chunks.append(chunk)
+            for chunk in iter(lambda: self.proc.stderr.read(4096), b""):
+                if sum(map(len, self.log)) < 64 * 1024:
+                    self.log.append(chunk)
 
-        reader = threading.Thread(target=drain, daemon=True)
-        reader.start()
-        while True:
-            try:
-                proc.wait(timeout=0.2)
-                break
+        self.reader = threading.Thread(target=drain, daemon=True)
+        self.reader.start()
+
+    def request(self, header: dict, values: dict | None = None, texts: dict | None = None,
+                deadline: float | None = None) -> tuple[dict, dict, dict]:
+        """Send one request, wait for its answer (until ``deadline``, time.monotonic()); raises
+        :class:`Gone` when the process died, closed its channel, sent garbage or ran out of time."""
+        frame = wire.encode(header, values, texts)
+        try:
+            wire.write(self.proc.stdin.fileno(), frame)
+        except (BrokenPipeError, OSError) as exc:
+            raise Gone(self, "closed") from exc
+        fd = self.proc.stdout.fileno()
+        while not select.select([fd], [], [], 0.2)[0]:  # the watchdogs, while it works
+            if deadline is not None and time.monotonic() > deadline:
+                raise Gone(self, "timeout")
+            if self.rss_limit_mb and _rss_mb(self.proc.pid) > self.rss_limit_mb:
+                raise Gone(self, "out-of-memory")
+        try:
+            return wire.read(fd, deadline)
+        except wire.WireError as exc:
+            raise Gone(self, str(exc)) from exc
+
+    def stop(self) -> int | None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        return self.proc.returncode
+
+    def kill(self) -> int | None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        return self.proc.returncode
+
+    def log_text(self) -> str:
+        self.reader.join(timeout=2)
+        return b"".join(self.log).decode(errors="replace")
+
+
+class Gone(Exception):
+    """An executor stopped answering: ``why`` is closed, timeout, out-of-memory or a frame error."""
+
+    def __init__(self, process: Process, why: str) -> None:
+        super().__init__(why)
+        self.process, self.why = process, why
+
+    def kind(self) -> tuple[str, str]:
+        """(error_kind, detail) after the process was reaped."""
+        proc = self.process.proc
+        rc = proc.poll()
+        if rc is None and self.why not in ("timeout", "out-of-memory"):
+            try:  # it broke the channel and may be on its way out: let it finish
+                rc = proc.wait(timeout=1)
             except subprocess.TimeoutExpired:
-                pass
-            if time.monotonic() - t0 > timeout_s:
-                kind = "timeout"
-            elif rss_limit_mb and _rss_mb(proc.pid) > rss_limit_mb:
-                kind = "out-of-memory"
-            if kind:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
-                break
-        reader.join(timeout=2)
-        output = b"".join(out_chunks).decode(errors="replace")
-        result: dict = {}
-        if result_path.exists():
-            try:
-                result = json.loads(result_path.read_text())
-            except json.JSONDecodeError:
-                result = {}
-        rc = proc.returncode
-        if kind is None and result.get("stage") != "done":
-            if rc is not None and rc < 0:
-                sig = signal.Signals(-rc).name
-                kind = "out-of-memory" if sig == "SIGKILL" else "crash"
-                result["signal"] = sig
-            elif "MemoryError" in output or "std::bad_alloc" in output:
-                kind = "out-of-memory"
-            else:
-                kind = "crash"
-        if kind:
-            last = result.get("stage", "start")
-            result.update(status="error", error_kind=kind,
-                          error=f"{kind} in stage {last!r} (exit code {rc})" + (
-                              f", signal {result['signal']}" if "signal" in result else ""))
-            result.setdefault("stage_final", last)
-        result["returncode"] = rc
+                rc = None
+        killed = rc is None
+        if killed:
+            rc = self.process.kill()
+        if self.why in ("timeout", "out-of-memory"):
+            return self.why, f"exit code {rc}"
+        log = self.process.log_text()
+        if not killed and rc is not None and rc < 0:
+            sig = signal.Signals(-rc).name
+            return ("out-of-memory" if sig == "SIGKILL" else "crash"), f"exit code {rc}, signal {sig}"
+        if "MemoryError" in log or "std::bad_alloc" in log:
+            return "out-of-memory", f"exit code {rc}"
+        if self.why != "closed":
+            return "crash", f"exit code {rc}; it sent a frame the harness cannot read ({self.why})"
+        return "crash", f"exit code {rc}; it exited without answering"
+
+
+def run_job(job: dict, timeout_s: float = 300.0, mem_limit_mb: int | None = 8192,
+            env: dict[str, str] | None = None, rss_limit_mb: float | None = None) -> dict:
+    """Judge one job (:mod:`kernlint.eval.judge`) with a reference and a candidate executor, each
+    in its own sandbox; return the judge's result, or a classified failure (``error_kind``:
+    timeout, crash, out-of-memory) when the candidate's process did not answer.
+
+    ``mem_limit_mb`` caps each executor's address space (RLIMIT_AS). CUDA reserves far more
+    virtual memory than it uses, so on GPU jobs pass ``None`` and rely on ``rss_limit_mb`` (a
+    watchdog on the resident set) plus the device memory fraction the executors set.
+    """
+    from kernlint.eval import judge
+
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="kernlint-eval-") as tmp:
+        root = Path(tmp)
+        os.chmod(root, 0o700)
+        cpu = int(timeout_s) + 30
+        ref = Process(root, "reference", env, mem_limit_mb, cpu, rss_limit_mb)
+        cand = Process(root, "candidate", env, mem_limit_mb, cpu, rss_limit_mb)
+        try:
+            result = judge.judge_job(job, ref, cand, deadline=t0 + timeout_s)
+        finally:
+            for p in (ref, cand):
+                if p.proc.poll() is None:
+                    p.stop()
+        result["returncode"] = cand.proc.returncode
         result["wall_s"] = round(time.monotonic() - t0, 3)
-        result["log_tail"] = output[-2000:]
+        result["log_tail"] = cand.log_text()[-2000:]
         return result

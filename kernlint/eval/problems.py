@@ -7,7 +7,9 @@ Two problem styles:
 - **TritonBench**: a module of kernels + wrapper, then a separator line of ``#####`` and test code
   with a ``test_*`` function returning a dict (or tensor, list) of results. The candidate is run
   with the reference's test code appended, as TritonBench does, and the returned tensors are
-  compared.
+  compared. TritonBench-G gives the references as a JSON list (``output``); TritonBench-T as a JSON
+  list of tasks (``name``, ``description``, ``file``) whose reference files (PyTorch, then
+  ``#####`` and the test) lie in the folder named like the list, beside it.
 """
 
 from __future__ import annotations
@@ -110,21 +112,53 @@ def select_problems(problems: dict[str, Problem], spec: str) -> dict[str, Proble
     return {i: problems[i] for i in ids}
 
 
+def _tritonbench_t_problem(row: dict, i: int, ref_dir: Path, list_name: str) -> Problem:
+    ref = ref_dir / row["file"]
+    if not ref.is_file():
+        raise ValueError(f"{list_name} row {i}: reference file {row['file']!r} not found in {ref_dir}")
+    prob = problem_from_text(Path(row["file"]).stem, ref.read_text(), str(Path(ref_dir.name) / row["file"]))
+    if not prob.test_function:
+        raise ValueError(f"{ref}: no '#####' line followed by a 'def test_*():' function")
+    prob.meta = {"row": i, "file": row["file"], "name": row.get("name"), "difficulty": row.get("difficulty"),
+                 "description": str(row.get("description") or ""), "entry": entry_function(prob.source)}
+    return prob
+
+
+def entry_function(source: str) -> str:
+    """The function a TritonBench-T task asks for: the reference's last top-level ``def``."""
+    names = re.findall(r"^def (\w+)\s*\(", source, re.MULTILINE)
+    return names[-1] if names else ""
+
+
 def load_problems(path: str | Path) -> dict[str, Problem]:
-    """A problem file, a folder of ``*.py`` problems, or a TritonBench-G JSON list (field ``output``)."""
+    """A problem file, a folder of ``*.py`` problems, a TritonBench-G JSON list (field ``output``) or a
+    TritonBench-T task list (fields ``file`` and ``description``; the references in the folder beside it
+    named like the list), in the list's order."""
     path = Path(path)
     out: dict[str, Problem] = {}
     if path.is_dir():
         for p in sorted(path.glob("*.py")):
             out[p.stem] = problem_from_text(p.stem, p.read_text(), str(p))
-    elif path.suffix == ".json":
+    elif path.suffix in (".json", ".jsonl"):
         try:
             rows = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        if isinstance(rows, list) and rows and all(isinstance(r, dict) and "output" not in r and "file" in r
+                                                   and "description" in r for r in rows):
+            ref_dir = path.with_suffix("")
+            if not ref_dir.is_dir():
+                raise ValueError(f"{path}: a TritonBench-T task list, but its reference folder {ref_dir.name}/ "
+                                 f"is not beside it")
+            for i, row in enumerate(rows):
+                prob = _tritonbench_t_problem(row, i, ref_dir, path.name)
+                if prob.id in out:
+                    raise ValueError(f"{path} row {i}: task file {row['file']!r} listed twice")
+                out[prob.id] = prob
+            return out
         if not isinstance(rows, list) or not all(isinstance(r, dict) and "output" in r for r in rows):
-            raise ValueError(f"{path}: expected a TritonBench-G task list: objects with 'output' (the reference "
-                             f"module) and 'file'")
+            raise ValueError(f"{path}: expected a TritonBench-G task list (objects with 'output', the reference "
+                             f"module, and 'file') or a TritonBench-T one (objects with 'file' and 'description')")
         for i, row in enumerate(rows):
             pid = Path(row.get("file", f"task{i}")).stem
             if pid in out:
@@ -194,8 +228,45 @@ def load_candidates(path: str | Path, problems: dict[str, Problem]) -> list[Cand
                 raise ValueError(f"{path}:{row_no + 1}: no answer in this row (expected one of {', '.join(keys)})")
             text = next(row[k] for k in keys if k in row)
             pid = row.get("problem") or row.get("problem_id")
+            meta = {}
             if pid is None:
                 pid = ids[row_no] if row_no < len(ids) else f"row{row_no}"
+                if isinstance(row.get("instruction"), str):
+                    pid, meta["mapping"] = map_by_instruction(row["instruction"], pid, problems)
             cid = row.get("id") or f"{pid}/{tag}-{row_no}"
-            out.append(Candidate(str(cid), str(pid), extract_code(text), f"{path.name}:{row_no + 1}"))
+            out.append(Candidate(str(cid), str(pid), extract_code(text), f"{path.name}:{row_no + 1}", meta))
     return out
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def map_by_instruction(instruction: str, pid: str, problems: dict[str, Problem]) -> tuple[str, str]:
+    """Check a row-ordered answer against the task its instruction describes.
+
+    Answers are matched to tasks by row order; an instruction that quotes the task's description
+    confirms the match (``checked``). Otherwise the one task whose description it quotes is taken
+    (``remapped from <row-order id>``); with none or several, the row order stands (``unmapped``).
+    Tasks without a description (KernelBench, TritonBench-G) are not checked (``row-order``)."""
+    text = _words(instruction)
+
+    def quoted(prob: Problem | None) -> bool:
+        desc = _words(str(prob.meta.get("description", ""))) if prob else ""
+        return bool(desc) and desc[:300] in text
+
+    prob = problems.get(pid)
+    if prob is None or not prob.meta.get("description"):
+        return pid, "row-order"
+    if quoted(prob):
+        return pid, "checked"
+    hits = [other for other, p in problems.items() if quoted(p)]
+    if len(hits) == 1:
+        return hits[0], f"remapped from {pid}"
+    return pid, "unmapped"
+
+
+def mapping_report(candidates: list[Candidate]) -> list[str]:
+    """One line per answer whose task was not confirmed by its instruction (remapped or unmapped)."""
+    return [f"{c.origin}: {c.meta['mapping']} -> {c.problem_id}" for c in candidates
+            if c.meta.get("mapping", "").startswith(("remapped", "unmapped"))]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 import math
 
-from kernlint.eval.summary import summarize
+from kernlint.eval import structure_report
+from kernlint.eval.summary import CORRECT, summarize
 
-COLORS = {"passed": "#2e7d32", "slower-than-baseline": "#f9a825", "low-occupancy": "#ef6c00",
+COLORS = {"passed": "#2e7d32", "structurally-flawed": "#d84315", "slower-than-baseline": "#f9a825", "low-occupancy": "#ef6c00",
           "wrong": "#c62828", "cheating": "#6a1b9a", "runtime-error": "#455a64",
           "did-not-compile": "#9e9e9e", "skipped": "#bdbdbd"}
 
@@ -56,7 +57,7 @@ def render(recs: list[dict], title: str = "kernlint eval") -> str:
     if s["skipped"]:
         verdicts["skipped"] = s["skipped"]
     speedups = [r["speedup"]["vs_reference"] for r in recs
-                if r.get("verdict") in ("passed", "slower-than-baseline", "low-occupancy")
+                if r.get("verdict") in CORRECT
                 and (r.get("speedup") or {}).get("vs_reference")]
     metric_rows = "".join(
         f"<tr><td>{k}</td><td>{'-' if s.get(k) is None else f'{s[k]:.3f}'}</td></tr>"
@@ -79,6 +80,7 @@ def render(recs: list[dict], title: str = "kernlint eval") -> str:
 <h2>Failure taxonomy</h2>{bar_svg(verdicts)}
 <h2>Speedup over the reference (correct candidates)</h2>{histogram_svg(speedups)}
 <h2>Metrics</h2><table>{metric_rows}</table>
+{structure_report.section(recs, COLORS, s["structural_failures"])}
 <h2>Candidates</h2><table><tr><th>id</th><th>verdict</th><th>speedup</th><th>reasons</th></tr>{''.join(rows)}</table>
 </body></html>
 """

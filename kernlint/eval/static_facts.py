@@ -18,6 +18,7 @@ KERNEL_DECORATORS = {
     "triton.heuristics",
     "triton.runtime.jit",
     "triton.language.jit",
+    "triton.experimental.gluon.jit",
     "tilelang.jit",
     "tilelang.language.prim_func",
     "tvm.script.tir.prim_func",

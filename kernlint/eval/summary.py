@@ -6,9 +6,10 @@ import math
 from collections import Counter
 
 from kernlint.eval.policy import TAXONOMY
+from kernlint.eval.structure import counts_by_kind
 
 FAST_P = (0.0, 1.0, 1.5, 2.0)
-CORRECT = {"passed", "slower-than-baseline", "low-occupancy"}
+CORRECT = {"passed", "structurally-flawed", "slower-than-baseline", "low-occupancy"}
 
 
 def _speedup(rec: dict) -> float | None:
@@ -44,6 +45,7 @@ def summarize(recs: list[dict]) -> dict:
         "timers": dict(timers),
         "degenerate_tasks": sorted({r["problem"] for r in recs if r.get("task_degenerate")}),
         "top_reasons": dict(reasons.most_common(15)),
+        "structural_failures": counts_by_kind(evaluated),  # structure hook (#22)
         "mean_reward": (sum(r.get("reward", 0.0) for r in evaluated) / n) if n else 0.0,
     }
 
@@ -57,6 +59,8 @@ def to_markdown(s: dict) -> str:
     for k in ("pass_rate", "correct_rate", "fast_0", "fast_1", "fast_1.5", "fast_2", "geomean_speedup", "mean_reward"):
         v = s.get(k)
         lines.append(f"| {k} | {'-' if v is None else f'{v:.3f}'} |")
+    failures = s.get("structural_failures") or {}
+    lines += ["", "Structural failures by kind: " + (", ".join(f"{k} {v}" for k, v in failures.items() if v) or "none")]
     lines += ["", f"Timers: {s['timers']}", ""]
     if any("cpu-perf-counter" in t for t in s["timers"]):
         lines.append("Speedups measured with the CPU perf_counter fallback are a smoke test, not GPU performance.")

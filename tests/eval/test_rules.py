@@ -12,9 +12,9 @@ from kernlint.rule import expected_lines
 RULES = eval_rules()
 
 
-def test_ten_reward_hack_rules_are_catalogued():
+def test_reward_hack_rules_are_catalogued():
     codes = [r.code for r in RULES]
-    assert codes == [f"KL5{i:02d}" for i in range(1, 11)]
+    assert codes == [f"KL5{i:02d}" for i in range(1, 12)]
     for r in RULES:
         assert issubclass(r, EvalRule) and r.phase is Phase.EVAL and r.category == "reward-hack"
         assert r.confirm.tool == "eval"
