@@ -4,6 +4,7 @@ occupancy numbers of compiled Triton kernels (the roofline is :mod:`kernlint.eva
 
 from __future__ import annotations
 
+import contextlib
 import types
 from collections import Counter
 from typing import Any, Callable
@@ -37,6 +38,7 @@ class LaunchCounter:
         #: CUDA streams (other than the harness's current one) that kernels were launched on
         self.foreign_streams: list[int] = []
         self._harness_stream = None
+        self._own_streams = 0
         try:
             import torch
 
@@ -55,7 +57,7 @@ class LaunchCounter:
 
         def run(self_, *args, **kwargs):
             counter[name] += 1
-            if owner._harness_stream is not None:
+            if owner._harness_stream is not None and not owner._own_streams:
                 import torch
 
                 cur = torch.cuda.current_stream().cuda_stream
@@ -67,6 +69,16 @@ class LaunchCounter:
             obj.run = types.MethodType(run, obj)
         except (AttributeError, TypeError):
             pass
+
+    @contextlib.contextmanager
+    def harness_streams(self):
+        """While the harness itself runs the calls on streams of its own (a CUDA-graph capture),
+        launches there are not the candidate's side streams."""
+        self._own_streams += 1
+        try:
+            yield
+        finally:
+            self._own_streams -= 1
 
     def total(self) -> int:
         return sum(self.counts.values())

@@ -10,6 +10,7 @@ L2 before each profiled kernel.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
 from typing import Any, Callable
@@ -47,12 +48,13 @@ def _l2_flusher(flush_l2: bool | str) -> tuple[str, Callable[[], Any] | None]:
 
 
 def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, iters: int = 50,
-              flush_l2: bool | str = True, graph_below_ms: float = 0.01) -> dict:
+              flush_l2: bool | str = True, graph_below_ms: float = 0.01, own_streams=contextlib.nullcontext) -> dict:
     """Median event time of ``fn(*args)``; ``arg_sets`` are distinct input copies used round-robin
     (fresh inputs per timed iteration, so nothing is served from L2 or from a result cache).
 
     ``flush_l2``: True or "read" (default: a read sweep leaves L2 clean), "write" (``zero_()``,
-    leaves dirty lines), False or "none"."""
+    leaves dirty lines), False or "none". ``own_streams()``: a context entered while the harness
+    runs the calls on streams of its own (the CUDA-graph capture for tiny kernels)."""
     import torch
 
     mode, flush = _l2_flusher(flush_l2)
@@ -89,7 +91,8 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
     res = _stats(samples, CUDA_TIMER, wall_sync_median_ms=statistics.median(wall),
                  host_loop_ms=host_total_ms, l2_flush=mode)
     if res["median_ms"] < graph_below_ms:
-        res["graph"] = time_cuda_graph(fn, arg_sets[0], iters=iters)
+        with own_streams():
+            res["graph"] = time_cuda_graph(fn, arg_sets[0], iters=iters)
     return res
 
 

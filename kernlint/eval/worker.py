@@ -14,6 +14,8 @@ code runs; fd 1 then points at the log (stderr), so a ``print`` in a candidate c
 
 from __future__ import annotations
 
+import contextlib
+
 import importlib.util
 import inspect
 import os
@@ -338,7 +340,9 @@ class Executor:
         fn = self._timed_fn(req)
         iters, warm = int(req.get("iters", 50)), int(req.get("warmup", 5))
         if self.device.type == "cuda":
-            t = timing.time_cuda(fn, self.sets, warmup=warm, iters=iters, flush_l2=req.get("flush_l2", True))
+            own = self.counter.harness_streams if self.counter is not None else contextlib.nullcontext
+            t = timing.time_cuda(fn, self.sets, warmup=warm, iters=iters, flush_l2=req.get("flush_l2", True),
+                                 own_streams=own)
             if req.get("kernels"):
                 try:
                     t["kernels"] = timing.time_cuda_kernels(fn, self.sets, iters=min(20, iters))
