@@ -23,6 +23,11 @@ EXTRA_METRICS = ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "dram__byte
                  "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
                  "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
                  "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum")
+#: the unit ncu reports a metric in when its output carries no unit row
+_RAW_UNIT = {"gpu__time_duration.sum": "nsecond"}
+#: ncu's short unit names (its details page) as the long ones of its raw page
+_LONG = {"ns": "nsecond", "us": "usecond", "ms": "msecond", "s": "second", "B": "byte", "KB": "Kbyte", "MB": "Mbyte",
+         "GB": "Gbyte", "TB": "Tbyte"}
 _SCALE = {"": 1, "n": 1e-9, "u": 1e-6, "m": 1e-3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
@@ -34,6 +39,7 @@ def _base(value: Any, unit: str, base: str) -> float | None:
     """``value`` in ``unit`` (``Kbyte``, ``usecond``...) converted to ``base`` (``byte``, ``second``)."""
     if not isinstance(value, (int, float)):
         return None
+    unit = _LONG.get(unit, unit)
     prefix = unit[: len(unit) - len(base)] if unit.endswith(base) else ""
     return float(value) * _SCALE.get(prefix, 1)
 
@@ -43,7 +49,7 @@ def _sum(rows: list, metric: str, base: str | None = None) -> float | None:
     for r in rows:
         v = r.metrics.get(metric)
         if base is not None:
-            v = _base(v, r.units.get(metric, base), base)
+            v = _base(v, r.units.get(metric) or _RAW_UNIT.get(metric, base), base)
         if isinstance(v, (int, float)):
             vals.append(float(v))
     return sum(vals) if vals else None

@@ -144,7 +144,8 @@ def test_roofline_flaws_below_above_and_too_small_to_judge():
 def _rows(**metrics):
     from kernlint.dynamic.ncu import KernelMetrics
 
-    return [KernelMetrics("k", "0", "(64, 1, 1)", "(128, 1, 1)", metrics={"gpu__time_duration.sum": 50e-6, **m})
+    # durations as ncu's raw page gives them: nanoseconds (a row without a unit row is read so too)
+    return [KernelMetrics("k", "0", "(64, 1, 1)", "(128, 1, 1)", metrics={"gpu__time_duration.sum": 50e3, **m})
             for m in [metrics]]
 
 
@@ -168,9 +169,13 @@ def test_measured_flaws_from_ncu_counters():
     off = StructureThresholds(bank_conflict_excess=None)
     assert _measured_flaws([], profile_summary(rows, []), off) == []
     # a kernel of a few microseconds is launch-latency bound: its structure is not judged
-    rows[0].metrics.update({"gpu__time_duration.sum": 3e-6,
+    rows[0].metrics.update({"gpu__time_duration.sum": 3e3,
                             "dram__throughput.avg.pct_of_peak_sustained_elapsed": 5.0})
     assert _measured_flaws([], profile_summary(rows, []), StructureThresholds()) == []
+    # the short unit names of ncu's details page convert too (2368 ns read as 2368 s judged a 2 us relu)
+    rows[0].units["gpu__time_duration.sum"] = "ns"
+    rows[0].metrics["gpu__time_duration.sum"] = 2368.0
+    assert profile_summary(rows, [])["kernels"]["k"]["seconds"] == 2368e-9
 
 
 def test_reward_is_shaped_by_efficiency():
