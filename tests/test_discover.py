@@ -122,9 +122,9 @@ def test_no_import_of_user_code(tmp_path):
 def test_a_kernel_name_defined_twice_gets_each_definitions_span():
     from tests.helpers import lint
 
-    src = '''import triton
+    src = '''import torch
+import triton
 import triton.language as tl
-
 if True:
     @triton.jit
     def k(x_ptr, BLOCK: tl.constexpr):
@@ -135,6 +135,11 @@ else:
     def k(x_ptr, BLOCK: tl.constexpr):
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         tl.store(x_ptr + offs, 2.0)
+
+
+def go():
+    x = torch.empty(100)
+    k[(4,)](x, BLOCK=64)  # 256 lanes over 100 elements, unmasked: each definition's store overruns
 '''
     result = lint(src)
     assert sorted((k.span.line, k.span.end_line) for k in result.kernels) == [(6, 8), (11, 13)]

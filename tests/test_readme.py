@@ -153,8 +153,9 @@ def test_suppression_forms(tmp_path):
 
     lines = [line.split("  (")[0].rstrip() for line in block("x = tl.load").strip().splitlines()]
     load, ignore_next, file_noqa = lines
-    kernel = ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr):\n"
-              "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    {}\n    tl.store(x_ptr + offs, x)\n")
+    kernel = ("import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr):\n"
+              "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    {}\n    tl.store(x_ptr + offs, x)\n"
+              "\n\ndef go():\n    k[(4,)](torch.empty(100), BLOCK=64)\n")  # a launch that overruns: a finding to silence
     plain = kernel.format("x = tl.load(x_ptr + offs)")
     from kernlint.check import Options, run_check
     from kernlint.config import Config
