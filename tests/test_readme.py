@@ -74,7 +74,8 @@ def clone(tmp_path) -> Path:
         pytest.skip("needs git")
     path = tmp_path / "src" / "kernlint"  # `git clone URL` names the folder after the repository
     subprocess.run(["git", "clone", "-q", str(ROOT), str(path)], check=True)
-    subprocess.run(["git", "-C", str(path), "branch", "-f", "main", "HEAD"], check=True, capture_output=True)
+    # the snippets name the branch `main`: make it point at what was cloned, whichever branch that was
+    subprocess.run(["git", "-C", str(path), "checkout", "-q", "-B", "main", "HEAD"], check=True, capture_output=True)
     return path
 
 

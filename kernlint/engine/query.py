@@ -117,7 +117,8 @@ def _lengths(value: Num, term) -> frozenset:
     """(axis, arange length) of the block axes ``term`` uses: two aranges of different lengths
     on one axis share a position variable but are different indices."""
     names = set(free_vars(term))
-    return frozenset((axis, z3.simplify(lane.end - lane.start).get_id()) for lane, axis in value.lanes
+    # the length as text, not as a z3 id: the simplified term is not kept, so its id can be reused
+    return frozenset((axis, z3.simplify(lane.end - lane.start).sexpr()) for lane, axis in value.lanes
                      if f"lane!{axis}" in names)
 
 
