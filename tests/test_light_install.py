@@ -1,6 +1,7 @@
 """`pip install kernlint` carries the source phase only: it must run with torch, Triton and the
 other extras' packages impossible to import, and a feature that needs an extra must name it."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -36,8 +37,14 @@ def test_source_phase_runs_without_the_extras_and_finds_the_same():
     blocked = kl("check", "fixtures/triton", "fixtures/tilelang", "--output-format", "json")
     assert blocked.returncode == 1, blocked.stderr
     assert "Traceback" not in blocked.stderr
-    assert blocked.stdout == kl("check", "fixtures/triton", "fixtures/tilelang", "--output-format", "json",
-                                blocked=False).stdout
+    full = kl("check", "fixtures/triton", "fixtures/tilelang", "--output-format", "json", blocked=False)
+
+    def found(out: str) -> list:
+        # the findings themselves; the size of a witness the solver shrinks within its budget may differ
+        return sorted((f["rule"], f["path"], f["line"], f["col"], f["level"])
+                      for f in json.loads(out)["findings"])
+
+    assert found(blocked.stdout) == found(full.stdout) and found(full.stdout)
 
 
 def test_sarif_output_needs_no_extra():
