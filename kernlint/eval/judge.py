@@ -65,7 +65,9 @@ def clock_disagreement(own: dict, outside: dict) -> str | None:
         if inside < CLOCK_AGREEMENT * seen - noise:
             return (f"its own clock saw {inside / n:.4f} ms per synchronized call, the harness's clock "
                     f"{seen / n:.4f} ms ({n} calls)")
-        if str(own.get("timer", "")).startswith("cpu") and med * n < CLOCK_AGREEMENT * seen - noise:
+        # a median sits below the mean the harness's clock sees when a loaded CPU slows some calls:
+        # only a median under a quarter of it is not explained by load (an honest relu read 0.35 in CI)
+        if str(own.get("timer", "")).startswith("cpu") and med * n < 0.25 * seen - noise:
             return f"it reported a median of {med:.4f} ms per call, the harness's clock {seen / n:.4f} ms"
     kern = (own.get("kernels") or {}).get("median_ms")
     # events enclose the kernels they time: events well below the kernels' own durations are not real
