@@ -16,12 +16,17 @@ SEED = 20261130
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "tritonbench"
 
 
-def ordered_ids(corpus: Path = CORPUS) -> list[str]:
+def seeded_order(listing: Path, seed: int) -> list[str]:
+    """The task ids of a task list, shuffled with ``seed`` (the studies' fixed orders)."""
     from kernlint.eval.problems import load_problems
 
-    ids = list(load_problems(corpus / "TritonBench_G_v1.json"))
-    random.Random(SEED).shuffle(ids)
+    ids = list(load_problems(listing))
+    random.Random(seed).shuffle(ids)
     return ids
+
+
+def ordered_ids(corpus: Path = CORPUS) -> list[str]:
+    return seeded_order(corpus / "TritonBench_G_v1.json", SEED)
 
 
 if __name__ == "__main__":

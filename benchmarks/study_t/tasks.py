@@ -8,20 +8,18 @@ the prefix, so earlier results stay part of the sample.
 
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "study"))
+from tasks import seeded_order  # noqa: E402  (the TritonBench-G study's seeded order)
 
 SEED = 20261201
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "tritonbench"
 
 
 def ordered_ids(corpus: Path = CORPUS) -> list[str]:
-    from kernlint.eval.problems import load_problems
-
-    ids = list(load_problems(corpus / "T" / "TritonBench_T_v1.jsonl"))
-    random.Random(SEED).shuffle(ids)
-    return ids
+    return seeded_order(corpus / "T" / "TritonBench_T_v1.jsonl", SEED)
 
 
 if __name__ == "__main__":
