@@ -66,3 +66,24 @@ def run(x, idx):
 
 def test_gathers_and_unmodelled_shapes_are_not_judged():
     assert _findings(GATHER_AND_UNMODELLED) == []
+
+
+
+def test_findings_do_not_depend_on_what_was_linted_before():
+    # the solver answers within a work budget; what it answers (and the witness) must follow from
+    # the query alone, not from the terms earlier files left in the process
+    import z3
+
+    from kernlint.engine import query
+
+    path = ROOT / "fixtures" / "triton" / "matmul_bad.py"
+    def lint():
+        query._CACHE.clear()
+        result, _ = lint_text(str(path), path.read_text(), RULES)
+        return sorted((f.span.line, f.rule, f.message) for f in result.findings)
+    first = lint()
+    assert [(line, rule) for line, rule, _ in first] == [(22, "KL101"), (28, "KL102")]
+    kept = []
+    for n in (7, 333, 1000):
+        kept += [z3.Int(f"unrelated{n}_{i}") * i for i in range(n)]
+        assert lint() == first

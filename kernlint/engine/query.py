@@ -187,22 +187,29 @@ def _solve(formula, timeout_ms: int = TIMEOUT_MS):
     if hit is not None:
         return hit
     formula = z3.And([c for _, c in parts]) if parts else z3.BoolVal(True)
-    solver = z3.Solver()
+    variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
+    # each query in a context of its own: the solver's path (and so whether it answers within
+    # budget) follows the ids of the terms, which in a shared context depend on every file linted
+    # before in this process; and the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
+    # so spends a different part of its budget (and answers differently) from one run to the next
+    ctx = z3.Context()
+    solver = z3.SimpleSolver(ctx=ctx)
     solver.set("timeout", 10 * timeout_ms)
     solver.set("rlimit", RLIMIT)
-    solver.add(formula)
+    solver.add(formula.translate(ctx))
     result = solver.check()
     model = solver.model() if result == z3.sat else None
     if model is not None:
         # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
-        variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
+        local = [v.translate(ctx) for v in variables]
         for limit in (256, 4096, SMALL):
             solver.push()
-            solver.add(*[z3.And(v >= -limit, v <= limit) for v in variables])
+            solver.add(*[z3.And(v >= -limit, v <= limit) for v in local])
             if solver.check() == z3.sat:
                 model = solver.model()
                 break
             solver.pop()
+        model = model.translate(z3.main_ctx())
     out = (result, model)
     if len(_CACHE) > _CACHE_LIMIT:
         _CACHE.clear()
