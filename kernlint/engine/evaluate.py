@@ -477,7 +477,7 @@ class Evaluator:
         if op == "FloorDivide":
             out = combine(x / y, a, b)
             ceil = z3.simplify(x - y + 1, som=True)
-            if len(str(ceil)) < len(str(z3.simplify(x, som=True))):
+            if len(ceil.sexpr()) < len(z3.simplify(x, som=True).sexpr()):
                 self.model.ceil_divs[out.term.get_id()] = (ceil, y, out.term)  # ``(n + B - 1) // B``: cdiv(n, B)
             return out
         if op == "Modulo":

@@ -113,7 +113,7 @@ class _Wrapper:
         """``M, N = x.shape`` before the launch."""
         source = self.state.info.source[:self.launch.start]
         found = None
-        for m in re.finditer(rf"^[ \t]*([\w\s,]+?)\s*=\s*{re.escape(name)}\.shape\s*$", source, re.M):
+        for m in re.finditer(rf"^[ \t]*(\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*,?[ \t]*=[ \t]*{re.escape(name)}\.shape[ \t]*$", source, re.M):
             found = m
         if found is None:
             return None

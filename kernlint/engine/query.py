@@ -190,12 +190,17 @@ def _solve(formula, timeout_ms: int = TIMEOUT_MS):
     variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
     # each query in a context of its own: the solver's path (and so whether it answers within
     # budget) follows the ids of the terms, which in a shared context depend on every file linted
-    # before in this process; and the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
-    # so spends a different part of its budget (and answers differently) from one run to the next
+    # before in this process; and the plain SMT core, not z3's default portfolio, which picks
+    # tactics by elapsed time and so answers differently from one run to the next
     ctx = z3.Context()
     solver = z3.SimpleSolver(ctx=ctx)
     solver.set("timeout", 10 * timeout_ms)
     solver.set("rlimit", RLIMIT)
+    # Groebner bases and Horner forms of the products of sizes and strides ran for seconds without
+    # drawing on the budget (the answer then followed the wall clock); nlsat, which draws on it,
+    # answers those queries in a fraction of a second
+    solver.set("arith.nl.grobner", False)
+    solver.set("arith.nl.horner", False)
     solver.add(formula.translate(ctx))
     result = solver.check()
     model = solver.model() if result == z3.sat else None
