@@ -35,6 +35,12 @@ the padding. A mask written into the accumulator *before* an accumulating `T.gem
 padded columns at its fill value (`-inf + 0` stays `-inf`), when its test compares the column index
 with the tensor's extent (`k * block_N + j >= seq_len`) or with the row index (a causal mask: a row
 in range never reaches the key tail; this assumes the query rows do not outnumber the keys).
+A tile whose start has a term read from memory that is not a multiple of the tile (a packed-sequence
+offset, `K[cu_seqlens[b] + k * block_N : ...]`) is placed by the data, which the rule cannot see: it
+is judged only when its loop (or grid axis, or an enclosing `if v < E`) counts tiles with
+`T.ceildiv(L, block_N)` of a length `L` that is not a provable multiple of the tile. The last tile
+then runs past its sequence (into the zero-filled end of the tensor for the last one); a walk in
+whole tiles (`L // block_N`) stays inside its sequence whatever the offsets are.
 
 ## Why is this bad?
 TileLang does not fault on the tail tile: it guards the copy and fills the missing elements with 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from kernlint.source.tilelang import Op, TileLangState, canonical_op, names_in, subscripts_in
+from kernlint.source.tilelang import Op, TileLangState, calls_in, canonical_op, names_in, subscripts_in
 from kernlint.source.tilelang_divide import free_names
 
 _ZERO_KEEPING_CALLS = {"abs", "fabs", "Cast", "cast", "sqrt", "sin", "tanh", "erf", "round", "trunc", "floor", "ceil",
@@ -66,6 +66,11 @@ def _tail_dims(state: TileLangState, op: Op) -> list[int]:
         if start is None:
             start = cst.Integer("0")
         if state.depends(start) & varying:
+            if _placed_by_data(state, start, extent):
+                # start = cu_seqlens[b] + v * B: only a walk in ceil steps over a segment runs past it
+                if _ceil_walk(state, op, start, extent, varying):
+                    out.append(t)
+                continue
             # start = v * B for v over ceildiv(S, B): the last tile runs over unless S % B == 0
             if not state.divisible(gshape[g], extent):
                 out.append(t)
@@ -84,6 +89,75 @@ def _tail_dims(state: TileLangState, op: Op) -> list[int]:
                 out.append(t)
                 break
     return out
+
+
+def _terms(state: TileLangState, expr: cst.BaseExpression, seen: frozenset = frozenset()):
+    """The additive terms of an index, through kernel-local names (``clean_off = start + r * B``)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        yield from _terms(state, expr.left, seen)
+        yield from _terms(state, expr.right, seen)
+    elif isinstance(expr, cst.Name) and expr.value in state.locals and expr.value not in seen:
+        yield from _terms(state, state.locals[expr.value], seen | {expr.value})
+    else:
+        yield expr
+
+
+def _same(state: TileLangState, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    va, vb = state.env.value(a), state.env.value(b)
+    return state.code(a) == state.code(b) or (isinstance(va, int) and va == vb)
+
+
+def _placed_by_data(state: TileLangState, start: cst.BaseExpression, extent: cst.BaseExpression) -> bool:
+    """The tile's start has a term read from a global tensor that is not a multiple of the tile (a
+    varlen offset ``cu_seqlens[b]``): where its tiles lie against the tensor's end is a property of
+    the data, not of the sizes."""
+    tensors = {name for name, b in state.buffers.items() if b.is_global}
+    for term in _terms(state, start):
+        if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, cst.Multiply) \
+                and (_same(state, term.left, extent) or _same(state, term.right, extent)):
+            continue
+        if state.depends(term) & tensors:
+            return True
+    return False
+
+
+def _ceil_walk(state: TileLangState, op: Op, start: cst.BaseExpression, extent: cst.BaseExpression,
+               varying: set[str]) -> bool:
+    """A variable of the start counts tiles by ``T.ceildiv(L, B)`` (its loop's or grid's extent, or the
+    bound an enclosing ``if v < E`` puts on it) with ``L`` not a provable multiple of the tile ``B``:
+    the last tile runs past the segment of length ``L``."""
+    bounds: list[cst.BaseExpression] = []
+    for v in state.depends(start) & varying:
+        tighter = [cmp.comparisons[0].comparator for guard in op.guards for cmp in _comparisons(guard)
+                   if isinstance(cmp.left, cst.Name) and cmp.left.value == v
+                   and isinstance(cmp.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual))]
+        if tighter:
+            bounds += tighter
+            continue
+        bounds += [e for lp in op.loops for var, e in zip(lp.vars, lp.extents) if var == v]
+        if state.launch is not None and v in state.launch.block_vars:
+            axis = state.launch.block_vars.index(v)
+            bounds += state.launch.grid[axis:axis + 1]
+    todo, seen = list(bounds), set()
+    while todo:
+        node = todo.pop()
+        for name in names_in(node) & set(state.locals) - seen:
+            seen.add(name)
+            todo.append(state.locals[name])
+        for call in calls_in(node):
+            if (canonical_op(state.info, call.func) or "") in ("ceildiv", "cdiv") and len(call.args) == 2 \
+                    and _same(state, call.args[1].value, extent) \
+                    and not state.divisible(call.args[0].value, extent):
+                return True
+    return False
+
+
+def _comparisons(test: cst.BaseExpression):
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from _comparisons(test.left)
+        yield from _comparisons(test.right)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        yield test
 
 
 def _zero_kind(state: TileLangState, expr: cst.BaseExpression, padded: set[int]) -> str | None:
