@@ -40,7 +40,9 @@ layout instead of reaching another buffer.
 For a global tensor the index must have the form `bx * B + i` with `bx` over `T.ceildiv(S, B)`
 blocks and `i` over `B`: it runs past `S` unless `S` is provably a multiple of `B` (an `assert
 S % B == 0`, or sizes fixed in the module). An enclosing `if` that tests the index counts as a
-guard.
+guard. An access under an `if` that is false at compile time in every configuration
+(`if reduce_k > 1:` with the factory's `reduce_k = 1`) is not judged: TileLang's parser drops the
+branch, so the generated code has no such access.
 
 ## Why is this bad?
 TileLang makes most tail accesses safe without being asked -- `T.copy` predicates its loads and

@@ -213,6 +213,10 @@ class Env:
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             a, b = self.value(node.left), self.value(node.comparisons[0].comparator)
             op = node.comparisons[0].operator
+            order = {cst.LessThan: int.__lt__, cst.LessThanEqual: int.__le__, cst.GreaterThan: int.__gt__,
+                     cst.GreaterThanEqual: int.__ge__}.get(type(op))
+            if order is not None and isinstance(a, int) and isinstance(b, int):
+                return int(order(a, b))
             if a is None or b is None or not isinstance(op, (cst.Equal, cst.NotEqual)):
                 return None
             if isinstance(a, str) or isinstance(b, str):

@@ -127,6 +127,10 @@ def overruns(state: TileLangState) -> list[Overrun]:
     for op in state.ops:
         if op.kind not in ("store", "augstore", "read", "call"):
             continue
+        # a branch a compile-time condition rules out is not generated (`if reduce_k > 1:` with a fixed 1)
+        live = [env for env in state.configs if state.reachable(op, env)]
+        if not live:
+            continue
         accesses = []
         if op.kind in ("store", "augstore") and op.dst is not None and isinstance(op.dst.node, cst.Subscript):
             accesses.append((op.dst.node, True))
@@ -156,7 +160,7 @@ def overruns(state: TileLangState) -> list[Overrun]:
                 if buf.is_global:
                     why = _block_tail(state, index, buf.shape[d], op)
                 else:
-                    for env in state.configs:
+                    for env in live:
                         span, size = interval(index, env, _ranges(op, env)), env.value(buf.shape[d])
                         if span is None or not isinstance(size, int):
                             continue
