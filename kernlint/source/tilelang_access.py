@@ -117,8 +117,11 @@ def _block_tail(state: TileLangState, index: cst.BaseExpression, size: cst.BaseE
 
 
 def _guarded(state: TileLangState, op: Op, index: cst.BaseExpression) -> bool:
+    """An enclosing ``if`` tests the index at run time (one that is decided at compile time in every
+    configuration picks a branch, it bounds nothing)."""
     idx = state.depends(index)
-    return any(state.depends(g) & idx for g in op.guards)
+    return any(state.depends(g) & idx for g in op.guards
+               if any(env.value(g) is None for env in state.configs))
 
 
 def overruns(state: TileLangState) -> list[Overrun]:

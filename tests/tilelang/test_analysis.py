@@ -175,3 +175,46 @@ def test_sliced_copy_and_named_shape_find_the_tail_only_when_the_size_is_not_a_m
                                   "SEQ_LEN = 4096\n\ndef attn_rowmax(batch, dim, block_N=128):\n    seq_len = SEQ_LEN")
                      .replace("attn_rowmax(2, 4096, 64)", "attn_rowmax(2, 64)").replace("b = attn_rowmax(2, SEQ, 64)", ""))["main"]
     assert pad_flows(s_fixed) == []
+
+
+def test_a_tile_placed_by_a_loaded_offset_is_judged_by_its_walk():
+    text = textwrap.dedent(
+        '''
+        import tilelang.language as T
+
+        def packed_rowmax(batch, dim, block_N=64):
+            tokens = T.dynamic("tokens")
+
+            @T.prim_func
+            def main(K: T.Tensor((tokens, dim), "float32"), starts: T.Tensor((batch + 1,), "int32"),
+                     longest: T.int32, Y: T.Tensor((batch, dim), "float32")):
+                with T.Kernel(T.ceildiv(longest, block_N), batch, threads=128) as (bx, bz):
+                    k_tile = T.alloc_fragment((block_N, dim), "float32")
+                    m = T.alloc_fragment((dim,), "float32")
+                    first = starts[bz]
+                    length = starts[bz + 1] - first
+                    for k in T.serial(WALK):
+                        T.copy(K[first + k * block_N : first + (k + 1) * block_N, :], k_tile)
+                        T.reduce_max(k_tile, m, dim=0)
+                    T.copy(m, Y[bz, 0])
+
+            return main
+        '''
+    )
+
+    def flows(walk, copy_start="first + k * block_N"):
+        src = text.replace("WALK", walk).replace("K[first + k * block_N", f"K[{copy_start}")
+        return [(f.reduce, f.dim) for f in pad_flows(states(src)["main"])]
+
+    assert flows("T.ceildiv(length, block_N)") == [("max", 0)]  # the last tile runs past its sequence
+    assert flows("length // block_N") == []  # whole tiles only: inside the sequence whatever the offsets
+    assert flows("T.ceildiv(length, block_N)", copy_start="first * block_N + k * block_N") == [("max", 0)]
+    # the offset a multiple of the tile keeps the tiling of the tensor: judged against its end
+    assert flows("length // block_N", copy_start="(first // block_N) * block_N + k * block_N") == [("max", 0)]
+    # a grid axis walks the sequence too, unless an enclosing `if v < E` bounds it by whole tiles
+    grid = textwrap.dedent(text).replace("for k in T.serial(WALK):", "if bx < BOUND:").replace(
+        "K[first + k * block_N : first + (k + 1) * block_N", "K[first + bx * block_N : first + (bx + 1) * block_N")
+    assert [f.reduce for f in pad_flows(states(grid.replace("if bx < BOUND:", "if True:"))["main"])] == ["max"]
+    assert pad_flows(states(grid.replace("BOUND", "length // block_N"))["main"]) == []
+    assert [f.reduce for f in pad_flows(states(grid.replace("BOUND", "T.ceildiv(length, block_N)"))["main"])] \
+        == ["max"]

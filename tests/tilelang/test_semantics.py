@@ -103,6 +103,21 @@ def test_compile_time_guards_decide_reachability_per_config():
     assert not s.reachable(fast, s.env) and s.reachable(slow, s.env)
 
 
+def test_ordered_comparisons_of_fixed_sizes_decide_reachability():
+    s = _state('''
+        acc = T.alloc_local((1,), "float32")
+        if lanes > 1:
+            acc[0] = X[bx, 0]
+        if lanes <= 1:
+            acc[0] = X[bx, 1]
+        if N > 1:
+            acc[0] = X[bx, 2]
+    ''', factory_extra="lanes = 1")
+    split, single, unknown = s.ops
+    assert not s.reachable(split, s.env) and s.reachable(single, s.env)
+    assert s.reachable(unknown, s.env)  # N is the caller's: any value
+
+
 def test_target_from_string_intrinsics_and_file_name():
     assert module_target(_info('''
         import tilelang
