@@ -87,3 +87,34 @@ def test_findings_do_not_depend_on_what_was_linted_before():
     for n in (7, 333, 1000):
         kept += [z3.Int(f"unrelated{n}_{i}") * i for i in range(n)]
         assert lint() == first
+
+
+FLATTENED_TILE = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def flat_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    offs = tl.reshape(rm[:, None] * N + rn[None, :], (BM * BN,))
+    mask = tl.reshape((rm[:, None] < M) & (rn[None, :] < COLS), (BM * BN,))
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+def run(x):
+    M, N = x.shape
+    y = torch.empty_like(x)
+    flat_copy[(triton.cdiv(M, 16),)](x, y, M, N, BM=16, BN=triton.next_power_of_2(N))
+'''
+
+
+def test_reshape_merges_axes_row_major():
+    # a (BM, BN) tile flattened with its mask: lane q is row q // BN, column q % BN
+    assert _findings(FLATTENED_TILE.replace("COLS", "N")) == []
+    found = _findings(FLATTENED_TILE.replace("COLS", "N + 1"))
+    assert [f.rule for f in found] == ["KL101", "KL102"]
+    w = found[0].evidence["witness"]
+    q = next(v for k, v in w.items() if "tl.reshape" in k)
+    row, col = w["program_id(0)"] * w["BM"] + q // w["BN"], q % w["BN"]
+    assert row * w["N"] + col == found[0].evidence["address"] >= found[0].evidence["bound"] == w["M"] * w["N"]
