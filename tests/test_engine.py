@@ -118,3 +118,15 @@ def test_reshape_merges_axes_row_major():
     q = next(v for k, v in w.items() if "tl.reshape" in k)
     row, col = w["program_id(0)"] * w["BM"] + q // w["BN"], q % w["BN"]
     assert row * w["N"] + col == found[0].evidence["address"] >= found[0].evidence["bound"] == w["M"] * w["N"]
+
+
+def test_block_pointer_shape_is_checked_against_the_tensor():
+    # boundary_check masks by the block pointer's shape: a shape one longer than the row is not a guard
+    path = ROOT / "fixtures" / "bounds" / "block_ptr_base_good.py"
+    text = path.read_text().replace("](x, y, cols, x.stride(0)", "](x, y, cols + 1, x.stride(0)")
+    found = _findings(text)
+    assert [f.rule for f in found] == ["KL101", "KL102"]
+    w = found[0].evidence["witness"]
+    lane = next(v for k, v in w.items() if "block axis 0" in k)
+    assert lane < w["n_cols"] == w["x.shape[1]"] + 1
+    assert w["program_id(0)"] * w["stride"] + lane == found[0].evidence["address"] >= found[0].evidence["bound"]

@@ -695,6 +695,28 @@ class Evaluator:
             return UNKNOWN
         return BlockPtr(base.base, tuple(shape), tuple(strides), tuple(offsets), tuple(block), base.offset)
 
+    def _block_access(self, ptr: BlockPtr, checked: tuple, text: str):
+        """The block a block pointer addresses, as a pointer over one lane per block dimension, and
+        the mask ``boundary_check`` applies (``0 <= offset + lane < shape`` on the checked ones)."""
+        rank = len(ptr.block)
+        base = ptr.base_offset if isinstance(ptr.base_offset, Num) else const(0)
+        parts, conds, lanes = [base], [], set()
+        for d in range(rank):
+            self.lane_ids += 1
+            lane = Lane(self.lane_ids, z3.IntVal(0), ptr.block[d].term, f"{text} (block axis {d})")
+            self.model.lanes.append(lane)
+            lanes.add((lane, rank - 1 - d))
+            index = combine(ptr.offsets[d].term + position(rank - 1 - d), ptr.offsets[d], ptr.shape[d])
+            parts += [index, ptr.strides[d]]
+            if d in checked or d - rank in checked:
+                conds.append(z3.And(index.term >= 0, index.term < ptr.shape[d].term))
+        term = base.term
+        for d in range(rank):
+            term = term + parts[1 + 2 * d].term * parts[2 + 2 * d].term
+        offset = replace(combine(term, *parts), rank=rank, lanes=frozenset(lanes) | base.lanes)
+        mask = Num(z3.And(*conds), rank, frozenset(lanes)) if conds else None
+        return Ptr(ptr.base, offset), mask
+
     def shape_call(self, name, args, nodes, node=None):
         fn = name.rsplit(".", 1)[-1]
         x = args[0] if args else UNKNOWN
@@ -831,6 +853,8 @@ class Evaluator:
             checked = tuple(c for c in (self._const_of(i) for i in items) if c is not None)
         if mask is NONE:
             mask = None
+        if isinstance(ptr, BlockPtr) and mask is None:
+            ptr, mask = self._block_access(ptr, checked, self.info.module.code_for_node(given["pointer"]).strip())
         if self.recording:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,
