@@ -904,6 +904,10 @@ class Interpreter:
                 padded = ({d - ptr.rank for d, b in mask.bounds if not b.vacuous} if mask is not None and mask.bounds
                           else set(range(-ptr.rank, 0)))
                 tags |= {f"padax:{d}" for d in padded}
+                # ``lanes < n`` keeps a prefix of the axis: its padding trails the real lanes
+                trailing = {d - ptr.rank for d, b in (mask.bounds if mask is not None else ())
+                            if not b.vacuous and b.op in ("<", "<=")}
+                tags |= {f"padtail:{d}" for d in padded & trailing} | {f"padany:{d}" for d in padded - trailing}
             return Val(
                 rank=ptr.rank, lanes=lanes, pid=ptr.pid, loops=ptr.loops, data=True, runtime=True,
                 tags=frozenset(tags), params=ptr.params,
