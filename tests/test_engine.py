@@ -130,3 +130,32 @@ def test_block_pointer_shape_is_checked_against_the_tensor():
     lane = next(v for k, v in w.items() if "block axis 0" in k)
     assert lane < w["n_cols"] == w["x.shape[1]"] + 1
     assert w["program_id(0)"] * w["stride"] + lane == found[0].evidence["address"] >= found[0].evidence["bound"]
+
+
+ASSERTED_EXTENT = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def tile_scale(x_ptr, s_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    for t in range(0, TRIPS):
+        offs = t * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(y_ptr + offs, x * tl.load(s_ptr + t), mask=offs < n)
+
+def run(x, s):
+    n = x.numel()
+    y = torch.empty_like(x)
+    assert s.numel() == triton.cdiv(n, 128), "one scale per tile"
+    tile_scale[(1,)](x, s, y, n, BLOCK=128)
+'''
+
+
+def test_an_asserted_equation_gives_an_input_its_extent():
+    # the assert (a comma inside its call, then a message) ties s's size to n: one scale per tile
+    assert _findings(ASSERTED_EXTENT.replace("TRIPS", "(n + BLOCK - 1) // BLOCK")) == []
+    (found,) = _findings(ASSERTED_EXTENT.replace("TRIPS", "n // BLOCK + 1"))
+    w = found.evidence["witness"]
+    assert w["t"] == found.evidence["address"] >= found.evidence["bound"] == w["s.numel()"]
+    assert w["s.numel()"] == -(-w["x.numel()"] // 128)

@@ -310,8 +310,9 @@ class _Wrapper:
         defs = list(re.finditer(r"^[ \t]*def[ \t]+\w+", source, re.M))
         body = source[defs[-1].end():] if defs else ""
         out = []
-        for m in re.finditer(r"^[ \t]*assert[ \t]+(.+?)\s*(?:,[^=\n]*)?$", body, re.M):
-            term = self.term(m.group(1))
+        for m in re.finditer(r"^[ \t]*assert[ \t]+(.+?)\s*$", body, re.M):
+            # the condition is what precedes the message: a comma inside a call (``cdiv(n, 128)``) stays
+            term = self.term(split_top_level(m.group(1))[0])
             if term is not None and z3.is_bool(term):
                 out.append(term)
         return out
