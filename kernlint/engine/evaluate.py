@@ -757,6 +757,8 @@ class Evaluator:
         if not dims or not all(isinstance(d, Num) and not d.lanes and not d.is_bool and not d.data for d in dims):
             return UNKNOWN
         rank, sizes = x.rank, {}
+        if rank == 0 and not x.lanes:
+            return x
         for lane, axis in x.lanes:
             sizes.setdefault(axis, lane.end - lane.start)
         if set(sizes) != set(range(rank)):
@@ -774,7 +776,7 @@ class Evaluator:
             linear = linear + position(m - 1 - i) * stride
             stride = stride * new[i]
         # a reshape keeps the number of elements (Triton rejects any other)
-        self.sym.domain.append(stride == _product(old))
+        self.sym.domain.append(stride == z3.Product(*old))
         pairs, stride = [], z3.IntVal(1)
         for j in reversed(range(rank)):
             index = linear if j == rank - 1 else linear / stride
@@ -865,13 +867,6 @@ class Evaluator:
         if kind == "store":
             return NONE
         return Num(self.sym.fresh("data", "a loaded value"), rank, data=True)
-
-
-def _product(terms):
-    out = z3.IntVal(1)
-    for t in terms:
-        out = out * t
-    return out
 
 
 def _targets(node, names: set[str]) -> None:
