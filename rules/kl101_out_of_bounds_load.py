@@ -48,7 +48,10 @@ x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
 ```
 Accesses the solver proves in range are not reported (a block that spans a whole dimension,
 offsets wrapped with `%` or clamped with `tl.minimum`, loops that stop at the last whole block);
-neither are gathers through loaded indices nor block pointers (KL109 checks those).
+neither are gathers through loaded indices. A load through a `tl.make_block_ptr` is judged with
+its `boundary_check` dimensions as the mask: a block past the tensor on an unchecked dimension,
+or a `shape` larger than the tensor, is reported here (KL109 reports a moving block without
+`boundary_check` even where the tensor's extent is unknown).
 """
     bad = (
         '''

@@ -50,7 +50,8 @@ class CrossProgramRace(SourceRule):
 ## What it does
 Finds the program-id axes the kernel uses and reports a plain `tl.store` whose address does not
 depend on one of them (directly, through loop counters or through loaded indices) and that is not
-guarded by a condition on that axis nor inside a spin-lock critical section (`while
+guarded by a condition on that axis (or on a ticket drawn with `tl.atomic_add(counter, 1)`, which
+lets one program through) nor inside a spin-lock critical section (`while
 tl.atomic_cas(lock, 0, 1) == 1: pass` ... `tl.atomic_xchg(lock, 0)`). Axes every launch in the
 module leaves at one program, and stores under a compile-time `if SPLIT_K == 1:`, are exempt. A load-modify-store of one location from every program is
 reported with its read.
@@ -122,6 +123,18 @@ def first_writes(flag_ptr, x_ptr, out_ptr):
     if pid == 0:
         tl.store(flag_ptr, 1)
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(partial_ptr + pid, tl.sum(tl.load(x_ptr + pid * BLOCK + tl.arange(0, BLOCK)), axis=0))
+    ticket = tl.atomic_add(counter_ptr, 1)
+    if ticket == tl.num_programs(0) - 1:  # each program draws a different ticket: one passes
+        tl.store(out_ptr, 1.0)
+''',
     )
 
     def check(self, state):
@@ -141,6 +154,10 @@ def first_writes(flag_ptr, x_ptr, out_ptr):
                 _SINGLE_GUARD.search(state.code(g)) for g in access.guard_nodes
             ):
                 continue  # `if SPLIT_K == 1: tl.store(...)` - only one program along that axis
+            for g in access.guards:  # `if ticket == n - 1:` with `ticket = tl.atomic_add(counter, 1)`
+                for tag in g.tags:
+                    if tag.startswith("elected:"):
+                        missing -= {int(a) for a in tag[8:]}
             missing -= _single_program_axes(state)
             if not missing:
                 continue

@@ -1,3 +1,5 @@
+import libcst as cst
+
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
@@ -10,6 +12,18 @@ def _padded_axis(arg, axis) -> bool:
     if axis is None or arg.rank == 0:
         return bool(axes)
     return (int(axis) % arg.rank) - arg.rank in axes
+
+
+def _trailing_scan(node, arg, axis) -> bool:
+    """A forward scan along an axis whose padding all comes after the real lanes (``offs < n``)."""
+    for i, a in enumerate(node.args):
+        if (a.keyword is not None and a.keyword.value == "reverse") or (a.keyword is None and i == 2):
+            if not (isinstance(a.value, cst.Name) and a.value.value == "False"):
+                return False
+    if arg.rank == 0:
+        return False
+    ax = (int(axis) % arg.rank) - arg.rank if axis is not None else -arg.rank
+    return f"padtail:{ax}" in arg.tags and f"padany:{ax}" not in arg.tags
 
 
 class WrongReductionIdentity(SourceRule):
@@ -37,6 +51,8 @@ the padding and silences it, and so does a factor that is 0 on the padding (`dy 
 `tl.exp` of a `-inf` padding is 0 again; `1 / tl.sqrt(var + eps)` is finite. A mask that is true in
 every lane (`tl.arange(0, B) < B`) pads nothing, and padding on an axis the reduction does not reduce
 only affects rows that are not stored.
+A forward `tl.cumsum` over padding that trails the real lanes (a mask `offs < n`) reaches it only
+after every real lane; `reverse=True` adds it to all of them.
 
 ## Why is this bad?
 0 is the identity of a sum, not of a max (a row of negative numbers gets max 0) nor of a sum of
@@ -165,6 +181,8 @@ def norm_bwd(dy_ptr, x_ptr, mean_ptr, var_ptr, dx_ptr, n, eps, BLOCK: tl.constex
                     f"{'-inf' if red.op in ('max', 'argmax') else '+inf'} (or `tl.where` the padding away)",
                     reduction=red.op,
                 )
+            elif red.op == "cumsum" and _trailing_scan(red.node, arg, axis):
+                continue  # a prefix sum reaches its padding only after every real lane
             elif red.op in ("sum", "cumsum") and "pad-nonzero" in arg.tags:
                 yield self.finding(
                     state, red.node,

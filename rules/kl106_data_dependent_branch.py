@@ -98,6 +98,8 @@ def fixed(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
                 continue
             if isinstance(branch.node, cst.While) and calls(branch.node.test, "atomic_cas"):
                 continue  # a spin lock being taken, not work that differs between programs
+            if any(t.startswith("elected:") for t in branch.cond.tags):
+                continue  # one program elected by an atomic ticket finishes up: not data-dependent work
             seen.add(id(branch.node))
             node = branch.node
             if isinstance(node, cst.For):

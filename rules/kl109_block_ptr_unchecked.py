@@ -82,10 +82,11 @@ def copy_rows(a_ptr, b_ptr, M, ROUND_M, N, stride, BM: tl.constexpr, BN: tl.cons
     src = tl.make_block_ptr(a_ptr, (M, N), (stride, 1), (pid * BM, 0), (BM, BN), (1, 0))
     dst = tl.make_block_ptr(b_ptr, (ROUND_M, N), (stride, 1), (pid * BM, 0), (BM, BN), (1, 0))
     tile = tl.load(src, boundary_check=(0, 1), padding_option="zero")
-    tl.store(dst, tile)  # b is padded to whole blocks: N fits one block, rows to a multiple of BM
+    tl.store(dst, tile)  # b is padded to whole blocks: N is one block, rows a multiple of BM
 
 def run(a):
     M, N = a.shape
+    assert N == triton.next_power_of_2(N)
     round_m = triton.cdiv(M, 128) * 128
     b = torch.empty((round_m, N), device=a.device, dtype=a.dtype)
     copy_rows[(triton.cdiv(M, 64),)](a, b, M, round_m, N, a.stride(0), BM=64, BN=triton.next_power_of_2(N))

@@ -87,3 +87,75 @@ def test_findings_do_not_depend_on_what_was_linted_before():
     for n in (7, 333, 1000):
         kept += [z3.Int(f"unrelated{n}_{i}") * i for i in range(n)]
         assert lint() == first
+
+
+FLATTENED_TILE = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def flat_copy(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    offs = tl.reshape(rm[:, None] * N + rn[None, :], (BM * BN,))
+    mask = tl.reshape((rm[:, None] < M) & (rn[None, :] < COLS), (BM * BN,))
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+def run(x):
+    M, N = x.shape
+    y = torch.empty_like(x)
+    flat_copy[(triton.cdiv(M, 16),)](x, y, M, N, BM=16, BN=triton.next_power_of_2(N))
+'''
+
+
+def test_reshape_merges_axes_row_major():
+    # a (BM, BN) tile flattened with its mask: lane q is row q // BN, column q % BN
+    assert _findings(FLATTENED_TILE.replace("COLS", "N")) == []
+    found = _findings(FLATTENED_TILE.replace("COLS", "N + 1"))
+    assert [f.rule for f in found] == ["KL101", "KL102"]
+    w = found[0].evidence["witness"]
+    q = next(v for k, v in w.items() if "tl.reshape" in k)
+    row, col = w["program_id(0)"] * w["BM"] + q // w["BN"], q % w["BN"]
+    assert row * w["N"] + col == found[0].evidence["address"] >= found[0].evidence["bound"] == w["M"] * w["N"]
+
+
+def test_block_pointer_shape_is_checked_against_the_tensor():
+    # boundary_check masks by the block pointer's shape: a shape one longer than the row is not a guard
+    path = ROOT / "fixtures" / "bounds" / "block_ptr_base_good.py"
+    text = path.read_text().replace("](x, y, cols, x.stride(0)", "](x, y, cols + 1, x.stride(0)")
+    found = _findings(text)
+    assert [f.rule for f in found] == ["KL101", "KL102"]
+    w = found[0].evidence["witness"]
+    lane = next(v for k, v in w.items() if "block axis 0" in k)
+    assert lane < w["n_cols"] == w["x.shape[1]"] + 1
+    assert w["program_id(0)"] * w["stride"] + lane == found[0].evidence["address"] >= found[0].evidence["bound"]
+
+
+ASSERTED_EXTENT = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def tile_scale(x_ptr, s_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    for t in range(0, TRIPS):
+        offs = t * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(y_ptr + offs, x * tl.load(s_ptr + t), mask=offs < n)
+
+def run(x, s):
+    n = x.numel()
+    y = torch.empty_like(x)
+    assert s.numel() == triton.cdiv(n, 128), "one scale per tile"
+    tile_scale[(1,)](x, s, y, n, BLOCK=128)
+'''
+
+
+def test_an_asserted_equation_gives_an_input_its_extent():
+    # the assert (a comma inside its call, then a message) ties s's size to n: one scale per tile
+    assert _findings(ASSERTED_EXTENT.replace("TRIPS", "(n + BLOCK - 1) // BLOCK")) == []
+    (found,) = _findings(ASSERTED_EXTENT.replace("TRIPS", "n // BLOCK + 1"))
+    w = found.evidence["witness"]
+    assert w["t"] == found.evidence["address"] >= found.evidence["bound"] == w["s.numel()"]
+    assert w["s.numel()"] == -(-w["x.numel()"] // 128)

@@ -14,7 +14,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, move_axes, rank_of,
+    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, move_axes, position, rank_of,
 )
 
 TL = "triton.language."
@@ -562,7 +562,7 @@ class Evaluator:
                 return base if isinstance(base, Ptr) and "pointer" not in target else UNKNOWN
             if method in ("trans", "reshape", "view", "permute", "expand_dims", "broadcast_to"):
                 args = [node.func.value] + [a.value for a in node.args]
-                return self.shape_call(TL + method, [self.expr(a) for a in args], args)
+                return self.shape_call(TL + method, [self.expr(a) for a in args], args, node)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         if name == TL + "program_id":
@@ -617,7 +617,9 @@ class Evaluator:
             return replace(combine(term, x, lo, hi), data=lo.data or hi.data)
         if name.startswith(TL) and name.rsplit(".", 1)[-1] in ("trans", "reshape", "view", "permute",
                                                                "expand_dims", "ravel"):
-            return self.shape_call(name, args, positional)
+            if "can_reorder" in keywords and self.info.module.code_for_node(keywords["can_reorder"]) != "False":
+                return UNKNOWN  # the compiler may order the elements as it likes
+            return self.shape_call(name, args, positional, node)
         if name in DATA_CALLS:
             rank = 0
             for a in args:
@@ -693,7 +695,29 @@ class Evaluator:
             return UNKNOWN
         return BlockPtr(base.base, tuple(shape), tuple(strides), tuple(offsets), tuple(block), base.offset)
 
-    def shape_call(self, name, args, nodes):
+    def _block_access(self, ptr: BlockPtr, checked: tuple, text: str):
+        """The block a block pointer addresses, as a pointer over one lane per block dimension, and
+        the mask ``boundary_check`` applies (``0 <= offset + lane < shape`` on the checked ones)."""
+        rank = len(ptr.block)
+        base = ptr.base_offset if isinstance(ptr.base_offset, Num) else const(0)
+        parts, conds, lanes = [base], [], set()
+        for d in range(rank):
+            self.lane_ids += 1
+            lane = Lane(self.lane_ids, z3.IntVal(0), ptr.block[d].term, f"{text} (block axis {d})")
+            self.model.lanes.append(lane)
+            lanes.add((lane, rank - 1 - d))
+            index = combine(ptr.offsets[d].term + position(rank - 1 - d), ptr.offsets[d], ptr.shape[d])
+            parts += [index, ptr.strides[d]]
+            if d in checked or d - rank in checked:
+                conds.append(z3.And(index.term >= 0, index.term < ptr.shape[d].term))
+        term = base.term
+        for d in range(rank):
+            term = term + parts[1 + 2 * d].term * parts[2 + 2 * d].term
+        offset = replace(combine(term, *parts), rank=rank, lanes=frozenset(lanes) | base.lanes)
+        mask = Num(z3.And(*conds), rank, frozenset(lanes)) if conds else None
+        return Ptr(ptr.base, offset), mask
+
+    def shape_call(self, name, args, nodes, node=None):
         fn = name.rsplit(".", 1)[-1]
         x = args[0] if args else UNKNOWN
         if not isinstance(x, (Num, Ptr)):
@@ -717,7 +741,49 @@ class Evaluator:
             return move_axes(x, {a: a + 1 for a in range(rank) if rank - 1 - a >= axis}, rank + 1)
         if fn in ("reshape", "view") and isinstance(x, Num) and not x.lanes:
             return x
+        if fn == "reshape" and node is not None:
+            return self.reshape(x, args[1:], self.info.module.code_for_node(node).strip())
         return UNKNOWN
+
+    def reshape(self, x, dims, text: str):
+        """``tl.reshape(x, (A, B))``: row-major, the element at new positions ``(i, j)`` is the one at
+        linear index ``i * B + j`` of ``x``; each new axis gets a lane of its own. An axis of ``x``
+        without a lane has no known length: unknown."""
+        if isinstance(x, Ptr):
+            moved = self.reshape(x.offset, dims, text)
+            return Ptr(x.base, moved) if isinstance(moved, Num) else UNKNOWN
+        if len(dims) == 1 and isinstance(dims[0], Tup):
+            dims = dims[0].items
+        if not dims or not all(isinstance(d, Num) and not d.lanes and not d.is_bool and not d.data for d in dims):
+            return UNKNOWN
+        rank, sizes = x.rank, {}
+        if rank == 0 and not x.lanes:
+            return x
+        for lane, axis in x.lanes:
+            sizes.setdefault(axis, lane.end - lane.start)
+        if set(sizes) != set(range(rank)):
+            return UNKNOWN
+        old = [sizes[rank - 1 - j] for j in range(rank)]  # left to right
+        new = [d.term for d in dims]
+        m = len(new)
+        linear, stride = z3.IntVal(0), z3.IntVal(1)
+        lanes = set()
+        for i in reversed(range(m)):
+            self.lane_ids += 1
+            lane = Lane(self.lane_ids, z3.IntVal(0), new[i], f"{text} (axis {i})")
+            self.model.lanes.append(lane)
+            lanes.add((lane, m - 1 - i))
+            linear = linear + position(m - 1 - i) * stride
+            stride = stride * new[i]
+        # a reshape keeps the number of elements (Triton rejects any other)
+        self.sym.domain.append(stride == z3.Product(*old))
+        pairs, stride = [], z3.IntVal(1)
+        for j in reversed(range(rank)):
+            index = linear if j == rank - 1 else linear / stride
+            pairs.append((position(rank - 1 - j), index % old[j] if j > 0 else index))
+            stride = stride * old[j]
+        term = z3.substitute(x.term, *pairs) if pairs else x.term
+        return replace(x, term=term, rank=m, lanes=frozenset(lanes))
 
     def _const_of(self, v) -> int | None:
         if isinstance(v, Num):
@@ -789,6 +855,8 @@ class Evaluator:
             checked = tuple(c for c in (self._const_of(i) for i in items) if c is not None)
         if mask is NONE:
             mask = None
+        if isinstance(ptr, BlockPtr) and mask is None:
+            ptr, mask = self._block_access(ptr, checked, self.info.module.code_for_node(given["pointer"]).strip())
         if self.recording:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,

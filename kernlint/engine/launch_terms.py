@@ -23,6 +23,8 @@ from kernlint.source.discover import split_top_level
 MAX_SIZE = 2 ** 31
 _CREATE = re.compile(r"^torch\.(empty|zeros|ones|rand|randn|full|empty_strided|randint)\((.*)\)$", re.S)
 _LIKE = re.compile(r"^torch\.(empty|zeros|ones|rand|randn|full)_like\(\s*([A-Za-z_]\w*)\s*(?:,.*)?\)$", re.S)
+#: ``x[...]`` (group 2: the indices) or a transpose of ``x``
+_VIEW = re.compile(r"([A-Za-z_]\w*)(?:\[(.+)\]|\.t\(\)|\.T|\.mT|\.transpose\([^()]*\)|\.permute\([^()]*\))", re.S)
 _SAME = re.compile(r"^([A-Za-z_]\w*)\.(contiguous|clone|detach|view\(-1\)|reshape\(-1\)|flatten\(\)|"
                    r"view_as\(\w+\)|to\([^)]*\)|float\(\)|half\(\)|cuda\(\))(\(\))?$")
 
@@ -308,8 +310,9 @@ class _Wrapper:
         defs = list(re.finditer(r"^[ \t]*def[ \t]+\w+", source, re.M))
         body = source[defs[-1].end():] if defs else ""
         out = []
-        for m in re.finditer(r"^[ \t]*assert[ \t]+(.+?)\s*(?:,[^=\n]*)?$", body, re.M):
-            term = self.term(m.group(1))
+        for m in re.finditer(r"^[ \t]*assert[ \t]+(.+?)\s*$", body, re.M):
+            # the condition is what precedes the message: a comma inside a call (``cdiv(n, 128)``) stays
+            term = self.term(split_top_level(m.group(1))[0])
             if term is not None and z3.is_bool(term):
                 out.append(term)
         return out
@@ -318,16 +321,38 @@ class _Wrapper:
         """(extent, description) of a tensor argument, when its size is known."""
         text = text.strip()
         m = re.fullmatch(r"([A-Za-z_]\w*)(?:\.(?:contiguous|view\(-1\)|reshape\(-1\)|flatten)\(\))?", text)
+        dims = self.tensor_dims(m.group(1)) if m else None
+        if dims is None:
+            viewed = self.viewed(text)
+            if viewed is not None and self.tensor_dims(viewed) is not None:
+                return self.numel(viewed), f"{viewed}.numel()"  # the storage the view reaches
         if not m:
             return None
         name = m.group(1)
-        dims = self.tensor_dims(name)
         if dims is not None:
             return _product(dims), f"{name}.numel()"
         for alias in self.aliases(name):
             if f"{alias}.numel()" in self.facts.names:
                 return z3.Int(f"{alias}.numel()"), f"{name}.numel()"
         return None
+
+    def viewed(self, text: str) -> str | None:
+        """The tensor whose storage ``text`` (or the view it names) starts at: ``x[:, 0]``,
+        ``x[0]``, ``x[:k]``, ``x.t()``. A pointer to the view reaches the viewed tensor's elements
+        from its first one, whatever the view's own shape."""
+        m = _VIEW.fullmatch(text.strip())
+        if m is None and re.fullmatch(r"[A-Za-z_]\w*", text.strip()):
+            from kernlint.source.bounds import assignment
+
+            found = assignment(self.state, text.strip(), self.launch.start)
+            if found is not None and found[0] == [text.strip()]:
+                m = _VIEW.fullmatch(found[1].strip())
+        if m is None:
+            return None
+        if m.group(2) is not None and not all(
+                re.fullmatch(r"\s*(?:0?\s*:[^:,]*|0|\.\.\.|None)\s*", i) for i in split_top_level(m.group(2))):
+            return None  # a view that starts past the first element
+        return m.group(1)
 
     def shown(self, tensor):
         return _shown_extent(self, tensor)

@@ -144,6 +144,20 @@ def _ratio(ck, cl):
     return None
 
 
+def _related(known: set, assumptions) -> set:
+    """``known`` and the sizes the wrapper's equations tie to it (an ``==`` between sizes)."""
+    known = set(known)
+    equations = [set(free_vars(a)) for a in assumptions if z3.is_eq(a)]
+    grew = True
+    while grew:
+        grew = False
+        for names in equations:
+            if names & known and not names <= known:
+                known |= names
+                grew = True
+    return known
+
+
 def _has_lane(term) -> bool:
     return any(name.startswith("lane!") for name in free_vars(term))
 
@@ -338,6 +352,8 @@ class Prover:
         known = set()
         for t in [*(facts.values[n] for n in needed), *facts.grid.values()]:
             known |= set(free_vars(t))
+        if not set(free_vars(extent)) <= known:
+            known = _related(known, facts.assumptions)  # ``assert s.numel() == triton.cdiv(n, 128)``
         if not set(free_vars(extent)) <= known:
             return None  # an extent nothing the kernel receives relates to: it says nothing
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions

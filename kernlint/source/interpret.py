@@ -262,6 +262,9 @@ class Interpreter:
         self.loops: list[str] = []
         #: inside a spin-lock critical section (atomic_cas acquire ... atomic_xchg release)
         self.locked = False
+        #: values returned by ``tl.atomic_add(counter, k)`` on one shared counter (k a non-zero constant):
+        #: each program draws a different ticket, so ``ticket == c`` lets at most one of them through
+        self.tickets: list[Val] = []
         #: names in each loop's range() arguments (its block size, e.g. BLOCK_K)
         self.loop_blocks: dict[str, set[str]] = {}
         self.recording = True
@@ -685,10 +688,23 @@ class Interpreter:
                                           symbol == "==" or _is_minus_one(bound_node), node,
                                           symbol == "<" and lane.arange and not lane.shift and lane.families == {text})
                 result = result.with_(bounds=tuple(sorted(bound_dims.items())))
+            elected = self._elected(op, left, right)
+            if elected:
+                result = result.with_(tags=result.tags | {elected})
             left, left_node = right, target.comparator
         # a comparison is a boolean, not the padded numbers it compared
         return result.with_(tags=frozenset(t for t in result.tags if t not in PAD_TAGS and t != "pad-nonzero"
                                            and t != "pad-inf" and not t.startswith("padax:")))
+
+    def _elected(self, op: str, left: Val, right: Val) -> str | None:
+        """``ticket == c`` with ``c`` the same in every program: the tag ``elected:AXES`` names the
+        program-id axes of which at most one program passes (those the counter is shared along)."""
+        if op != "Equal":
+            return None
+        for ticket, other in ((left, right), (right, left)):
+            if any(t is ticket for t in self.tickets) and not other.pid and not any(t is other for t in self.tickets):
+                return "elected:" + "".join(str(a) for a in range(3) if a not in ticket.pid)
+        return None
 
     def subscript(self, node: cst.Subscript) -> Val:
         base = self.expr(node.value)
@@ -888,12 +904,20 @@ class Interpreter:
                 padded = ({d - ptr.rank for d, b in mask.bounds if not b.vacuous} if mask is not None and mask.bounds
                           else set(range(-ptr.rank, 0)))
                 tags |= {f"padax:{d}" for d in padded}
+                # ``lanes < n`` keeps a prefix of the axis: its padding trails the real lanes
+                trailing = {d - ptr.rank for d, b in (mask.bounds if mask is not None else ())
+                            if not b.vacuous and b.op in ("<", "<=")}
+                tags |= {f"padtail:{d}" for d in padded & trailing} | {f"padany:{d}" for d in padded - trailing}
             return Val(
                 rank=ptr.rank, lanes=lanes, pid=ptr.pid, loops=ptr.loops, data=True, runtime=True,
                 tags=frozenset(tags), params=ptr.params,
             )
         if kind == "atomic":
-            return Val(rank=ptr.rank, pid=ptr.pid, data=True, runtime=True)
+            out = Val(rank=ptr.rank, pid=ptr.pid, data=True, runtime=True)
+            if (fname == TL + "atomic_add" and ptr.rank == 0 and not ptr.lanes and value is not None
+                    and value.const not in (None, 0) and value.rank == 0 and mask_node is None):
+                self.tickets.append(out)
+            return out
         return V.TOP
 
 
