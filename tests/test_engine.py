@@ -74,11 +74,8 @@ def test_findings_do_not_depend_on_what_was_linted_before():
     # the query alone, not from the terms earlier files left in the process
     import z3
 
-    from kernlint.engine import query
-
     path = ROOT / "fixtures" / "triton" / "matmul_bad.py"
     def lint():
-        query._CACHE.clear()
         result, _ = lint_text(str(path), path.read_text(), RULES)
         return sorted((f.span.line, f.rule, f.message) for f in result.findings)
     first = lint()

@@ -28,8 +28,6 @@ TIMEOUT_MS = 1000
 RLIMIT = 4_000_000
 #: witnesses are first sought with every variable in [-SMALL, SMALL]
 SMALL = 1 << 16
-_CACHE: dict[str, tuple] = {}
-_CACHE_LIMIT = 20000
 
 
 @dataclass
@@ -177,7 +175,6 @@ def _lane_domain(*values) -> list:
 
 
 def clear_cache() -> None:
-    _CACHE.clear()
     _FREE.clear()
 
 
@@ -192,48 +189,58 @@ def _conjuncts(formula) -> list:
     return out
 
 
-def _solve(formula, timeout_ms: int = TIMEOUT_MS):
-    # the conjuncts in a fixed order: the solver's path (and so whether it answers within budget)
-    # must not depend on the order Python's sets happened to build the formula in
-    parts = sorted({c.sexpr(): c for c in _conjuncts(formula)}.items())
-    key = "\n".join(k for k, _ in parts)
-    hit = _CACHE.get(key)
-    if hit is not None:
-        return hit
-    formula = z3.And([c for _, c in parts]) if parts else z3.BoolVal(True)
-    variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
-    # each query in a context of its own: the solver's path (and so whether it answers within
-    # budget) follows the ids of the terms, which in a shared context depend on every file linted
-    # before in this process; and the plain SMT core, not z3's default portfolio, which picks
-    # tactics by elapsed time and so answers differently from one run to the next
-    ctx = z3.Context()
-    solver = z3.SimpleSolver(ctx=ctx)
-    solver.set("timeout", 10 * timeout_ms)
-    solver.set("rlimit", RLIMIT)
-    # Groebner bases and Horner forms of the products of sizes and strides ran for seconds without
-    # drawing on the budget (the answer then followed the wall clock); nlsat, which draws on it,
-    # answers those queries in a fraction of a second
-    solver.set("arith.nl.grobner", False)
-    solver.set("arith.nl.horner", False)
-    solver.add(formula.translate(ctx))
-    result = solver.check()
-    model = solver.model() if result == z3.sat else None
-    if model is not None:
-        # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
-        local = [v.translate(ctx) for v in variables]
-        for limit in (256, 4096, SMALL):
-            solver.push()
-            solver.add(*[z3.And(v >= -limit, v <= limit) for v in local])
-            if solver.check() == z3.sat:
-                model = solver.model()
-                break
-            solver.pop()
-        model = model.translate(z3.main_ctx())
-    out = (result, model)
-    if len(_CACHE) > _CACHE_LIMIT:
-        _CACHE.clear()
-    _CACHE[key] = out
-    return out
+class Solving:
+    """The z3 context and the answers of one kernel's queries.
+
+    A context of the kernel's own, not z3's shared one: the solver's path (and so whether it answers
+    within budget) follows the ids of the terms, which in a shared context depend on every file
+    linted before in this process. So a kernel's findings depend on the kernel alone, and the
+    context is made once per kernel (making one costs milliseconds)."""
+
+    def __init__(self) -> None:
+        self.ctx: z3.Context | None = None
+        self.answers: dict[str, tuple] = {}
+
+    def solve(self, formula, timeout_ms: int = TIMEOUT_MS):
+        # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
+        # sets happened to build the formula in
+        parts = sorted({c.sexpr(): c for c in _conjuncts(formula)}.items())
+        key = "\n".join(k for k, _ in parts)
+        hit = self.answers.get(key)
+        if hit is not None:
+            return hit
+        formula = z3.And([c for _, c in parts]) if parts else z3.BoolVal(True)
+        variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
+        if self.ctx is None:
+            self.ctx = z3.Context()
+        ctx = self.ctx
+        # the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
+        # so answers differently from one run to the next
+        solver = z3.SimpleSolver(ctx=ctx)
+        solver.set("timeout", 10 * timeout_ms)
+        solver.set("rlimit", RLIMIT)
+        # Groebner bases and Horner forms of the products of sizes and strides ran for seconds
+        # without drawing on the budget (the answer then followed the wall clock); nlsat, which
+        # draws on it, answers those queries in a fraction of a second
+        solver.set("arith.nl.grobner", False)
+        solver.set("arith.nl.horner", False)
+        solver.add(formula.translate(ctx))
+        result = solver.check()
+        model = solver.model() if result == z3.sat else None
+        if model is not None:
+            # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
+            local = [v.translate(ctx) for v in variables]
+            for limit in (256, 4096, SMALL):
+                solver.push()
+                solver.add(*[z3.And(v >= -limit, v <= limit) for v in local])
+                if solver.check() == z3.sat:
+                    model = solver.model()
+                    break
+                solver.pop()
+            model = model.translate(z3.main_ctx())
+        out = (result, model)
+        self.answers[key] = out
+        return out
 
 
 class Prover:
@@ -244,6 +251,7 @@ class Prover:
         self.launches = launches
         self.describe = describe  # term -> source-like text, for messages
         self.stated = stated_bounds(model)
+        self.solving = Solving()
         self.base = list(model.symbols.domain) + list(assumptions)
         # sizes, strides, block sizes and flags are not negative
         self.base += [v >= 0 for n, v in model.params.items() if n not in model.pointers]
@@ -328,7 +336,7 @@ class Prover:
         for n in mentioned & self.scalars:
             domain.append(self.model.params[n] >= 1)
         domain += self._bindings(facts, mentioned & set(self.model.params))
-        result, witness = _solve(z3.And(*domain, *cond, index >= extent))
+        result, witness = self.solving.solve(z3.And(*domain, *cond, index >= extent))
         if result != z3.sat:
             return None
         against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
@@ -360,7 +368,7 @@ class Prover:
         for n in mentioned & self.scalars:
             domain.append(self.model.params[n] >= 0)
         formula = z3.And(*domain, *cond, z3.Or(offset < 0, offset >= extent))
-        result, witness = _solve(formula)
+        result, witness = self.solving.solve(formula)
         if result == z3.unsat:
             return True
         if result != z3.sat:
@@ -401,7 +409,7 @@ class Prover:
                 domain.append(self.model.params[n] >= 1)
             domain += self._bindings(facts, mentioned & set(self.model.params))
             formula = z3.And(*domain, *cond, index >= bound)
-            result, witness = _solve(formula)
+            result, witness = self.solving.solve(formula)
             if result != z3.sat:
                 continue
             where = "this access's mask" if other is access else f"the mask {self.describe(other)}"
