@@ -14,7 +14,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, move_axes, position, rank_of,
+    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, mentions, move_axes, position, rank_of,
 )
 
 TL = "triton.language."
@@ -317,7 +317,7 @@ class Evaluator:
             return replace(v0, offsets=tuple(offs))
         if isinstance(v0, Num) and isinstance(v1, Num) and not v0.is_bool and not v1.is_bool:
             delta = z3.simplify(v1.term - v0.term)
-            if not _mentions(delta, k) and not v1.data and v1.lanes == v0.lanes:
+            if not mentions(delta, k) and not v1.data and v1.lanes == v0.lanes:
                 return replace(v0, term=v0.term + k * delta)
             return self._havoc(v0, "loop-carried value")
         return UNKNOWN
@@ -675,7 +675,7 @@ class Evaluator:
             return UNKNOWN
         base = bases[0]
         offset = z3.substitute(value.term, (params[base], z3.IntVal(0)))
-        if _mentions(offset, params[base]):
+        if mentions(offset, params[base]):
             return UNKNOWN  # the base also scales something: not an address
         self.model.pointers.add(base)
         return Ptr(base, replace(value, term=offset))
@@ -875,20 +875,6 @@ def _targets(node, names: set[str]) -> None:
     elif isinstance(node, (cst.Tuple, cst.List)):
         for el in node.elements:
             _targets(el.value, names)
-
-
-def _mentions(term, var) -> bool:
-    seen = set()
-    todo = [term]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.eq(var):
-            return True
-        todo.extend(t.children())
-    return False
 
 
 def _select(c, a, b):

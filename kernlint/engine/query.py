@@ -20,7 +20,7 @@ import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
-from kernlint.engine.symbols import Num, Ptr
+from kernlint.engine.symbols import Num, Ptr, mentions
 
 TIMEOUT_MS = 1000
 #: the solver's work budget per query, in z3's resource units: unlike a wall-clock timeout it gives
@@ -118,10 +118,6 @@ def _lengths(value: Num, term) -> frozenset:
     # the length as text, not as a z3 id: the simplified term is not kept, so its id can be reused
     return frozenset((axis, z3.simplify(lane.end - lane.start).sexpr()) for lane, axis in value.lanes
                      if f"lane!{axis}" in names)
-
-
-def _mentions_var(term, var) -> bool:
-    return var.decl().name() in free_vars(term)
 
 
 def _ratio(ck, cl):
@@ -299,10 +295,10 @@ class Prover:
         The block must not run past it where the mask holds."""
         own = [index for index, _, a, _ in self.stated if a is access]
         for var, k, start, step, stop in access.loops:
-            if stop is None or not _mentions_var(offset, k):
+            if stop is None or not mentions(offset, k):
                 continue
             for lane, axis in access.ptr.offset.lanes:
-                if any(_mentions_var(i, k) and _mentions_var(i, lane.var(axis)) for i in own):
+                if any(mentions(i, k) and mentions(i, lane.var(axis)) for i in own):
                     continue  # the mask bounds the walked index itself: the author's bound decides
                 found = self._walk(access, offset, cond, facts, var, k, start, step, stop, lane, axis)
                 if found is not None:

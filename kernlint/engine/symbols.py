@@ -14,6 +14,11 @@ from dataclasses import dataclass, field, replace
 import z3
 
 
+def mentions(term, var) -> bool:
+    """Whether ``term`` contains the constant ``var`` (z3 walks the term, not Python)."""
+    return not z3.substitute(term, (var, z3.Const("mentions!probe", var.sort()))).eq(term)
+
+
 def position(axis: int) -> z3.ArithRef:
     """The position along block axis ``axis`` (from the right): every ``tl.arange`` placed on that
     axis is its start plus this one variable, so two aranges on one axis are the same lanes."""
