@@ -700,7 +700,7 @@ class Evaluator:
         the mask ``boundary_check`` applies (``0 <= offset + lane < shape`` on the checked ones)."""
         rank = len(ptr.block)
         base = ptr.base_offset if isinstance(ptr.base_offset, Num) else const(0)
-        parts, conds, lanes = [base], [], set()
+        parts, conds, lanes, term = [base], [], set(), base.term
         for d in range(rank):
             self.lane_ids += 1
             lane = Lane(self.lane_ids, z3.IntVal(0), ptr.block[d].term, f"{text} (block axis {d})")
@@ -708,11 +708,9 @@ class Evaluator:
             lanes.add((lane, rank - 1 - d))
             index = combine(ptr.offsets[d].term + position(rank - 1 - d), ptr.offsets[d], ptr.shape[d])
             parts += [index, ptr.strides[d]]
+            term = term + index.term * ptr.strides[d].term
             if d in checked or d - rank in checked:
                 conds.append(z3.And(index.term >= 0, index.term < ptr.shape[d].term))
-        term = base.term
-        for d in range(rank):
-            term = term + parts[1 + 2 * d].term * parts[2 + 2 * d].term
         offset = replace(combine(term, *parts), rank=rank, lanes=frozenset(lanes) | base.lanes)
         mask = Num(z3.And(*conds), rank, frozenset(lanes)) if conds else None
         return Ptr(ptr.base, offset), mask

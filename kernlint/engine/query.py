@@ -356,9 +356,10 @@ class Prover:
         known = set()
         for t in [*(facts.values[n] for n in needed), *facts.grid.values()]:
             known |= set(free_vars(t))
-        if not set(free_vars(extent)) <= known:
+        sizes = set(free_vars(extent))
+        if not sizes <= known:
             known = _related(known, facts.assumptions)  # ``assert s.numel() == triton.cdiv(n, 128)``
-        if not set(free_vars(extent)) <= known:
+        if not sizes <= known:
             return None  # an extent nothing the kernel receives relates to: it says nothing
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         for n in mentioned & self.scalars:
