@@ -6,6 +6,7 @@ from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.bounds import grid_expression
 from kernlint.source.rulebase import SourceRule
+from kernlint.source.values import Elected
 
 
 _SINGLE_GUARD = re.compile(r"==\s*1\b|\b1\s*==")
@@ -155,9 +156,8 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
             ):
                 continue  # `if SPLIT_K == 1: tl.store(...)` - only one program along that axis
             for g in access.guards:  # `if ticket == n - 1:` with `ticket = tl.atomic_add(counter, 1)`
-                for tag in g.tags:
-                    if tag.startswith("elected:"):
-                        missing -= {int(a) for a in tag[8:]}
+                for elected in g.facts_of(Elected):
+                    missing -= elected.axes
             missing -= _single_program_axes(state)
             if not missing:
                 continue

@@ -4,6 +4,7 @@ from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.bounds import assigned_value, assignment
 from kernlint.source.rulebase import SourceRule
+from kernlint.source.values import Fact, Int32Product
 
 _STRIDE = re.compile(r"^\s*(\w+)\.stride\(\s*(-?\d+)\s*\)\s*$")
 _STRIDES = re.compile(r"^\s*(\w+)\.stride\(\s*\)\s*$")
@@ -106,19 +107,20 @@ def _inside_one_row(state, params: frozenset) -> bool:
     return True
 
 
-def _one_element_per_program(state, tag: str, params: frozenset) -> bool:
+def _one_element_per_program(state, product: Int32Product) -> bool:
     """Every access the product feeds reads or writes one element addressed by program ids alone (no
     lanes, no loaded index, no loop) in a per-program vector: either a program id is added unscaled
     (``loss + col_block * n_rows + row``: the programs enumerate the elements one by one) or the
     factor is the stride of a tensor whose inner dimensions the kernel never addresses (``dloss +
     row * dloss.stride(0)``). Such a vector holds about as many elements as the grid has programs.
     ``x + row * n_cols`` (one element of each row of a matrix) is not one."""
-    accesses = [a for a in state.accesses if tag in a.ptr.tags]
+    params = product.size_params
+    accesses = [a for a in state.accesses if product in a.ptr.facts]
     if accesses and all(_reads_an_index(state, a) for a in accesses):
         return True
     if not accesses or not all(
         not a.ptr.rank and not a.ptr.lanes and not a.ptr.block_ptr and not a.ptr.data and not a.ptr.loops
-        and "block-offset" not in a.ptr.tags and not (a.mask is not None and a.mask.rank) for a in accesses):
+        and Fact.BLOCK_OFFSET not in a.ptr.facts and not (a.mask is not None and a.mask.rank) for a in accesses):
         return False  # (`pid * BLOCK` means a program covers a block, even if it reads one element)
     if all(any(s.startswith("pid") for s in a.ptr.index) for a in accesses):
         return True
@@ -139,18 +141,18 @@ def _reads_an_index(state, access) -> bool:
     index table (a block table ``[batch, max_blocks]``: an entry per block of a cache)."""
     if access.kind != "load" or access.ptr.rank or access.ptr.lanes or access.ptr.block_ptr or access.loops:
         return False
-    factors = state.index_loads.get(f"ld:{id(access.node)}", ())
+    factors = state.index_loads.get(access.node, ())
     launches = state.info.launches_of(state.name)
     return any("stride" in p.lower() or any(p in _stride_params(state, launch) for launch in launches)
                for p in factors)
 
 
-def _exempt(state, tag: str) -> bool:
-    index, params, _, _ = state.product_factors.get(tag, (frozenset(), frozenset(), False, False))
+def _exempt(state, product: Int32Product) -> bool:
+    params = product.size_params
     cache = state.__dict__.setdefault("_kl104_exempt", {})
     if params not in cache:
         cache[params] = _inside_one_row(state, params)
-    return cache[params] or _one_element_per_program(state, tag, params)
+    return cache[params] or _one_element_per_program(state, product)
 
 
 class Int32OffsetOverflow(SourceRule):
@@ -313,18 +315,18 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
 
     def check(self, state):
         products: dict[str, tuple] = {}
-        tags = set()
+        found = set()
         for access in state.accesses:
             if not access.ptr.int64:
-                tags |= {t for t in access.ptr.tags if t.startswith("i32mul:")}
-        for tag in tags:
-            if _exempt(state, tag):
+                found.update(access.ptr.facts_of(Int32Product))
+        for product in found:
+            if _exempt(state, product):
                 continue
-            node = state.products[tag]
-            fed = [a for a in state.accesses if tag in a.ptr.tags and not a.ptr.int64]
+            node = state.products[product]
+            fed = [a for a in state.accesses if product in a.ptr.facts and not a.ptr.int64]
             text = state.code(node)
-            if text not in products or products[text][0] > int(tag[7:]):
-                products[text] = (int(tag[7:]), node, fed, tag)
+            if text not in products or products[text][0] > product.order:
+                products[text] = (product.order, node, fed, product)
         if not products:
             return
         # one finding per kernel: the fix (widen the program id) is the same for every product. The
@@ -332,11 +334,10 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
         # block (not one element), by a program id not wrapped with `%`, with a stride (the address
         # arithmetic), moving in blocks (`pid * BLOCK`); then the first one.
         def rank(item):
-            text, (order, _, fed, tag) = item
+            text, (order, _, fed, product) = item
             nested = any(text != other and text in other for other in products)
             scalar = all(not a.ptr.lanes and not a.ptr.block_ptr for a in fed)
-            _, _, wrapped, blocked = state.product_factors.get(tag, (None, frozenset(), False, False))
-            return (nested, scalar, wrapped, "stride" not in text.lower(), not blocked, order)
+            return (nested, scalar, product.wrapped, "stride" not in text.lower(), not product.block_offset, order)
 
         ordered = sorted(products.items(), key=rank)
         text, (_, node, fed, _) = ordered[0]

@@ -3,12 +3,11 @@ import libcst as cst
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
-
-PAD = {"masked-no-other", "masked-other-zero"}
+from kernlint.source.values import ZERO_PADDED, Fact, PaddedAxis, PaddingSide
 
 
 def _padded_axis(arg, axis) -> bool:
-    axes = {int(t.split(":")[1]) for t in arg.tags if t.startswith("padax:")}
+    axes = {pad.axis for pad in arg.facts_of(PaddedAxis)}
     if axis is None or arg.rank == 0:
         return bool(axes)
     return (int(axis) % arg.rank) - arg.rank in axes
@@ -23,7 +22,7 @@ def _trailing_scan(node, arg, axis) -> bool:
     if arg.rank == 0:
         return False
     ax = (int(axis) % arg.rank) - arg.rank if axis is not None else -arg.rank
-    return f"padtail:{ax}" in arg.tags and f"padany:{ax}" not in arg.tags
+    return PaddingSide(ax, trailing=True) in arg.facts and PaddingSide(ax, trailing=False) not in arg.facts
 
 
 class WrongReductionIdentity(SourceRule):
@@ -171,10 +170,10 @@ def norm_bwd(dy_ptr, x_ptr, mean_ptr, var_ptr, dx_ptr, n, eps, BLOCK: tl.constex
                 continue  # `tl.sum(x, mask=mask)`: the author excludes the padding (not Triton's API)
             if not _padded_axis(arg, axis):
                 continue
-            if red.op in ("max", "argmax") and "neutral-pad" in arg.tags:
+            if red.op in ("max", "argmax") and Fact.PAD_NEG_INF in arg.facts:
                 continue  # the padding was forced to -inf
-            if red.op in ("max", "min", "argmax", "argmin") and arg.tags & PAD:
-                what = "no `other`" if "masked-no-other" in arg.tags else "`other=0`"
+            if red.op in ("max", "min", "argmax", "argmin") and arg.facts & ZERO_PADDED:
+                what = "no `other`" if Fact.PAD_UNDEFINED in arg.facts else "`other=0`"
                 yield self.finding(
                     state, red.node,
                     f"wrong reduction identity: `tl.{red.op}` over lanes a mask padded with {what}; pad with "
@@ -183,7 +182,7 @@ def norm_bwd(dy_ptr, x_ptr, mean_ptr, var_ptr, dx_ptr, n, eps, BLOCK: tl.constex
                 )
             elif red.op == "cumsum" and _trailing_scan(red.node, arg, axis):
                 continue  # a prefix sum reaches its padding only after every real lane
-            elif red.op in ("sum", "cumsum") and "pad-nonzero" in arg.tags:
+            elif red.op in ("sum", "cumsum") and Fact.PAD_NONZERO in arg.facts:
                 yield self.finding(
                     state, red.node,
                     f"wrong reduction identity: `tl.{red.op}` adds padding lanes of a masked load that are no "

@@ -3,6 +3,7 @@ import libcst as cst
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.interpret import calls
+from kernlint.source.values import Elected
 from kernlint.source.rulebase import SourceRule
 
 
@@ -98,7 +99,7 @@ def fixed(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
                 continue
             if isinstance(branch.node, cst.While) and calls(branch.node.test, "atomic_cas"):
                 continue  # a spin lock being taken, not work that differs between programs
-            if any(t.startswith("elected:") for t in branch.cond.tags):
+            if branch.cond.facts_of(Elected):
                 continue  # one program elected by an atomic ticket finishes up: not data-dependent work
             seen.add(id(branch.node))
             node = branch.node

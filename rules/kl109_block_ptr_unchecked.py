@@ -2,6 +2,7 @@ from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.bounds import divisible_blocks, exact_grid_axes, rounded_extent_axes
 from kernlint.source.rulebase import SourceRule
+from kernlint.source.values import BlockShape, Fact
 
 
 class BlockPointerUnchecked(SourceRule):
@@ -97,13 +98,13 @@ def run(a):
     def check(self, state):
         for access in state.accesses:
             ptr = access.ptr
-            if not ptr.block_ptr or "descriptor" in ptr.tags or access.boundary_check or access.static_guard:
+            if not ptr.block_ptr or Fact.DESCRIPTOR in ptr.facts or access.boundary_check or access.static_guard:
                 continue
             movers = {i for i in ptr.index if not i.startswith("exact:")
                       and not (i.startswith("pid") and int(i[3:]) in exact_grid_axes(state))}
             if not movers:
                 continue
-            names = frozenset(t[6:] for t in ptr.tags if t.startswith("block:"))
+            names = frozenset(shape.name for shape in ptr.facts_of(BlockShape))
             blocks = {n.lower() for n in names}
             if blocks and blocks <= divisible_blocks(state):
                 continue

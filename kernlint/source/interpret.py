@@ -14,7 +14,9 @@ import libcst as cst
 
 from kernlint.source import values as V
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
-from kernlint.source.values import Bound, Lane, Val
+from kernlint.source.values import (
+    ZERO_PADDED, BlockShape, Bound, Elected, Fact, Int32Product, Lane, PaddedAxis, PaddingSide, ScalarLoad, Val,
+)
 
 TL = "triton.language."
 ACCESS = {
@@ -32,12 +34,11 @@ SIZE_NAME = re.compile(
     re.I,
 )
 #: the value None (a mask left out on purpose)
-NONE = Val(constexpr=True, tags=frozenset({"none"}))
+NONE = Val(constexpr=True)
 #: calls the rules read as events (others only contribute their values)
 RECORDED_CALLS = frozenset({TL + "arange", *(TL + n for n in (
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas",
     "debug_barrier", "dot", "device_assert"))})
-PAD_TAGS = frozenset({"masked-no-other", "masked-other-zero"})
 PASSTHROUGH = {TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")}
 
 
@@ -104,16 +105,13 @@ class KernelState:
     anchors: dict[int, cst.CSTNode] = field(default_factory=dict)
     #: variables assigned a mask (name -> (value, node))
     mask_vars: dict[str, tuple] = field(default_factory=dict)
-    #: ``pid * runtime size`` products computed in int32 (tag -> node)
-    products: dict[str, cst.CSTNode] = field(default_factory=dict)
-    #: tag -> (index sources of the program-id factor, parameters of the size factor, the program-id
-    #: factor is wrapped with ``%``, the program-id factor is a block offset ``pid * BLOCK``)
-    product_factors: dict[str, tuple] = field(default_factory=dict)
+    #: ``pid * runtime size`` products computed in int32 -> the product's node
+    products: dict[Int32Product, cst.CSTNode] = field(default_factory=dict)
     #: runtime parameter -> how the indices multiplied by it vary ("fixed", "long" or "other"): what
     #: walks each dimension of a tensor whose stride the parameter is
     stride_terms: dict[str, set[str]] = field(default_factory=dict)
-    #: "ld:<id>" mark of a scalar load -> the runtime parameters its value is multiplied by
-    index_loads: dict[str, set[str]] = field(default_factory=dict)
+    #: a scalar ``tl.load`` call -> the runtime parameters its value is multiplied by
+    index_loads: dict[cst.Call, set[str]] = field(default_factory=dict)
     #: the first node that binds each variable (for messages)
     env: dict[str, Val] = field(default_factory=dict)
 
@@ -173,7 +171,7 @@ def _is_advance(node: cst.Assign) -> bool:
 
 def _zero_padded(v: Val) -> bool:
     """Padding lanes hold 0 (``other=0``, or no ``other``: what a sum already assumes)."""
-    return bool(v.tags & PAD_TAGS) and "pad-nonzero" not in v.tags
+    return bool(v.facts & ZERO_PADDED) and Fact.PAD_NONZERO not in v.facts
 
 
 def _has_floor_div(node: cst.CSTNode) -> bool:
@@ -227,8 +225,8 @@ def _is_minus_one(node: cst.BaseExpression) -> bool:
 
 def _wrapped(out: Val, a: Val, b: Val) -> Val:
     """``x % n`` stays bounded by ``n`` through arithmetic with constants only."""
-    if "wrapped" in out.tags and not all("wrapped" in v.tags or v.constexpr for v in (a, b)):
-        return out.with_(tags=out.tags - {"wrapped"})
+    if Fact.WRAPPED in out.facts and not all(Fact.WRAPPED in v.facts or v.constexpr for v in (a, b)):
+        return out.with_(facts=out.facts - {Fact.WRAPPED})
     return out
 
 
@@ -237,9 +235,9 @@ def _walk_kind(index: Val) -> str:
     from memory: a sequence or token position), "fixed" (a constant, or lanes of a constexpr block
     that never moves: a whole small dimension such as the head dimension), else "other" (e.g. one
     program per index: the extent is the grid's)."""
-    if "wrapped" in index.tags:
+    if Fact.WRAPPED in index.facts:
         return "other"  # `x % n`: bounded by the modulus, whatever `x` is
-    if index.loops or index.data or "block-offset" in index.tags:
+    if index.loops or index.data or Fact.BLOCK_OFFSET in index.facts:
         return "long"
     if any(lane.shift or lane.data for _, lane in index.lanes):
         return "long"
@@ -392,7 +390,7 @@ class Interpreter:
             bound_args = V.join(*args) if args else V.TOP
             static = fname.endswith("static_range") or all(a.constexpr for a in args)
             exact = any(_has_floor_div(a.value) for a in iter_node.args) or any(
-                "count" in a.tags and "ceil" not in a.tags for a in args)
+                Fact.COUNT in a.facts and Fact.CEIL not in a.facts for a in args)
             if fname in ("range", TL + "range", TL + "static_range"):
                 # an exact loop (static, or stopping at the last whole block) still moves the block,
                 # but never past the tensor: its marker says so
@@ -445,7 +443,7 @@ class Interpreter:
         for name, val in list(self.env.items()):
             if name in before and before[name] is not val:
                 self.env[name] = V.join(before[name], val, keep_bounds=False).with_(
-                    tags=before[name].tags | val.tags, const=None,
+                    facts=before[name].facts | val.facts, const=None,
                     bounds=val.bounds if val.bounds == before[name].bounds else (),
                 )
         self.recording = recording
@@ -483,7 +481,7 @@ class Interpreter:
                 # `if EVEN: mask = None else: mask = offs < n`: the flag proves the unmasked case
                 self.env[name] = other if val is NONE else val
             elif other is not val:
-                merged = V.join(val, other).with_(tags=val.tags | other.tags)
+                merged = V.join(val, other).with_(facts=val.facts | other.facts)
                 if val.bounds == other.bounds:
                     merged = merged.with_(bounds=val.bounds)
                 elif static and val.bounds and other.bounds:
@@ -559,30 +557,30 @@ class Interpreter:
             return self._pad_nonzero(out, a, b)
         if name in ("Multiply", "LeftShift"):
             out = _wrapped(V.mul(a, b), a, b)
-            if name == "Multiply" and ({"neutral-pad"} & (a.tags | b.tags)) and (_zero_padded(a) or _zero_padded(b)):
+            if (name == "Multiply" and (Fact.PAD_NEG_INF in a.facts or Fact.PAD_NEG_INF in b.facts)
+                    and (_zero_padded(a) or _zero_padded(b))):
                 # -inf padding times 0 padding is NaN
-                out = out.with_(tags=(out.tags - {"neutral-pad"}) | {"pad-nonzero", "pad-inf", "masked-other-zero"})
-            elif (name == "Multiply" and "pad-nonzero" in out.tags and "pad-inf" not in out.tags
+                out = out.with_(facts=(out.facts - {Fact.PAD_NEG_INF}) | {Fact.PAD_NONZERO, Fact.PAD_INF, Fact.PAD_ZERO})
+            elif (name == "Multiply" and Fact.PAD_NONZERO in out.facts and Fact.PAD_INF not in out.facts
                     and (_zero_padded(a) or _zero_padded(b))):
                 # `(x - mean) * dy` with dy padded by 0: the product's padding is 0 again
-                out = out.with_(tags=out.tags - {"pad-nonzero"})
+                out = out.with_(facts=out.facts - {Fact.PAD_NONZERO})
             if name == "Multiply" and (a.rank == 0 and a.index and b.rank == 0 and b.constexpr and b.const != 1
                                        or b.rank == 0 and b.index and a.rank == 0 and a.constexpr and a.const != 1):
-                out = out.with_(tags=out.tags | {"block-offset"})  # `pid * BLOCK`: a block walking its dimension
+                out = out.with_(facts=out.facts | {Fact.BLOCK_OFFSET})  # `pid * BLOCK`: a block walking its dimension
             if name == "Multiply" and self.recording and isinstance(node, cst.BinaryOperation):
                 self._stride_term(node.right, a)
                 self._stride_term(node.left, b)
             if name == "Multiply" and self._int32_product(a, b):
-                key = f"i32mul:{len(self.state.products)}"
-                self.state.products[key] = node
                 pid_side, size_side = (a, b) if a.pid and not b.pid else (b, a)
-                self.state.product_factors[key] = (pid_side.index, size_side.params, "wrapped" in pid_side.tags,
-                                                   "block-offset" in pid_side.tags)
-                out = out.with_(tags=out.tags | {key})
+                product = Int32Product(len(self.state.products), size_side.params,
+                                       Fact.WRAPPED in pid_side.facts, Fact.BLOCK_OFFSET in pid_side.facts)
+                self.state.products[product] = node
+                out = out.with_(facts=out.facts | {product})
             return out
         if name == "Modulo":
             out = V.wrap(a, b)
-            return out.with_(tags=out.tags | {"wrapped"}) if a.rank == 0 and b.rank == 0 else out
+            return out.with_(facts=out.facts | {Fact.WRAPPED}) if a.rank == 0 and b.rank == 0 else out
         if name in ("BitAnd", "BitOr"):
             if a.bounds or b.bounds:
                 return V.combine_masks(a, b, name == "BitAnd")
@@ -591,13 +589,12 @@ class Interpreter:
         if name in ("Divide", "FloorDivide", "RightShift") and a.index and not b.runtime:
             out = out.with_(index=a.index)
         if name == "FloorDivide" and a.rank == 0 and b.rank == 0:
-            out = out.with_(tags=out.tags | {"count"})  # a number of blocks or programs, not a size
-        if name == "Divide":
-            out = out.with_(tags=out.tags | {"divide"})
-            if b.tags & PAD_TAGS and "pad-nonzero" not in b.tags:  # dividing by padding zeros
-                out = self._pad_nonzero(out, a, b, always=True).with_(tags=out.tags | {"pad-nonzero", "pad-inf"})
-            elif b.tags & PAD_TAGS:  # by padding made non-zero (`sqrt(var + eps)`): finite, not 0
-                out = out.with_(tags=out.tags | {"pad-nonzero"})
+            out = out.with_(facts=out.facts | {Fact.COUNT})  # a number of blocks or programs, not a size
+        if name == "Divide" and b.facts & ZERO_PADDED:
+            if Fact.PAD_NONZERO not in b.facts:  # dividing by padding zeros
+                out = out.with_(facts=out.facts | {Fact.PAD_NONZERO, Fact.PAD_INF})
+            else:  # by padding made non-zero (`sqrt(var + eps)`): finite, not 0
+                out = out.with_(facts=out.facts | {Fact.PAD_NONZERO})
         return out
 
     def _stride_term(self, factor: cst.BaseExpression, index: Val) -> None:
@@ -608,9 +605,9 @@ class Interpreter:
             self.state.stride_terms.setdefault(factor.value, set()).add(_walk_kind(index))
         if index.rank == 0 and index.data:
             # a value read from memory scales a stride: the scalar loads behind it read indices
-            for t in index.tags:
-                if t.startswith("ld:"):
-                    self.state.index_loads.setdefault(t, set()).add(factor.value)
+            for load in index.facts:
+                if isinstance(load, ScalarLoad):
+                    self.state.index_loads.setdefault(load.node, set()).add(factor.value)
 
     def _block_ptr_terms(self, node: cst.Call) -> None:
         """``make_block_ptr(shape=(...), strides=(s0, s1), offsets=(o0, o1))``: each stride parameter
@@ -638,27 +635,24 @@ class Interpreter:
             return False
         return any(
             x.pid and not x.data and y.params and y.runtime and not y.pid and not y.constexpr and not y.data
-            and "count" not in y.tags
+            and Fact.COUNT not in y.facts
             for x, y in ((a, b), (b, a))
         )
 
     @staticmethod
-    def _pad_nonzero(out: Val, a: Val, b: Val, always: bool = False) -> Val:
+    def _pad_nonzero(out: Val, a: Val, b: Val) -> Val:
         """Padding lanes of a masked load (0) stop being 0 after ``x - m``, ``exp(x)``, ``1 / x``."""
-        if "neutral-pad" in a.tags | b.tags:
+        if Fact.PAD_NEG_INF in a.facts or Fact.PAD_NEG_INF in b.facts:
             # an operand padded with -inf keeps the sum's padding at -inf (the identity of max)
-            return out.with_(tags=(out.tags - PAD_TAGS - {"pad-nonzero"}) | {"neutral-pad"})
-        padded = (a.tags | b.tags) & PAD_TAGS
-        if not padded:
+            return out.with_(facts=(out.facts - ZERO_PADDED - {Fact.PAD_NONZERO}) | {Fact.PAD_NEG_INF})
+        if not (a.facts & ZERO_PADDED or b.facts & ZERO_PADDED):
             return out
-        if always:
-            return out.with_(tags=out.tags | {"pad-nonzero"})
-        other = b if a.tags & PAD_TAGS else a
+        other = b if a.facts & ZERO_PADDED else a
         # a scalar (or a broadcast reduction, e.g. a row mean) shifts every padding lane away from 0
-        broadcast = other.rank == 0 or any(t.startswith("reduction:") for t in other.tags)
-        zero_in_padding = other.const == 0 or bool(other.tags & PAD_TAGS) or "fill" in other.tags
+        broadcast = other.rank == 0 or Fact.REDUCED in other.facts
+        zero_in_padding = other.const == 0 or bool(other.facts & ZERO_PADDED) or Fact.FILL in other.facts
         if broadcast and not zero_in_padding:
-            return out.with_(tags=out.tags | {"pad-nonzero"})
+            return out.with_(facts=out.facts | {Fact.PAD_NONZERO})
         return out
     def compare(self, node: cst.Comparison) -> Val:
         left_node = node.left
@@ -690,20 +684,19 @@ class Interpreter:
                 result = result.with_(bounds=tuple(sorted(bound_dims.items())))
             elected = self._elected(op, left, right)
             if elected:
-                result = result.with_(tags=result.tags | {elected})
+                result = result.with_(facts=result.facts | {elected})
             left, left_node = right, target.comparator
         # a comparison is a boolean, not the padded numbers it compared
-        return result.with_(tags=frozenset(t for t in result.tags if t not in PAD_TAGS and t != "pad-nonzero"
-                                           and t != "pad-inf" and not t.startswith("padax:")))
+        return result.with_(facts=V.without_padding(result.facts, {Fact.PAD_NONZERO, Fact.PAD_INF}))
 
-    def _elected(self, op: str, left: Val, right: Val) -> str | None:
-        """``ticket == c`` with ``c`` the same in every program: the tag ``elected:AXES`` names the
-        program-id axes of which at most one program passes (those the counter is shared along)."""
+    def _elected(self, op: str, left: Val, right: Val) -> Elected | None:
+        """``ticket == c`` with ``c`` the same in every program: at most one program passes along the
+        program-id axes the counter is shared along."""
         if op != "Equal":
             return None
         for ticket, other in ((left, right), (right, left)):
             if any(t is ticket for t in self.tickets) and not other.pid and not any(t is other for t in self.tickets):
-                return "elected:" + "".join(str(a) for a in range(3) if a not in ticket.pid)
+                return Elected(frozenset(a for a in range(3) if a not in ticket.pid))
         return None
 
     def subscript(self, node: cst.Subscript) -> Val:
@@ -722,16 +715,16 @@ class Interpreter:
         if base.rank == 0:
             return base
         out = V.subscript(base, pattern)
-        padax = [t for t in base.tags if t.startswith("padax:")]
-        if padax and "None" in pattern:
+        padded = base.facts_of(PaddedAxis)
+        if padded and "None" in pattern:
             # padded axes move with the block's axes (`z[:, None]`: axis -1 becomes -2)
             kept = [i for i, p in enumerate(pattern) if p == ":"]
             moved = set()
-            for t in padax:
-                src = base.rank + int(t[6:])
+            for pad in padded:
+                src = base.rank + pad.axis
                 if 0 <= src < len(kept):
-                    moved.add(f"padax:{kept[src] - len(pattern)}")
-            out = out.with_(tags=(out.tags - set(padax)) | moved)
+                    moved.add(PaddedAxis(kept[src] - len(pattern)))
+            out = out.with_(facts=(out.facts - set(padded)) | moved)
         return out
 
     def call(self, node: cst.Call) -> Val:
@@ -788,21 +781,19 @@ class Interpreter:
                 self.state.reductions.append(Reduction(REDUCTIONS[fname], node, arg, arg_node))
             axis = args[1] if len(args) > 1 else kwargs.get("axis")
             # a reduced value carries no padding lanes of its own
-            tags = frozenset(
-                t for t in arg.tags if t not in PAD_TAGS and t != "pad-nonzero" and not t.startswith("padax:")
-            ) | {f"reduction:{REDUCTIONS[fname]}"}
+            facts = V.without_padding(arg.facts, {Fact.PAD_NONZERO}) | {Fact.REDUCED}
             if axis is None or axis.const is None or arg.rank == 0:
-                return arg.with_(rank=0, lanes=(), bounds=(), tags=tags)
+                return arg.with_(rank=0, lanes=(), bounds=(), facts=facts)
             ax = int(axis.const) % max(arg.rank, 1)
             lanes = tuple((d if d < ax else d - 1, l) for d, l in arg.lanes if d != ax)
-            return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), tags=tags)
+            return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), facts=facts)
         if fname in PASSTHROUGH:
             return args[0] if args else V.TOP
         if fname == TL + "maximum" and len(args) == 2:
             out = V.join(*args)
-            if out.tags & PAD_TAGS and any(x.rank == 0 or x.constexpr for x in args):
+            if out.facts & ZERO_PADDED and any(x.rank == 0 or x.constexpr for x in args):
                 # max(x, eps) lifts padding zeros to a finite non-zero value
-                out = out.with_(tags=(out.tags - PAD_TAGS) | {"pad-nonzero"})
+                out = out.with_(facts=(out.facts - ZERO_PADDED) | {Fact.PAD_NONZERO})
             return out
         if fname == TL + "minimum" and len(args) == 2:
             return V.wrap(args[0], args[1]) if args[0].lanes else V.wrap(args[1], args[0])
@@ -811,22 +802,20 @@ class Interpreter:
             out = V.join(*args)
             if cond.bounds or (cond.lanes and not cond.data):
                 # an index condition (`tl.where(mask, x, identity)`, a causal mask) resets the padding
-                tags = frozenset(t for t in out.tags if t not in PAD_TAGS and t != "pad-nonzero" and not t.startswith("padax:"))
+                facts = V.without_padding(out.facts, {Fact.PAD_NONZERO})
             else:  # a test on the data itself: padding lanes pick either branch
-                tags = (a.tags | b.tags | cond.tags) - {"neutral-pad"}
-                if (a.tags | b.tags) & ({"pad-nonzero"} | PAD_TAGS) and not (a.const == 0 or b.const == 0):
-                    tags |= {"pad-nonzero"} if (a.tags | b.tags) & {"pad-nonzero"} else set()
+                facts = (a.facts | b.facts | cond.facts) - {Fact.PAD_NEG_INF}
             if any(x.const is not None and x.const <= -1e4 for x in (a, b)):
-                tags |= {"neutral-pad"}  # padding forced to -inf (or a huge negative): max ignores it
+                facts |= {Fact.PAD_NEG_INF}  # padding forced to -inf (or a huge negative): max ignores it
             if cond.bounds and a.lanes and b.rank == 0:
                 # `tl.where(offs < n, offs, 0)` clamps the lanes the condition bounds
                 shift = out.rank - cond.rank
                 bounded = {d + shift for d, _ in cond.bounds}
                 out = out.with_(lanes=tuple((d, Lane(l.families, False, l.shift, l.data, l.constexpr_extent))
                                             if d in bounded else (d, l) for d, l in out.lanes))
-            return out.with_(bounds=(), tags=tags)
+            return out.with_(bounds=(), facts=facts)
         if fname in (TL + "abs", TL + "math.abs") and args:
-            return args[0].with_(tags=frozenset(t for t in args[0].tags if t not in PAD_TAGS and not t.startswith("padax:")))
+            return args[0].with_(facts=V.without_padding(args[0].facts))
         if fname == TL + "make_block_ptr":
             if self.recording:
                 self._block_ptr_terms(node)
@@ -834,31 +823,31 @@ class Interpreter:
             block = _kw(node, "block_shape", 4)
             out = V.join(*args, *kwargs.values())
             return out.with_(block_ptr=True, lanes=(), rank=0, index=offsets.index,
-                             tags=out.tags | {f"block:{n}" for n in (_names(block) if block is not None else ())})
+                             facts=out.facts | {BlockShape(n) for n in (_names(block) if block is not None else ())})
         if fname == TL + "advance" and args:
             running = frozenset(f"loop:{l}" for l in self.loops if f"loop:{l}" in self.env.get(l, V.TOP).index)
             return args[0].with_(index=args[0].index | running)
         if fname in (TL + "make_tensor_descriptor",):
-            return V.join(*args, *kwargs.values()).with_(block_ptr=True, lanes=(), rank=0, tags=frozenset({"descriptor"}))
+            return V.join(*args, *kwargs.values()).with_(block_ptr=True, lanes=(), rank=0, facts=frozenset({Fact.DESCRIPTOR}))
         if fname in (TL + "zeros", TL + "full", TL + "zeros_like", TL + "full_like"):
-            return Val(constexpr=True, tags=frozenset(["fill"]))
+            return Val(constexpr=True, facts=frozenset({Fact.FILL}))
         if fname in ("triton.cdiv", TL + "cdiv"):
-            return V.join(*args).with_(tags=V.join(*args).tags | {"count", "ceil"})  # rounds up: a partial last block
+            return V.join(*args).with_(facts=V.join(*args).facts | {Fact.COUNT, Fact.CEIL})  # rounds up: a partial last block
         if fname.startswith(TL) and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "sqrt", "rsqrt"):
             out = V.join(*args)
             fn = fname.rsplit(".", 1)[-1]
-            tags = out.tags | {fn}
-            if fn in ("exp", "exp2") and "neutral-pad" in tags:
-                tags -= {"neutral-pad"}  # exp(-inf) = 0: the padding is 0 again
-            if tags & PAD_TAGS and fn in ("exp", "log", "exp2", "log2", "rsqrt"):
-                if fn in ("log", "log2", "rsqrt") and "pad-nonzero" not in tags:
-                    tags |= {"pad-inf"}  # log(0) = -inf: not even a zero factor makes it 0 again
-                tags |= {"pad-nonzero"}
-            return out.with_(bounds=(), tags=tags)
+            facts = out.facts
+            if fn in ("exp", "exp2") and Fact.PAD_NEG_INF in facts:
+                facts -= {Fact.PAD_NEG_INF}  # exp(-inf) = 0: the padding is 0 again
+            if facts & ZERO_PADDED and fn in ("exp", "log", "exp2", "log2", "rsqrt"):
+                if fn in ("log", "log2", "rsqrt") and Fact.PAD_NONZERO not in facts:
+                    facts |= {Fact.PAD_INF}  # log(0) = -inf: not even a zero factor makes it 0 again
+                facts |= {Fact.PAD_NONZERO}
+            return out.with_(bounds=(), facts=facts)
         out = V.join(*args, *kwargs.values())
         out = out.with_(bounds=(), index=out.index if fname in ("int", "min", "max") else frozenset())
         if isinstance(node.func, cst.Name) and out.rank == 0 and self._rounds_down(node.func.value):
-            out = out.with_(tags=out.tags | {"count"})  # a loop bound that stops at the last whole block
+            out = out.with_(facts=out.facts | {Fact.COUNT})  # a loop bound that stops at the last whole block
         return out
 
     def access(self, node: cst.Call, fname: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
@@ -894,23 +883,23 @@ class Interpreter:
             )
         if kind == "load":
             lanes = tuple((d, Lane(l.families, False, l.shift, True, l.constexpr_extent)) for d, l in ptr.lanes)
-            tags = {"load"} if ptr.rank else {"load", f"ld:{id(node)}"}  # a scalar read: is it an index?
+            facts = set() if ptr.rank else {ScalarLoad(node)}  # a scalar read: is it an index?
             zero_other = other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and _float(other_node.value) == 0.0
             other_code = self.info.module.code_for_node(other_node) if other_node is not None else ""
             if "inf" in other_code and "-" in other_code:
-                tags.add("neutral-pad")
+                facts.add(Fact.PAD_NEG_INF)
             if mask_node is not None and (other_node is None or zero_other):
-                tags.add("masked-no-other" if other_node is None else "masked-other-zero")
+                facts.add(Fact.PAD_UNDEFINED if other_node is None else Fact.PAD_ZERO)
                 padded = ({d - ptr.rank for d, b in mask.bounds if not b.vacuous} if mask is not None and mask.bounds
                           else set(range(-ptr.rank, 0)))
-                tags |= {f"padax:{d}" for d in padded}
+                facts |= {PaddedAxis(d) for d in padded}
                 # ``lanes < n`` keeps a prefix of the axis: its padding trails the real lanes
                 trailing = {d - ptr.rank for d, b in (mask.bounds if mask is not None else ())
                             if not b.vacuous and b.op in ("<", "<=")}
-                tags |= {f"padtail:{d}" for d in padded & trailing} | {f"padany:{d}" for d in padded - trailing}
+                facts |= {PaddingSide(d, True) for d in padded & trailing} | {PaddingSide(d, False) for d in padded - trailing}
             return Val(
                 rank=ptr.rank, lanes=lanes, pid=ptr.pid, loops=ptr.loops, data=True, runtime=True,
-                tags=frozenset(tags), params=ptr.params,
+                facts=frozenset(facts), params=ptr.params,
             )
         if kind == "atomic":
             out = Val(rank=ptr.rank, pid=ptr.pid, data=True, runtime=True)

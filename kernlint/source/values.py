@@ -3,12 +3,16 @@
 A value records where it comes from (program ids, loop counters, loaded data, runtime sizes), its
 rank, and for each axis that varies across the lanes of a block (``tl.arange``) what drives it. A
 boolean value built by comparing lane offsets with a bound records which axes it bounds: that is
-what a mask is.
+what a mask is. What produced a value (the padding of a masked load, an int32 product, a count of
+blocks...) is a set of typed facts (:class:`Fact` and the small records after it) the interpreter
+attaches and the rules read.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import libcst as cst
 
@@ -57,6 +61,100 @@ class Bound:
     vacuous: bool = False
 
 
+class Fact(enum.Enum):
+    """What produced a value, as far as the rules care (a value carries a set of facts)."""
+
+    #: lanes a mask switched off hold nothing defined (a masked ``tl.load`` without ``other``)
+    PAD_UNDEFINED = enum.auto()
+    #: lanes a mask switched off hold 0 (``other=0``)
+    PAD_ZERO = enum.auto()
+    #: the padding lanes stopped being 0 (``x - mean``, ``exp(x)``, ``1 / x``)
+    PAD_NONZERO = enum.auto()
+    #: the padding lanes are infinite (``log(0)``, ``1 / 0``): not even a zero factor makes them 0
+    PAD_INF = enum.auto()
+    #: the padding lanes hold -inf (or a huge negative): the identity of a max
+    PAD_NEG_INF = enum.auto()
+    #: ``tl.zeros``/``tl.full``: a constant block
+    FILL = enum.auto()
+    #: a tensor descriptor (``make_tensor_descriptor``): checked by the hardware, not a block pointer
+    DESCRIPTOR = enum.auto()
+    #: a number of blocks or programs (``N // B``, ``cdiv``), not a size
+    COUNT = enum.auto()
+    #: rounded up (``cdiv``): a count that includes a partial last block
+    CEIL = enum.auto()
+    #: ``x % n``: bounded by the modulus
+    WRAPPED = enum.auto()
+    #: ``pid * BLOCK``: a block walking its dimension
+    BLOCK_OFFSET = enum.auto()
+    #: the result of a reduction (``tl.sum``, ``tl.max``...)
+    REDUCED = enum.auto()
+
+
+#: padding lanes of a masked load that hold 0 or nothing (what a sum assumes)
+ZERO_PADDED = frozenset({Fact.PAD_UNDEFINED, Fact.PAD_ZERO})
+
+
+@dataclass(frozen=True)
+class PaddedAxis:
+    """A mask switched lanes off along this axis (negative: counted from the last)."""
+
+    axis: int
+
+
+@dataclass(frozen=True)
+class PaddingSide:
+    """Where a mask's padding lies along an axis: after every real lane (``lanes < n``: a prefix is
+    kept) or anywhere."""
+
+    axis: int
+    trailing: bool
+
+
+@dataclass(frozen=True)
+class Int32Product:
+    """A program id times a runtime size computed in 32 bits (``pid * stride``)."""
+
+    #: the order the interpreter met the products in (unique per product)
+    order: int
+    #: kernel parameters of the size factor
+    size_params: frozenset[str]
+    #: the program-id factor is wrapped with ``%``
+    wrapped: bool
+    #: the program-id factor is a block offset (``pid * BLOCK``)
+    block_offset: bool
+
+
+@dataclass(frozen=True)
+class ScalarLoad:
+    """A value read by one scalar ``tl.load``: is it an index?"""
+
+    node: cst.Call
+
+
+@dataclass(frozen=True)
+class BlockShape:
+    """A name in the ``block_shape`` of the ``make_block_ptr`` a pointer comes from."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Elected:
+    """``ticket == c`` with ``ticket`` drawn from a shared atomic counter: at most one program along
+    each of these program-id axes passes."""
+
+    axes: frozenset[int]
+
+
+AnyFact = Fact | PaddedAxis | PaddingSide | Int32Product | ScalarLoad | BlockShape | Elected
+F = TypeVar("F")
+
+
+def without_padding(facts: frozenset[AnyFact], also: frozenset[AnyFact] | set[AnyFact] = frozenset()) -> frozenset[AnyFact]:
+    """``facts`` less the zero padding of masked loads, their padded axes, and ``also``."""
+    return frozenset(f for f in facts if f not in ZERO_PADDED and f not in also and not isinstance(f, PaddedAxis))
+
+
 @dataclass(frozen=True)
 class Val:
     rank: int = 0
@@ -73,8 +171,12 @@ class Val:
     int64: bool = False
     block_ptr: bool = False
     params: frozenset[str] = frozenset()
-    #: what produced this value: "load", "other-zero", "reduction:max"...
-    tags: frozenset[str] = field(default=frozenset())
+    #: what produced this value (padding of masked loads, products, counts...)
+    facts: frozenset[AnyFact] = field(default=frozenset())
+
+    def facts_of(self, kind: type[F]) -> list[F]:
+        """The facts of one kind (``val.facts_of(PaddedAxis)``)."""
+        return [f for f in self.facts if isinstance(f, kind)]
 
     @property
     def lane_map(self) -> dict[int, Lane]:
@@ -118,7 +220,7 @@ def join(*vals: Val, keep_bounds: bool = False) -> Val:
     lanes: dict[int, Lane] = {}
     bounds: dict[int, Bound] = {}
     empty = frozenset()
-    pid = loops = index = params = tags = empty
+    pid = loops = index = params = facts = empty
     data = runtime = int64 = block_ptr = False
     constexpr = not unknown
     for v in known:
@@ -140,8 +242,8 @@ def join(*vals: Val, keep_bounds: bool = False) -> Val:
             index = index | v.index if index else v.index
         if v.params:
             params = params | v.params if params else v.params
-        if v.tags:
-            tags = tags | v.tags if tags else v.tags
+        if v.facts:
+            facts = facts | v.facts if facts else v.facts
         data = data or v.data
         runtime = runtime or v.runtime
         int64 = int64 or v.int64
@@ -160,7 +262,7 @@ def join(*vals: Val, keep_bounds: bool = False) -> Val:
         int64=int64,
         block_ptr=block_ptr,
         params=params,
-        tags=tags,
+        facts=facts,
     )
 
 
