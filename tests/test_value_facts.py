@@ -1,0 +1,75 @@
+"""The interpreter tells the rules what produced a value through typed facts (no strings to parse)."""
+
+import libcst as cst
+
+from kernlint.source.discover import discover
+from kernlint.source.interpret import interpret
+from kernlint.source.values import Elected, Fact, Int32Product, PaddedAxis, PaddingSide, ScalarLoad
+
+
+def _state(text: str):
+    module = cst.parse_module(text)
+    info = discover("example.py", text, module)
+    (kernel,) = info.kernels
+    return interpret(info, kernel)
+
+
+KERNEL = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, idx_ptr, out_ptr, counter_ptr, n, stride, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + pid * stride + cols, mask=cols < n, other=0.0)
+    row = tl.load(idx_ptr + pid)
+    m = tl.max(x[None, :], axis=1)
+    ticket = tl.atomic_add(counter_ptr, 1)
+    if ticket == 0:
+        tl.store(out_ptr + row * stride, m)
+'''
+
+
+def test_masked_load_and_product_facts():
+    state = _state(KERNEL)
+    load = state.accesses[0]
+    product = next(f for f in load.ptr.facts if isinstance(f, Int32Product))
+    assert product.size_params == {"stride"} and not product.wrapped and not product.block_offset
+    assert state.code(state.products[product]) == "pid * stride"
+    (red,) = state.reductions
+    # `x[None, :]` moves the padded axis from -1 of a vector to -1 of a matrix (still the last)
+    assert red.arg.facts_of(PaddedAxis) == [PaddedAxis(-1)]
+    assert Fact.PAD_ZERO in red.arg.facts and Fact.PAD_UNDEFINED not in red.arg.facts
+    value = next(a for a in state.accesses if a.kind == "store").value
+    assert Fact.REDUCED in value.facts and not value.facts_of(PaddedAxis)
+
+
+def test_scalar_load_and_elected_facts():
+    state = _state(KERNEL)
+    index_load = state.accesses[1]
+    assert state.index_loads[index_load.node] == {"stride"}
+    store = next(a for a in state.accesses if a.kind == "store")
+    assert ScalarLoad(index_load.node) in store.ptr.facts
+    (guard,) = store.guards
+    assert guard.facts_of(Elected) == [Elected(frozenset({0, 1, 2}))]  # one counter for every program
+
+
+def test_padding_side_of_a_prefix_mask():
+    x = _state(KERNEL).env["x"]  # `cols < n` keeps a prefix: the padding trails the real lanes
+    assert PaddingSide(-1, trailing=True) in x.facts and PaddingSide(-1, trailing=False) not in x.facts
+
+
+def test_no_string_facts_on_the_fixtures(root):
+    seen = 0
+    for path in sorted((root / "fixtures" / "triton").glob("*.py")):
+        text = path.read_text()
+        module = cst.parse_module(text)
+        info = discover(str(path), text, module)
+        for kernel in info.kernels:
+            state = interpret(info, kernel)
+            vals = [a.ptr for a in state.accesses] + [r.arg for r in state.reductions] + [b.cond for b in state.branches]
+            for val in vals:
+                assert not any(isinstance(f, str) for f in val.facts), (path, val.facts)
+                seen += bool(val.facts)
+    assert seen > 50
