@@ -143,3 +143,22 @@ def test_fingerprints_survive_lines_moving(tmp_path):
     prints = [r["partialFingerprints"]["kernlint/v1"] for r in before]
     assert prints == [r["partialFingerprints"]["kernlint/v1"] for r in after]
     assert len(set(prints)) == len(prints)
+
+
+def test_other_accesses_a_run_saw_are_related_locations():
+    from kernlint.model import Finding, Level, RunResult, Span, Verdict
+
+    store = Finding("KL103", "k.py", Span(17, 5, 17, 40), "race", Level.ERROR, verdict=Verdict.CONFIRMED, evidence={
+        "dynamic": [{"tool": "interpreter", "kind": "race-write", "line": 17},
+                    {"tool": "interpreter", "kind": "race-read", "line": 16, "note": "the other access of the same race"},
+                    {"tool": "interpreter", "kind": "race-read", "line": 16},
+                    {"tool": "interpreter", "note": "the line ran and the tool saw no violation"}]})
+    plain = Finding("KL101", "k.py", Span(9, 1, 9, 2), "oob", Level.ERROR)
+    log = build(RunResult(findings=[store, plain]), ROOT)
+    jsonschema.validate(log, SCHEMA)
+    by_rule = {r["ruleId"]: r for r in log["runs"][0]["results"]}
+    related = by_rule["KL103"]["relatedLocations"]
+    assert [(r["id"], r["physicalLocation"]["region"]["startLine"]) for r in related] == [(0, 16)]
+    assert related[0]["physicalLocation"]["artifactLocation"]["uri"] == "k.py"
+    assert related[0]["message"]["text"].startswith("race-read: the other access")
+    assert "relatedLocations" not in by_rule["KL101"]

@@ -118,6 +118,26 @@ def _line_text(root: Path, finding: Finding, cache: dict) -> str:
     return lines[finding.span.line - 1] if 0 < finding.span.line <= len(lines) else ""
 
 
+def _related_locations(f: Finding, root: Path) -> list[so.Location] | None:
+    """Other lines a run saw the finding's defect at (the load of a load-modify-store race whose
+    store the finding is on), as SARIF related locations in the finding's file."""
+    out: list[so.Location] = []
+    seen: set[int] = set()
+    for e in f.evidence.get("dynamic", []):
+        line = e.get("line") if isinstance(e, dict) else None
+        if not isinstance(line, int) or f.span.contains_line(line) or line in seen:
+            continue
+        seen.add(line)
+        what = ": ".join(str(x) for x in (e.get("kind"), e.get("note")) if x)
+        out.append(so.Location(
+            id=len(out),
+            physical_location=so.PhysicalLocation(artifact_location=artifact_location(f.path, root),
+                                                  region=so.Region(start_line=line)),
+            message=so.Message(text=f"{what} (seen by {e.get('tool', 'a run')})"),
+        ))
+    return out or None
+
+
 def build(result: RunResult, root: Path) -> dict:
     rules = catalogue.all_rules()
     used = sorted({f.rule for f in result.findings} | set(rules))
@@ -149,6 +169,7 @@ def build(result: RunResult, root: Path) -> dict:
                         logical_locations=[so.LogicalLocation(name=f.kernel, kind="function")] if f.kernel else None,
                     )
                 ],
+                related_locations=_related_locations(f, root),
                 partial_fingerprints={"kernlint/v1": _fingerprint(f, _line_text(root, f, cache), seen)},
                 properties={
                     "phase": f.phase.value,
