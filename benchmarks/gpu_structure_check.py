@@ -22,7 +22,6 @@ import datetime as dt
 import json
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -60,14 +59,13 @@ def measure_ceilings() -> dict:
     return out
 
 
-def run_suite(out_dir: Path) -> tuple[dict, float]:
+def run_suite(rec_path: Path) -> tuple[dict, float]:
     from kernlint.eval.api import EvalOptions
     from kernlint.eval.problems import load_candidates, load_problems
     from kernlint.eval.runner import run_batch
 
     probs = load_problems(STRUCT / "problems")
     cands = load_candidates(STRUCT / "candidates", probs)
-    rec_path = out_dir / "records.jsonl"
     t0 = time.monotonic()
     run_batch(probs, cands, rec_path, EvalOptions(seeds=(0,), shape_variants=(0,), iters=10, compile_baseline=False,
                                                   timeout_s=240))
@@ -120,7 +118,7 @@ def to_markdown(result: dict) -> str:
     lines += ["", "## Cost of --profile", "",
               f"Mean per profiled candidate: {cost['mean_profile_s']:.1f} s of {cost['mean_candidate_s']:.1f} s "
               f"({cost['share']:.0%} of the evaluation; throughput x{cost['throughput_ratio']:.2f} of an evaluation "
-              "without it). Suite wall time: " + f"{result['suite_wall_s']:.0f} s.", ""]
+              "without it). Wall time of the candidates evaluated in this run: " + f"{result['suite_wall_s']:.0f} s.", ""]
     errors = [r for r in result["rows"] if r["profile_error"]]
     if errors:
         lines += ["Profile errors:", ""] + [f"- {r['id']}: {r['profile_error']}" for r in errors]
@@ -130,6 +128,8 @@ def to_markdown(result: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--resume-from", help="an earlier (cut off) run's gpu_structure_records.jsonl: evaluate only "
+                                          "the candidates it lacks (records are written as each one finishes)")
     args = ap.parse_args()
     import torch
     import triton
@@ -147,9 +147,12 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     device = torch.cuda.get_device_name()
     measured = measure_ceilings()
-    with tempfile.TemporaryDirectory(prefix="kernlint-structure-") as tmp:
-        recs, wall = run_suite(Path(tmp))
-        shutil.copy(Path(tmp) / "records.jsonl", out / "gpu_structure_records.jsonl")
+    rec_path = out / "gpu_structure_records.jsonl"
+    if args.resume_from and Path(args.resume_from).resolve() != rec_path.resolve():
+        shutil.copy(args.resume_from, rec_path)
+    elif not args.resume_from and rec_path.exists():
+        rec_path.unlink()
+    recs, wall = run_suite(rec_path)
     rows = check(recs)
     profiled = [r for r in rows if r["profile_wall_s"]]
     mean_p = sum(r["profile_wall_s"] for r in profiled) / len(profiled) if profiled else 0.0
