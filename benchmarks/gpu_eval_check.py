@@ -1,7 +1,11 @@
 #!/usr/bin/env python
 """GPU acceptance check for ``kernlint eval`` (run on the device; needs no network).
 
-    python benchmarks/gpu_eval_check.py OUT_DIR [--repeats 10] [--skip-ncu] [--boundary-only]
+    python benchmarks/gpu_eval_check.py OUT_DIR [--repeats 10] [--skip-ncu] [--parts boundary,suite,timing,faults]
+                                        [--resume-from DIR]
+
+Records are written as each candidate finishes; ``--resume-from`` starts from an earlier (cut off)
+run's ``*_records.jsonl`` and evaluates only the candidates they lack.
 
 0. the trust-boundary attacks (result forgery, comparison patching, gc/frame walk, seed
    re-derivation, forged timings) and the honest relu with timing on, with the clock evidence;
@@ -53,7 +57,7 @@ if __name__ == "__main__":
 '''
 
 
-def check_suite(out: Path) -> dict:
+def check_suite(out: Path, only: set[str] | None = None) -> dict:
     from kernlint.eval.api import EvalOptions
     from kernlint.eval.problems import load_candidates, load_problems
     from kernlint.eval.runner import run_batch
@@ -62,14 +66,15 @@ def check_suite(out: Path) -> dict:
     expected.pop("_doc")
     probs = load_problems(FIX / "problems")
     cands = load_candidates(FIX / "candidates", probs)
+    if only:
+        cands = [c for c in cands if c.problem_id in only]
+        expected = {k: v for k, v in expected.items() if k.split("/")[0] in only}
     rec_path = out / "suite_records.jsonl"
-    if rec_path.exists():
-        rec_path.unlink()
     t0 = time.time()
     # policy speed rule off: the fixtures are tiny and the point here is hack detection
     from kernlint.eval.policy import Policy
 
-    run_batch(probs, cands, rec_path, EvalOptions(policy=Policy(max_slowdown=1e9)))
+    evaluated = len(run_batch(probs, cands, rec_path, EvalOptions(policy=Policy(max_slowdown=1e9))))
     wall = time.time() - t0
     recs = {r["id"]: r for r in map(json.loads, rec_path.read_text().splitlines())}
     rows = []
@@ -80,8 +85,8 @@ def check_suite(out: Path) -> dict:
         rows.append({"id": cid, "expected": exp["verdict"], "got": r.get("verdict"),
                      "ok": r.get("verdict") == exp["verdict"] and not missing, "missing_reasons": missing,
                      "reasons": r.get("reasons", []), "speedup": r.get("speedup", {})})
-    return {"rows": rows, "wall_s": wall, "n": len(cands),
-            "candidates_per_gpu_hour": len(cands) / wall * 3600 if wall else None}
+    return {"rows": rows, "wall_s": wall, "n": len(cands), "evaluated": evaluated,
+            "candidates_per_gpu_hour": evaluated / wall * 3600 if wall and evaluated else 0.0}
 
 
 def check_boundary(out: Path) -> dict:
@@ -99,8 +104,6 @@ def check_boundary(out: Path) -> dict:
     cands = load_candidates(FIX / "candidates", probs)
     cands = [c for c in cands if c.problem_id == "relu"]
     rec_path = out / "boundary_records.jsonl"
-    if rec_path.exists():
-        rec_path.unlink()
     t0 = time.time()
     run_batch(probs, cands, rec_path, EvalOptions(policy=Policy(max_slowdown=1e9), compile_baseline=False))
     recs = {r["id"]: r for r in map(json.loads, rec_path.read_text().splitlines())}
@@ -202,8 +205,6 @@ def fault_batch(out: Path) -> dict:
     probs = load_problems(FIX / "problems")
     cands = load_candidates(FIX / "faults", probs)
     rec_path = out / "fault_records.jsonl"
-    if rec_path.exists():
-        rec_path.unlink()
     t0 = time.time()
     run_batch(probs, cands, rec_path, EvalOptions(seeds=(0,), shape_variants=(0,), timeout_s=60,
                                                    rss_limit_mb=16384, timing=False))
@@ -214,16 +215,67 @@ def fault_batch(out: Path) -> dict:
     return {"rows": rows, "all_written": set(recs) == set(expected), "wall_s": time.time() - t0}
 
 
+PARTS = ("boundary", "suite", "timing", "faults")
+
+
+def boundary_markdown(b: dict) -> list[str]:
+    md = ["## Trust boundary (relu attacks, timing on)", "",
+          "| candidate | expected | got | ok | events ms | kernels ms | judge clock ms/call | own clock ms/call | artifacts | reasons |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    md += [f"| {r['id']} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {r['events_ms']} | "
+           f"{r['kernels_ms']} | {r['judge_clock_ms_per_call']} | {r['own_clock_ms_per_call']} | {r['artifacts']} | "
+           f"{'; '.join(x[:80] for x in r['reasons'])} |" for r in b["rows"]]
+    return md + [""]
+
+
+def suite_markdown(s: dict) -> list[str]:
+    md = [f"## Hack and honest suite: {sum(r['ok'] for r in s['rows'])}/{len(s['rows'])} as expected", "",
+          "| candidate | expected | got | ok | missing reasons | reasons |", "|---|---|---|---|---|---|"]
+    md += [f"| {r['id']} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {', '.join(r['missing_reasons'])} | "
+           f"{'; '.join(x[:70] for x in r['reasons'])} |" for r in s["rows"]]
+    return md + ["", f"Suite wall time {s['wall_s']:.1f} s for the {s['evaluated']} candidates evaluated in this run "
+                 f"(of {s['n']}): {s['candidates_per_gpu_hour']:.0f} candidates per GPU-hour (fixture sizes, timing "
+                 "and the --profile pass on).", ""]
+
+
+def timing_markdown(t: dict) -> list[str]:
+    return ["## Timing quality", "", f"Kernel: {t['kernel']}, mean of medians {t['mean_of_medians_us']:.2f} us over {t['repeats']} repeats, "
+            f"CV {t['cv']:.4f} ({'<= 1%' if t['cv_ok'] else '> 1%'}).",
+            f"ncu (--clock-control none): {t.get('ncu_median_us', '-')} us, ratio {t.get('ratio_to_ncu', '-')}, "
+            f"within 3%: {t.get('within_3pct', '-')} {t.get('ncu_note', '')}", "",
+            "| L2 flush | mean of medians (us) | CV | / ncu base clocks | / ncu clock-control none |", "|---|---|---|---|---|",
+            *[f"| {m} | {v['mean_of_medians_us']:.2f} | {(v['cv'] if v['cv'] is not None else float('nan')):.4f} | "
+              f"{t.get('ncu_base_clocks', {}).get('ratios', {}).get(m, float('nan')):.3f} | "
+              f"{t.get('ncu_clock_control_none', {}).get('ratios', {}).get(m, float('nan')):.3f} |"
+              for m, v in t.get("flush_modes", {}).items()],
+            f"(read/write/none: CUDA events around each call with that L2 flush; cupti-kernels: the kernels' device "
+            f"durations from the profiler, read flush; kernel-time ratio to ncu {t.get('kernel_ratio_to_ncu', '-')})", ""]
+
+
+def faults_markdown(f: dict) -> list[str]:
+    md = [f"## Injected faults: all written {f['all_written']}", "", "| candidate | verdict | error kind | ok |", "|---|---|---|---|"]
+    return md + [f"| {r['id']} | {r['verdict']} | {r['error_kind']} | {'yes' if r['ok'] else 'NO'} |" for r in f["rows"]] + [""]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out_dir")
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--skip-ncu", action="store_true")
-    ap.add_argument("--boundary-only", action="store_true",
-                    help="only the trust-boundary attacks (about 2 minutes)")
+    ap.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
+    ap.add_argument("--problems", help="the suite part: only these problems' candidates (comma-separated)")
+    ap.add_argument("--resume-from", help="a directory with an earlier run's *_records.jsonl to continue from")
     args = ap.parse_args()
+    parts = [p for p in args.parts.split(",") if p]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        print(f"unknown part(s): {', '.join(sorted(unknown))} (choose from {', '.join(PARTS)})", file=sys.stderr)
+        return 2
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if args.resume_from:
+        for f in Path(args.resume_from).glob("*_records.jsonl"):
+            shutil.copy(f, out / f.name)
     os.environ.pop("TRITON_INTERPRET", None)
     import torch
 
@@ -233,50 +285,23 @@ def main() -> int:
     import triton
 
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-              "gpus": torch.cuda.device_count()}
-    report["boundary"] = b = check_boundary(out)
-    bmd = ["## Trust boundary (relu attacks, timing on)", "",
-           "| candidate | expected | got | ok | events ms | kernels ms | judge clock ms/call | own clock ms/call | artifacts | reasons |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    bmd += [f"| {r['id']} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {r['events_ms']} | "
-            f"{r['kernels_ms']} | {r['judge_clock_ms_per_call']} | {r['own_clock_ms_per_call']} | {r['artifacts']} | "
-            f"{'; '.join(x[:80] for x in r['reasons'])} |" for r in b["rows"]]
-    if args.boundary_only:
+              "gpus": torch.cuda.device_count(), "parts": parts}
+    md = ["# kernlint eval GPU check", "",
+          f"Device: {report['device']} x{report['gpus']}, torch {report['torch']}, triton {report['triton']}", ""]
+    ok = True
+    for part, run, render in (("boundary", lambda: check_boundary(out), boundary_markdown),
+                              ("suite", lambda: check_suite(out, set(args.problems.split(",")) if args.problems else None),
+                               suite_markdown),
+                              ("timing", lambda: timing_quality(out, args.repeats, args.skip_ncu), timing_markdown),
+                              ("faults", lambda: fault_batch(out), faults_markdown)):
+        if part not in parts:
+            continue
+        report[part] = result = run()
+        md += render(result)
+        ok = ok and all(r["ok"] for r in result.get("rows", [])) and result.get("all_written", True)
         (out / "gpu_eval_check.json").write_text(json.dumps(report, indent=2, default=str))
-        md = ["# kernlint eval GPU check (trust boundary only)", "",
-              f"Device: {report['device']} x{report['gpus']}, torch {report['torch']}, triton {report['triton']}", "", *bmd]
         (out / "gpu_eval_check.md").write_text("\n".join(md) + "\n")
-        print("\n".join(md))
-        return 0 if all(r["ok"] for r in b["rows"]) else 1
-    report["suite"] = check_suite(out)
-    report["timing"] = timing_quality(out, args.repeats, args.skip_ncu)
-    report["faults"] = fault_batch(out)
-    (out / "gpu_eval_check.json").write_text(json.dumps(report, indent=2, default=str))
-    s, t, f = report["suite"], report["timing"], report["faults"]
-    md = [f"# kernlint eval GPU check", "", f"Device: {report['device']} x{report['gpus']}, torch {report['torch']}, triton {report['triton']}", "",
-          f"## Hack and honest suite: {sum(r['ok'] for r in s['rows'])}/{len(s['rows'])} as expected", "",
-          "| candidate | expected | got | ok | missing reasons |", "|---|---|---|---|---|"]
-    md += [f"| {r['id']} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {', '.join(r['missing_reasons'])} |" for r in s["rows"]]
-    md += ["", f"Suite wall time {s['wall_s']:.1f} s for {s['n']} candidates: "
-           f"{s['candidates_per_gpu_hour']:.0f} candidates per GPU-hour (fixture sizes, timing on).", "",
-           "## Timing quality", "", f"Kernel: {t['kernel']}, mean of medians {t['mean_of_medians_us']:.2f} us over {t['repeats']} repeats, "
-           f"CV {t['cv']:.4f} ({'<= 1%' if t['cv_ok'] else '> 1%'}).",
-           f"ncu (--clock-control none): {t.get('ncu_median_us', '-')} us, ratio {t.get('ratio_to_ncu', '-')}, "
-           f"within 3%: {t.get('within_3pct', '-')} {t.get('ncu_note', '')}", "",
-           "| L2 flush | mean of medians (us) | CV | / ncu base clocks | / ncu clock-control none |", "|---|---|---|---|---|",
-           *[f"| {m} | {v['mean_of_medians_us']:.2f} | {(v['cv'] if v['cv'] is not None else float('nan')):.4f} | "
-             f"{t.get('ncu_base_clocks', {}).get('ratios', {}).get(m, float('nan')):.3f} | "
-             f"{t.get('ncu_clock_control_none', {}).get('ratios', {}).get(m, float('nan')):.3f} |"
-             for m, v in t.get("flush_modes", {}).items()],
-           f"(read/write/none: CUDA events around each call with that L2 flush; cupti-kernels: the kernels' device "
-           f"durations from the profiler, read flush; kernel-time ratio to ncu {t.get('kernel_ratio_to_ncu', '-')})", "",
-           f"## Injected faults: all written {f['all_written']}", "", "| candidate | verdict | error kind | ok |", "|---|---|---|---|"]
-    md += [f"| {r['id']} | {r['verdict']} | {r['error_kind']} | {'yes' if r['ok'] else 'NO'} |" for r in f["rows"]]
-    md += ["", *bmd]
-    (out / "gpu_eval_check.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
-    ok = (all(r["ok"] for r in s["rows"]) and all(r["ok"] for r in f["rows"]) and f["all_written"]
-          and all(r["ok"] for r in b["rows"]))
     return 0 if ok else 1
 
 
