@@ -25,9 +25,9 @@ root=$(pwd)
 step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$@"; echo "$name: exit $? in $((SECONDS - t0)) s" >> "$w/device.txt"; }
 
 if [ "$part" = discover ]; then
-step "pytest -m gpu" 100 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py > "$w/pytest_gpu.log" 2>&1
+step "pytest -m gpu" 130 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py > "$w/pytest_gpu.log" 2>&1
 step "confirm fixtures" 90 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 --folders fixtures/dynamic > "$w/confirm.log" 2>&1
-step "confirm cost" 150 python3 benchmarks/confirm_cost.py "$w" fixtures/dynamic/oob_no_mask.py fixtures/triton/layernorm_bad.py --repeats 2 > "$w/cost.log" 2>&1
+step "confirm cost" 230 python3 benchmarks/confirm_cost.py "$w" fixtures/dynamic/oob_no_mask.py fixtures/triton/layernorm_bad.py --repeats 2 > "$w/cost.log" 2>&1
 elif [ "$part" != eval ]; then
 step "pytest -m gpu" 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
 step "confirm fixtures" 300 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 > "$w/confirm.log" 2>&1
