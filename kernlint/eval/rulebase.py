@@ -13,7 +13,7 @@ from typing import ClassVar, Iterable, Iterator
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from kernlint.eval.static_facts import ModuleFacts, dotted, module_facts
+from kernlint.eval.static_facts import ModuleFacts, module_facts
 from kernlint.model import Finding, Level, Phase, Span
 from kernlint.rule import Confirmation, Rule
 
@@ -68,7 +68,7 @@ class EvalRule(Rule):
 
     @staticmethod
     def name_of(module: cst.Module, node: cst.BaseExpression) -> str:
-        return dotted(node, module_facts(module).aliases) or ""
+        return module_facts(module).name_of(node)
 
     def reachable_nodes(self, module: cst.Module, *types: type) -> Iterator[tuple[str, cst.CSTNode]]:
         for qual, fn in self.facts(module).reachable_functions():

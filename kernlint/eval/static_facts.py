@@ -12,50 +12,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-KERNEL_DECORATORS = {
-    "triton.jit",
-    "triton.autotune",
-    "triton.heuristics",
-    "triton.runtime.jit",
-    "triton.language.jit",
-    "triton.experimental.gluon.jit",
-    "tilelang.jit",
-    "tilelang.language.prim_func",
-    "tvm.script.tir.prim_func",
-}
-
-
-def dotted(node: cst.BaseExpression, aliases: dict[str, str] | None = None) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, the first part resolved through ``aliases``."""
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Call):  # e.g. torch.cuda.Stream().wait_stream -> treat callee
-        inner = dotted(node.func, aliases)
-        if inner is None:
-            return None
-        parts.append(inner + "()")
-        return ".".join(reversed(parts))
-    if not isinstance(node, cst.Name):
-        return None
-    head = node.value
-    if aliases and head in aliases:
-        head = aliases[head]
-    parts.append(head)
-    return ".".join(reversed(parts))
-
-
-def _decorator_name(dec: cst.Decorator, aliases: dict[str, str]) -> str | None:
-    expr = dec.decorator
-    if isinstance(expr, cst.Call):
-        expr = expr.func
-    return dotted(expr, aliases)
+from kernlint.source.names import KERNEL_WRAPPERS, ImportMap, kernel_frontend
 
 
 @dataclass
 class ModuleFacts:
-    aliases: dict[str, str] = field(default_factory=dict)
+    imports: ImportMap = field(default_factory=ImportMap)
     kernels: set[str] = field(default_factory=set)
     #: qualified name ("f" or "Class.method") -> definition, host code only
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
@@ -66,44 +28,29 @@ class ModuleFacts:
     reachable: set[str] = field(default_factory=set)
     kernels_reachable: set[str] = field(default_factory=set)
 
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Local name -> what the module imported under it."""
+        return self.imports.aliases
+
+    def name_of(self, node: cst.BaseExpression) -> str:
+        """The resolved dotted name of ``node`` (calls in the chain kept as ``()``), or ""."""
+        return self.imports.resolve(node, through_calls=True) or ""
+
     def reachable_functions(self) -> list[tuple[str, cst.FunctionDef]]:
         return [(q, f) for q, f in self.functions.items() if q in self.reachable]
 
 
-def _is_kernel(fn: cst.FunctionDef, aliases: dict[str, str]) -> bool:
-    for dec in fn.decorators:
-        name = _decorator_name(dec, aliases) or ""
-        if name in KERNEL_DECORATORS or name.endswith(".prim_func") or name.endswith("triton.jit"):
-            return True
-        if name in ("jit",) and aliases.get("jit", "").startswith(("triton", "tilelang")):
-            return True
-    return False
+def _is_kernel(fn: cst.FunctionDef, imports: ImportMap) -> bool:
+    names = {imports.resolve(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
+             for d in fn.decorators}
+    return kernel_frontend(names) is not None
 
 
 class _Collector(cst.CSTVisitor):
     def __init__(self, facts: ModuleFacts) -> None:
         self.f = facts
         self.stack: list[str] = []
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = dotted(alias.name) or ""
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.f.aliases[alias.asname.name.value] = full
-            else:
-                head = full.split(".")[0]
-                self.f.aliases.setdefault(head, head)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        base = dotted(node.module) or ""
-        for alias in node.names:
-            name = alias.name.value if isinstance(alias.name, cst.Name) else dotted(alias.name)
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.f.aliases[local] = f"{base}.{name}"
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if not self.stack:
@@ -119,7 +66,7 @@ class _Collector(cst.CSTVisitor):
         qual = ".".join(self.stack + [node.name.value])
         if len(self.stack) <= 1:
             # kernels are recognised by decorator; assignments `k = triton.jit(f)` handled below
-            if _is_kernel(node, self.f.aliases):
+            if _is_kernel(node, self.f.imports):
                 self.f.kernels.add(node.name.value)
             else:
                 self.f.functions[qual] = node
@@ -131,8 +78,8 @@ class _Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         # k = triton.jit(f)
         if isinstance(node.value, cst.Call):
-            callee = dotted(node.value.func, self.f.aliases) or ""
-            if callee in KERNEL_DECORATORS:
+            callee = self.f.name_of(node.value.func)
+            if callee in KERNEL_WRAPPERS:
                 for t in node.targets:
                     if isinstance(t.target, cst.Name):
                         self.f.kernels.add(t.target.value)
@@ -211,7 +158,7 @@ def module_facts(module: cst.Module) -> ModuleFacts:
     hit = _CACHE.get(id(module))
     if hit is not None and hit[0] is module:
         return hit[1]
-    facts = ModuleFacts()
+    facts = ModuleFacts(imports=ImportMap.everywhere(module))
     module.visit(_Collector(facts))
     _reach(facts)
     if len(_CACHE) > 16:

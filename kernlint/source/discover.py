@@ -375,12 +375,11 @@ class _Finder:
         decorators = [_decorator(self.info.module, d, self.info.imports) for d in node.decorators]
         canon = {c for c, _ in decorators}
         decos = [d for _, d in decorators]
-        if canon & N.TRITON_JIT or any(c.endswith("triton.jit") for c in canon):
-            self.kernel_nodes.append((node, Frontend.TRITON, decos))
-        elif canon & (N.TILELANG_PRIM_FUNC | N.TILELANG_JIT) or (
-            self.tilelang_blocks and self._has_tilelang_kernel_block(node)
-        ):
-            self.kernel_nodes.append((node, Frontend.TILELANG, decos))
+        frontend = N.kernel_frontend(canon)
+        if frontend is None and self.tilelang_blocks and self._has_tilelang_kernel_block(node):
+            frontend = Frontend.TILELANG
+        if frontend is not None:
+            self.kernel_nodes.append((node, frontend, decos))
 
     def _has_tilelang_kernel_block(self, node: cst.FunctionDef) -> bool:
         finder = _TileLangKernelBlock(self.info.imports)

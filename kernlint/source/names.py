@@ -6,19 +6,30 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
+from kernlint.model import Frontend
 
-def dotted(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` as a string, or None for anything that is not a plain dotted name."""
+
+def dotted(node: cst.BaseExpression, through_calls: bool = False) -> str | None:
+    """``a.b.c`` as a string, or None for anything that is not a plain dotted name. With
+    ``through_calls``, a call inside the chain is kept as ``()``: ``torch.cuda.Stream().wait_stream``."""
     parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
-    return None
+    while True:
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if through_calls and isinstance(node, cst.Call):
+            parts.append("()")
+            node = node.func
+            continue
+        break
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts)).replace(".()", "()")
 
 
 def _module_name(node: cst.BaseExpression) -> str:
@@ -37,6 +48,20 @@ class ImportMap:
         # Defaults so code written against the usual aliases still resolves in fragments.
         imports.aliases.setdefault("tl", "triton.language")
         imports.aliases.setdefault("triton", "triton")
+        return imports
+
+    @classmethod
+    def everywhere(cls, module: cst.Module) -> "ImportMap":
+        """Every import of the module, inside functions and classes too (code under evaluation may
+        import where it acts), and no default aliases: a name is here only if the module imports it."""
+        imports = cls()
+
+        class _Imports(cst.CSTVisitor):
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+                imports._collect(node)
+                return False
+
+        module.visit(_Imports())
         return imports
 
     def _collect(self, stmt: cst.CSTNode) -> None:
@@ -63,14 +88,13 @@ class ImportMap:
             for inner in stmt.body.body:
                 self._collect(inner)
 
-    def resolve(self, node: cst.BaseExpression) -> str | None:
-        name = dotted(node)
+    def resolve(self, node: cst.BaseExpression, through_calls: bool = False) -> str | None:
+        name = dotted(node, through_calls)
         if name is None:
             return None
-        head, _, rest = name.partition(".")
+        head = re.match(r"[^.(]+", name).group(0)
         if head in self.aliases:
-            full = self.aliases[head]
-            return f"{full}.{rest}" if rest else full
+            return self.aliases[head] + name[len(head):]
         return name
 
 
@@ -80,3 +104,14 @@ TRITON_HEURISTICS = {"triton.heuristics", "triton.runtime.heuristics", "triton.r
 TILELANG_PRIM_FUNC = {"tilelang.language.prim_func", "tvm.script.tir.prim_func", "tvm.tir.prim_func"}
 TILELANG_JIT = {"tilelang.jit", "tilelang.jit.jit"}
 TILELANG_KERNEL = {"tilelang.language.Kernel"}
+#: what turns a function into a kernel when it is called on it (``k = triton.jit(f)``)
+KERNEL_WRAPPERS = TRITON_JIT | TILELANG_JIT | TILELANG_PRIM_FUNC
+
+
+def kernel_frontend(decorators: set[str]) -> Frontend | None:
+    """Which kernel language a function with these (resolved) decorator names is written in."""
+    if decorators & TRITON_JIT or any(d.endswith("triton.jit") for d in decorators):
+        return Frontend.TRITON
+    if decorators & (TILELANG_PRIM_FUNC | TILELANG_JIT) or any(d.endswith(".prim_func") for d in decorators):
+        return Frontend.TILELANG
+    return None
