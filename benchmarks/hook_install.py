@@ -17,7 +17,8 @@ Usage: python benchmarks/hook_install.py [--repo PATH] [--baseline REV] [--repea
 5. the pieces of that install, each on its own (from the downloaded wheels): the virtualenv
    pre-commit creates, pip's isolated build of kernlint (installing the build backend into a build
    environment, then the backend's hooks), the build environment alone, the dependencies alone,
-   kernlint's wheel alone, and the first lint in the finished environment.
+   kernlint's wheel alone, and the first lint in the finished environment; then each core dependency
+   alone (of HEAD), with what it pulls in.
 
 With ``--repeat N`` steps 2 to 5 run N times, the revisions taking turns within each round; the table
 shows the median of each step's wall and CPU seconds.
@@ -136,6 +137,7 @@ def main() -> int:
                     results[(f"fresh virtualenv, `pip install CLONE` {source}", rev.label)].append((wall, cpu, du_mb(venv)))
             for rev in revisions:
                 pieces(rev, user, tmp / f"{round_}-{rev.label}-pieces", offline, results)
+            each_dependency(revisions[-1], tmp / f"{round_}-dependencies", offline, results)
             loads.append(os.getloadavg()[0])
         pip = tmp / f"0-{revisions[-1].label}-pieces" / "venv" / "bin" / "pip"
         packages = subprocess.run([str(pip), "list", "--format=freeze"], capture_output=True, text=True,
@@ -181,6 +183,18 @@ def pieces(rev: Revision, user: Path, work: Path, env: dict, results: dict) -> N
     piece("kernlint's wheel alone (`pip install --no-deps`)", [pip, "install", "-q", "--no-deps", str(wheel)])
     piece("the first lint (`kernlint check`, the hook's file)", [str(venv / "bin" / "kernlint"), "check", "add.py"],
           ok=(1,), cwd=user)
+
+
+def each_dependency(rev: Revision, work: Path, env: dict, results: dict) -> None:
+    """Which dependency the install's seconds and megabytes go to: each one alone (with what it pulls
+    in) into a fresh virtualenv, from the downloaded wheels."""
+    for i, requirement in enumerate(rev.dependencies):
+        venv = work / str(i)
+        checked([sys.executable, "-m", "virtualenv", "-q", str(venv)], env=env)
+        empty = du_mb(venv)
+        wall, cpu = checked([str(venv / "bin" / "pip"), "install", "-q", requirement], env=env)
+        results[(f"dependency: `pip install {requirement}` alone (and what it pulls in)", rev.label)].append(
+            (wall, cpu, du_mb(venv) - empty))
 
 
 def report(args, revisions: list[Revision], results: dict, packages: list[str], pip_version: str,
