@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "triton", "numpy", "lark", "rich", "tilelang", "tvm", "ray", "pygls", "lsprotocol")
 
@@ -90,6 +92,7 @@ def test_the_ir_hook_installs_the_ir_extra():
     assert "additional_dependencies" not in hooks["kernlint"]
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_the_package_with_rules_as_kernlint_rules(tmp_path):
     """What `pip install kernlint` (and the pre-commit hook) gets: every file of kernlint/ (data files the
     code reads included), and the top-level rules/ as kernlint/rules/ (its generated README aside)."""
