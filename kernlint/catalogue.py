@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.util
 import pkgutil
 
 from kernlint.rule import Rule
@@ -14,35 +13,9 @@ class UnknownRule(KeyError):
     pass
 
 
-def _rules_package():
-    """``kernlint.rules``; from a source checkout that was not pip-installed, the top-level ``rules/``.
-
-    The wheel maps ``rules/`` to ``kernlint.rules``; a plain checkout on ``sys.path`` lacks that
-    mapping (e.g. a GPU machine that runs the tree as it is), so the folder is registered by hand.
-    """
-    try:
-        return importlib.import_module("kernlint.rules")
-    except ImportError:
-        pass
-    import sys
-    from pathlib import Path
-
-    import kernlint
-
-    folder = Path(kernlint.__file__).resolve().parents[1] / "rules"
-    spec = importlib.util.spec_from_file_location(
-        "kernlint.rules", folder / "__init__.py", submodule_search_locations=[str(folder)]
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["kernlint.rules"] = module
-    spec.loader.exec_module(module)
-    kernlint.rules = module
-    return module
-
-
 @functools.lru_cache(maxsize=1)
 def all_rules() -> dict[str, type[Rule]]:
-    package = _rules_package()
+    import kernlint.rules as package  # a checkout registers rules/ under this name (kernlint/__init__.py)
 
     found: dict[str, type[Rule]] = {}
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):

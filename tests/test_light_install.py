@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "triton", "numpy", "lark", "rich", "tilelang", "tvm", "ray", "pygls", "lsprotocol")
 
@@ -88,3 +90,25 @@ def test_the_ir_hook_installs_the_ir_extra():
     hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert sorted(hooks["kernlint-ir"]["additional_dependencies"]) == sorted(extra)
     assert "additional_dependencies" not in hooks["kernlint"]
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_package_with_rules_as_kernlint_rules(tmp_path):
+    """What `pip install kernlint` (and the pre-commit hook) gets: every file of kernlint/ (data files the
+    code reads included), and the top-level rules/ as kernlint/rules/ (its generated README aside)."""
+    import os
+    import zipfile
+
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    (wheel,) = tmp_path.glob("kernlint-*.whl")
+    shipped = {n for n in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in n}
+
+    def files(folder: str, as_: str) -> set[str]:
+        return {f"{as_}/{(Path(d) / n).relative_to(ROOT / folder).as_posix()}"
+                for d, dirs, names in os.walk(ROOT / folder) if "__pycache__" not in Path(d).parts
+                for n in names if not n.endswith(".pyc")}
+
+    assert shipped == files("kernlint", "kernlint") | (files("rules", "kernlint/rules") - {"kernlint/rules/README.md"})
+    assert "kernlint/dynamic/interp_site/sitecustomize.py" in shipped  # the interpreter check's site hook
