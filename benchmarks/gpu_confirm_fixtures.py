@@ -19,7 +19,6 @@ import argparse
 import concurrent.futures as cf
 import json
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -27,15 +26,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from dynamic.fixture_marks import DYNAMIC_RULE_OF_KIND, MARK  # noqa: E402 - the tests' own reading of the fixtures
+from helpers import expected_findings  # noqa: E402
 
 
 FOLDERS = ("fixtures/triton", "fixtures/dynamic", "fixtures/ir")
-MARK = re.compile(r"#\s*dyn-expect:\s*([a-z-]+(?:\s*,\s*[a-z-]+)*)")
-#: a marker kind -> the dynamic rule that reports it where no static rule predicted it
-DYNAMIC_RULE_OF_KIND = {"oob-read": "KL401", "oob-write": "KL401", "race-write": "KL402", "race-read": "KL402",
-                        "unwritten-output": "KL403"}
-
-
 def fixtures(folders=FOLDERS) -> list[Path]:
     """Every fixture; TileLang ones only where TileLang is installed (the IR phase needs it to lower them)."""
     import importlib.util
@@ -55,19 +52,8 @@ SELECT = ("KL101", "KL102", "KL103", "KL109", "KL110", "KL301", "KL302", "KL303"
 
 
 def expected(path: Path) -> set[tuple[int, str]]:
-    """The planted findings of the rules this run confirms (source phase: ``.expected``; IR phase:
-    ``.expected.json``)."""
-    rows = set()
-    exp = path.with_suffix(".expected")
-    if exp.exists():
-        for line in exp.read_text().splitlines():
-            if line.strip():
-                pos, code = line.split()
-                rows.add((int(pos.split(":")[0]), code))
-    ir_exp = path.with_suffix(".expected.json")
-    if ir_exp.exists():
-        rows |= {(e["line"], e["rule"]) for e in json.loads(ir_exp.read_text())}
-    return {(line, code) for line, code in rows if code in SELECT}
+    """The planted findings (``NAME.expected``, every phase) of the rules this run confirms."""
+    return {(line, code) for line, _, code in expected_findings(path) if code in SELECT}
 
 
 def marks(path: Path) -> set[tuple[int, str]]:

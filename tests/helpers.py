@@ -1,4 +1,7 @@
-"""Shared test helpers: lint a text through the pipeline with the source rules."""
+"""Shared test helpers: lint a text through the pipeline with the source rules; read a fixture's
+expected findings."""
+
+from pathlib import Path
 
 from kernlint import catalogue
 from kernlint.config import Config
@@ -22,3 +25,20 @@ def lint(text: str, path: str = "example.py", select=None) -> RunResult:
     suppressions = {path: Suppressions.parse(info.source)} if info is not None else {}
     apply_filters(result, Config(), codes, suppressions, {Phase.SOURCE})
     return result
+
+
+def expected_findings(path: Path, phase: Phase | None = None) -> set[tuple[int, int | None, str]]:
+    """The snapshot ``NAME.expected`` beside fixture ``NAME.py``: one ``LINE:COL CODE`` per expected
+    finding, of every phase (``LINE CODE`` where the column is the compiler's, not the source's:
+    IR-phase findings); ``#`` starts a comment. ``phase``: only the codes of that phase's rules."""
+    rules = catalogue.all_rules()
+    out = set()
+    for line in path.with_suffix(".expected").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        pos, code = line.split()
+        ln, _, col = pos.partition(":")
+        if phase is None or rules[code].phase is phase:
+            out.add((int(ln), int(col) if col else None, code))
+    return out

@@ -1,30 +1,21 @@
 """fixtures/: every planted bug is reported at its line and column, clean twins yield nothing.
 
 Each fixture ``NAME.py`` has ``NAME.expected`` beside it: one ``LINE:COL CODE`` per expected
-source-phase finding (empty for a clean twin, and for IR fixtures whose planted bugs only the IR
-phase sees: their ``NAME.expected.json`` is checked by tests/ir).
+finding (empty for a clean twin). This test checks the source phase's; the IR phase's (``LINE CODE``)
+are checked by tests/ir.
 """
 
 from pathlib import Path
 
 import pytest
 
+from helpers import expected_findings
 from kernlint.check import Options, run_check
 from kernlint.config import load
+from kernlint.model import Phase
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = sorted(p for p in (ROOT / "fixtures").rglob("*.py") if p.with_suffix(".expected").exists())
-
-
-def _expected(path: Path) -> set[tuple[int, int, str]]:
-    out = set()
-    for line in path.with_suffix(".expected").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            pos, code = line.split()
-            ln, col = pos.split(":")
-            out.add((int(ln), int(col), code))
-    return out
 
 
 def test_there_are_planted_and_clean_fixtures():
@@ -41,7 +32,7 @@ def test_fixture_findings_match_expected(path):
     result = run_check([path], config, Options())
     assert result.errors == []
     found = {(f.span.line, f.span.col, f.rule) for f in result.findings}
-    assert found == _expected(path)
-    ir_planted = path.with_suffix(".expected.json").exists()  # IR-level bugs: tests/ir checks those
+    assert found == expected_findings(path, Phase.SOURCE)
+    ir_planted = bool(expected_findings(path, Phase.IR))  # IR-level bugs: tests/ir checks those
     if path.stem.endswith("_bad") and not ir_planted:
         assert found, "a planted-bug fixture must yield findings"

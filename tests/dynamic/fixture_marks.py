@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from helpers import expected_findings
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dynamic"
 MARK = re.compile(r"#\s*dyn-expect:\s*([a-z-]+(?:\s*,\s*[a-z-]+)*)")
 #: interpreter record kind -> the static rule that predicts it
@@ -60,7 +62,7 @@ def check_discovered(findings: list[dict]) -> None:
         if path.stem.endswith("_clean"):
             assert all(f["verdict"] == "refuted" for f in mine), (path.name, mine)
             continue
-        static = {int(row.split(":")[0]) for row in path.with_suffix(".expected").read_text().split()[::2]}
+        static = {line for line, _, _ in expected_findings(path)}
         for kind, line in expected(path):
             at_line = [f for f in mine if f["line"] == line and f["verdict"] == "confirmed"]
             rules = {f["rule"] for f in at_line}
