@@ -103,7 +103,9 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
     t0 = time.time()
     path = cand.origin or f"{cand.id}.py"
     findings, syntax_error = static_findings(cand.source, path)
+    static_s = time.time() - t0
     cuda = _cuda_visible() if opts.cuda is None else opts.cuda
+    setup_at = time.time()
     if syntax_error:
         result = {"status": "error", "error_kind": "did-not-compile", "error": syntax_error, "stage": "parse"}
     else:
@@ -113,6 +115,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         result = isolation.run_job(job, timeout_s=opts.timeout_s,
                                    mem_limit_mb=None if cuda else opts.mem_limit_mb,
                                    rss_limit_mb=opts.rss_limit_mb, env=opts.env)
+    judged_at = time.time()
     verdict, reasons = P.judge(result, findings, opts.policy)
     sp = P.speedups(result.get("timings", {}))
     corr = result.get("correctness", {})
@@ -139,6 +142,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "cheats": result.get("cheats", []),
         "findings": [f.to_dict() for f in findings],
         "lint_findings": lint_findings(cand.source, path) if not syntax_error else [],
+        "stage_s": _stage_seconds(static_s, setup_at - t0 - static_s, result, judged_at),
         "notes": result.get("notes", []),
         "artifacts": result.get("artifacts", []),
         # the judge's secret behind every input seed, recorded once the candidate has exited
@@ -151,6 +155,20 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "wall_s": round(time.time() - t0, 3),
         "log_tail": result.get("log_tail", "")[-800:] if verdict != "passed" else "",
     }
+
+
+def _stage_seconds(static_s: float, device_probe_s: float, result: dict, judged_at: float) -> dict:
+    """Seconds per stage: the static checks, finding out whether a GPU is visible, starting the two
+    executor processes (the rest of the isolated run's wall time beyond the judge's stages: process
+    start-up and tear-down), each stage of the judge, and the verdict with the lint of the source."""
+    judge_s = result.get("stage_s") or {}
+    run_s = result.get("wall_s")
+    out = {"static-checks": round(static_s, 3), "device-probe": round(device_probe_s, 3)}
+    if run_s is not None:
+        out["processes"] = round(max(0.0, run_s - sum(judge_s.values())), 3)
+    out.update(judge_s)
+    out["verdict-and-lint"] = round(time.time() - judged_at, 3)
+    return out
 
 
 def _as_problem(problem: Problem | str | Path) -> Problem:

@@ -105,8 +105,9 @@ class Judge:
         self.job, self.ref, self.cand, self.deadline = job, ref, cand, deadline
         self.secret = secrets.randbits(62)
         self.scale = float(job.get("tolerance_scale", 1.0))
-        self.res: dict[str, Any] = {"stage": "start", "stages": [], "cheats": [], "notes": [],
+        self.res: dict[str, Any] = {"stage": "start", "stages": [], "stage_s": {}, "cheats": [], "notes": [],
                                     "correctness": {}, "timings": {}, "metrics": {}}
+        self._stage_started = time.monotonic()
         self.cuda = False
         self.has_kernels = True
         self.loaded = False
@@ -114,8 +115,17 @@ class Judge:
     # -- bookkeeping --------------------------------------------------------------------------
 
     def stage(self, name: str) -> None:
+        self._close_stage()
         self.res["stage"] = name
         self.res["stages"].append(name)
+
+    def _close_stage(self) -> None:
+        """Add the time since the current stage began to its seconds (``stage_s``: where a
+        candidate's evaluation spends its time, stage by stage, on the judge's clock)."""
+        now = time.monotonic()
+        spent = self.res["stage_s"]
+        spent[self.res["stage"]] = round(spent.get(self.res["stage"], 0.0) + now - self._stage_started, 3)
+        self._stage_started = now
 
     def cheat(self, reason: str, detail: str = "", source: str = "judge") -> None:
         if reason not in [c["reason"] for c in self.res["cheats"]]:
@@ -500,6 +510,7 @@ class Judge:
                 self.structure()
             except (Failed, Gone, TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
                 self.note(f"structure unavailable: {type(exc).__name__}: {str(exc)[:200]}")
+        self._close_stage()
         res["input_secret"] = self.secret  # written once the candidate can no longer run
         return res
 

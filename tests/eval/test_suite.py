@@ -90,3 +90,17 @@ def test_summary_report_and_dataset(suite_records, tmp_path):
     rows = [json.loads(x) for x in (tmp_path / "d.jsonl").read_text().splitlines()]
     assert k == len(rows) == s["taxonomy"]["passed"]
     assert all(r["verdict"] == "passed" and "ModelNew" in r["code"] or "def add" in r["code"] for r in rows)
+
+
+def test_records_carry_their_seconds_per_stage(suite_records):
+    recs = suite_records[0]
+    rec = recs["vector_add/honest"]
+    stages = rec["stage_s"]
+    assert {"static-checks", "device-probe", "processes", "load-reference", "load-candidate", "timing", "verdict-and-lint"} <= set(stages)
+    assert any(k.startswith("correctness-v1") for k in stages)
+    assert all(v >= 0 for v in stages.values())
+    # the stages partition the candidate's evaluation: together no more than its wall time
+    assert sum(stages.values()) <= rec["wall_s"] + 0.05
+    assert sum(stages.values()) >= 0.5 * rec["wall_s"]
+    # a candidate that does not parse spends no time in a judge
+    assert set(recs["vector_add/syntax_error"]["stage_s"]) == {"static-checks", "device-probe", "verdict-and-lint"}
