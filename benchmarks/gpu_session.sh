@@ -39,10 +39,10 @@ entry() { echo "import sys, runpy; sys.path.insert(0, '.'); runpy.run_path('$1.p
 metrics=gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__thread_inst_executed_pred_on_per_inst_executed.ratio,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
 step "raw memcheck" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 -c "$(entry oob_no_mask)" > "$w/raw/oob_no_mask.memcheck.plain.txt" 2>&1
 step "raw memcheck padding" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --padding 64 python3 -c "$(entry oob_row_mask_only)" > "$w/raw/oob_row_mask_only.memcheck.padding.txt" 2>&1
-step "raw memcheck clean" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 -c "$(entry oob_no_mask_clean)" > "$w/raw/oob_no_mask_clean.memcheck.plain.txt" 2>&1
-step "raw racecheck" 25 compute-sanitizer --tool racecheck python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.racecheck.plain.txt" 2>&1
-step "raw synccheck" 25 compute-sanitizer --tool synccheck python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.synccheck.plain.txt" 2>&1
-step "raw ncu" 30 ncu --clock-control none --csv --metrics "$metrics" python3 -c "$(entry smem_matmul_clean)" > "$w/raw/smem_matmul_clean.ncu.plain.txt" 2>&1
+step "raw memcheck clean" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 -c "$(entry oob_no_mask_good)" > "$w/raw/oob_no_mask_good.memcheck.plain.txt" 2>&1
+step "raw racecheck" 25 compute-sanitizer --tool racecheck python3 -c "$(entry smem_matmul_good)" > "$w/raw/smem_matmul_good.racecheck.plain.txt" 2>&1
+step "raw synccheck" 25 compute-sanitizer --tool synccheck python3 -c "$(entry smem_matmul_good)" > "$w/raw/smem_matmul_good.synccheck.plain.txt" 2>&1
+step "raw ncu" 30 ncu --clock-control none --csv --metrics "$metrics" python3 -c "$(entry smem_matmul_good)" > "$w/raw/smem_matmul_good.ncu.plain.txt" 2>&1
 cd "$root"
 conflicts=gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
 for f in bank_conflict_bad tilelang_bank_conflict_bad; do

@@ -58,7 +58,7 @@ def test_ir_phase_out_of_bounds_in_a_helper_is_confirmed_on_the_interpreter():
     ir = ROOT / "fixtures" / "ir"
     r = subprocess.run(
         [sys.executable, "-m", "kernlint", "check", str(ir / "oob_nested_helper_bad.py"),
-         str(ir / "oob_nested_helper_clean.py"), "--ir", "--confirm", "--select", "KL101,KL301",
+         str(ir / "oob_nested_helper_good.py"), "--ir", "--confirm", "--select", "KL101,KL301",
          "--output-format", "json"],
         cwd=ROOT, capture_output=True, text=True, timeout=900,
     )
@@ -106,7 +106,7 @@ def test_run_file_uses_the_current_python_and_a_failing_one_is_an_error_with_its
                        % str(ROOT / "fixtures" / "dynamic"))
     (tmp_path / "scale.py").write_text((ROOT / "fixtures" / "dynamic" / "oob_le_mask.py").read_text())
     r = subprocess.run(
-        [sys.executable, "-m", "kernlint", "check", str(ROOT / "fixtures" / "dynamic" / "oob_le_mask_clean.py"),
+        [sys.executable, "-m", "kernlint", "check", str(ROOT / "fixtures" / "dynamic" / "oob_le_mask_good.py"),
          "--confirm", "--run", str(wrapper), "--output-format", "json"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )

@@ -41,7 +41,7 @@ def test_ncu_confirms_predicted_bank_conflict_and_clean_twin_stays_clean():
     found = _check("fixtures/ir/bank_conflict_bad.py", "--ir", "--select", "KL302")
     assert [(f["rule"], f["line"], f["verdict"]) for f in found] == [("KL302", 15, "confirmed")]
     assert any(v > 0 for k, v in found[0]["measurements"].items() if "bank_conflicts" in k)
-    assert _check("fixtures/ir/bank_conflict_clean.py", "--ir", "--select", "KL302") == []
+    assert _check("fixtures/ir/bank_conflict_good.py", "--ir", "--select", "KL302") == []
 
 
 def test_discovery_on_the_gpu_finds_what_only_a_run_shows_and_clean_twins_stay_clean():

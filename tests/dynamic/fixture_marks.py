@@ -48,7 +48,7 @@ DISCOVERY = ("oob_other_tensor_bound", "store_wrong_bound", "race_scatter_duplic
 def discovery_fixtures() -> list[Path]:
     """The planted discovery fixtures, then their clean twins."""
     planted = [FIXTURES / f"{stem}.py" for stem in DISCOVERY]
-    return planted + [p.with_name(p.stem + "_clean.py") for p in planted]
+    return planted + [p.with_name(p.stem + "_good.py") for p in planted]
 
 
 def check_discovered(findings: list[dict]) -> None:
@@ -59,7 +59,7 @@ def check_discovered(findings: list[dict]) -> None:
         by_file.setdefault(Path(f["path"]).name, []).append(f)
     for path in discovery_fixtures():
         mine = by_file.get(path.name, [])
-        if path.stem.endswith("_clean"):
+        if path.stem.endswith("_good"):
             assert all(f["verdict"] == "refuted" for f in mine), (path.name, mine)
             continue
         static = {line for line, _, _ in expected_findings(path)}

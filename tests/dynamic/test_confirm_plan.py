@@ -90,7 +90,7 @@ def test_gpu_memcheck_confirms_planted_out_of_bounds():
 @pytest.mark.gpu
 @pytest.mark.skipif(not confirm_mod.cuda_available(), reason="needs a CUDA GPU")
 def test_gpu_memcheck_refutes_clean_twin():
-    path = FIXTURES / "oob_no_mask_clean.py"
+    path = FIXTURES / "oob_no_mask_good.py"
     findings = [_f("KL101", path, 15, "add_kernel")]
     result = confirm(findings, str(path), require_gpu=True)
     assert result.findings[0].verdict == Verdict.REFUTED

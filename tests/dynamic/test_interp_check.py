@@ -24,7 +24,7 @@ def results():
 
 def test_fixtures_present():
     planted = [p for p in FILES if expected(p)]
-    clean = [p for p in FILES if p.stem.endswith("_clean")]
+    clean = [p for p in FILES if p.stem.endswith("_good")]
     assert len(planted) >= 5 and len(clean) >= 5
 
 
@@ -64,7 +64,7 @@ def test_planted_findings_confirmed(results, path):
     assert [f for f in judged[len(findings):] if f.phase == Phase.DYNAMIC] == []
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if p.stem.endswith("_clean")], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [p for p in FILES if p.stem.endswith("_good")], ids=lambda p: p.stem)
 def test_clean_twins_refuted(results, path):
     lines = access_lines(path)
     assert lines
@@ -174,8 +174,8 @@ def test_an_atomic_only_its_own_program_updates_confirms_kl110():
 
 
 def test_an_atomic_programs_share_refutes_kl110(results):
-    # race_global_store_clean.py: every program adds its partial sum into one float
-    path = next(p for p in FILES if p.stem == "race_global_store_clean")
+    # race_global_store_good.py: every program adds its partial sum into one float
+    path = next(p for p in FILES if p.stem == "race_global_store_good")
     (atomic,) = [r for r in results[path].records if r.kind.startswith("atomic")]
     assert atomic.kind == "atomic-shared" and atomic.shared_bytes == 4 and atomic.program_count > 1
     judged = confirm_findings([_finding(path, atomic.line, "KL110")], results[path])
@@ -184,7 +184,7 @@ def test_an_atomic_programs_share_refutes_kl110(results):
 
 
 def test_lock_traffic_is_not_judged_as_an_atomic_update(results):
-    path = next(p for p in FILES if p.stem == "race_spinlock_clean")
+    path = next(p for p in FILES if p.stem == "race_spinlock_good")
     kinds = {(r.kind, r.op) for r in results[path].records}
     assert ("atomic-exclusive", "atomic_cas") not in kinds and all(not k.endswith("exclusive") for k, _ in kinds)
 

@@ -21,9 +21,9 @@ def test_catalogue_thresholds_parse():
 
 
 def test_recorded_conflict_free_kernel_refutes_a_bank_conflict_finding(monkeypatch):
-    text = (DATA / "smem_matmul_clean.ncu.plain.txt").read_text()
+    text = (DATA / "smem_matmul_good.ncu.plain.txt").read_text()
     monkeypatch.setattr(confirm_mod, "_run", lambda argv, env, cwd, timeout: (0, text, None))
-    finding = Finding("KL302", "fixtures/dynamic/smem_matmul_clean.py", Span(1, 1, 1, 2), "m", Level.WARNING,
+    finding = Finding("KL302", "fixtures/dynamic/smem_matmul_good.py", Span(1, 1, 1, 2), "m", Level.WARNING,
                       Phase.IR, kernel="matmul_kernel")
     step = confirm_mod.Step("ncu", "ncu", findings=[finding], argv=["ncu"])
     judged, new, _ = confirm_mod._run_ncu(step, None, 10)
@@ -100,7 +100,7 @@ def test_tilelang_kernel_is_found_by_its_gpu_name(monkeypatch):
 
 
 def test_blocks_launched_reads_the_grid_column():
-    rows = ncu.parse_csv((DATA / "smem_matmul_clean.ncu.plain.txt").read_text())
+    rows = ncu.parse_csv((DATA / "smem_matmul_good.ncu.plain.txt").read_text())
     matmul = [r for r in rows if r.kernel == "matmul_kernel"]
     assert ncu.blocks_launched(matmul) == 9  # grid (3, 3, 1)
     assert ncu.blocks_launched([ncu.KernelMetrics("k", grid="")]) is None

@@ -63,7 +63,7 @@ def test_sanitizer_report(name, text):
         if r.kind.startswith("invalid"):  # every part of the record the tool printed was read
             assert r.address is not None and r.block is not None and r.thread is not None, r
             assert r.allocation_size and (r.bytes_after is not None or r.bytes_before is not None), r
-    if fixture.stem.endswith("_clean") and tool == "memcheck":
+    if fixture.stem.endswith("_good") and tool == "memcheck":
         assert defects == []
 
 

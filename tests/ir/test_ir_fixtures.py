@@ -21,7 +21,7 @@ def test_every_fixture_has_a_twin_and_expectations():
     names = {p.stem for p in FILES}
     for p in FILES:
         assert p.with_suffix(".expected").exists(), p
-        twin = p.stem.replace("_bad", "_clean") if p.stem.endswith("_bad") else p.stem.replace("_clean", "_bad")
+        twin = p.stem.replace("_bad", "_good") if p.stem.endswith("_bad") else p.stem.replace("_good", "_bad")
         assert twin in names, p
 
 

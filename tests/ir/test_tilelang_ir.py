@@ -71,7 +71,7 @@ def test_entries_take_factory_arguments_from_call_sites():
 
 
 def test_entries_guess_what_no_call_site_gives(tmp_path):
-    src = (ROOT / "fixtures" / "ir" / "tilelang_bank_conflict_clean.py").read_text().split("\n\ndef run")[0] + "\n"
+    src = (ROOT / "fixtures" / "ir" / "tilelang_bank_conflict_good.py").read_text().split("\n\ndef run")[0] + "\n"
     path = tmp_path / "k.py"
     path.write_text(src)
     (entry,) = tilelang_entries(str(path), src)
