@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import expected_findings
+from helpers import UPDATE_SNAPSHOTS, expected_findings, write_expected
 from kernlint.check import Options, run_check
 from kernlint.config import load
 from kernlint.model import Phase
@@ -32,6 +32,8 @@ def test_fixture_findings_match_expected(path):
     result = run_check([path], config, Options())
     assert result.errors == []
     found = {(f.span.line, f.span.col, f.rule) for f in result.findings}
+    if UPDATE_SNAPSHOTS:
+        write_expected(path, Phase.SOURCE, found)
     assert found == expected_findings(path, Phase.SOURCE)
     ir_planted = bool(expected_findings(path, Phase.IR))  # IR-level bugs: tests/ir checks those
     if path.stem.endswith("_bad") and not ir_planted:

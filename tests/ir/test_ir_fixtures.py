@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import expected_findings
+from helpers import UPDATE_SNAPSHOTS, expected_findings, write_expected
 from kernlint.ir.phase import run_ir_phase
 from kernlint.ir.tilelang import nvcc_path, tilelang_available
 from kernlint.model import Phase
@@ -31,5 +31,7 @@ def test_fixture(path, ir_cache):
         pytest.skip("needs the tilelang extra and nvcc")
     findings = run_ir_phase([str(path)], cache_dir=ir_cache, jobs=2)
     got = sorted((f.rule, f.span.line) for f in findings)
+    if UPDATE_SNAPSHOTS:
+        write_expected(path, Phase.IR, {(line, None, rule) for rule, line in got})
     expected = sorted((code, line) for line, _, code in expected_findings(path, Phase.IR))
     assert got == expected, [f.message for f in findings]
