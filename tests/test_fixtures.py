@@ -38,3 +38,13 @@ def test_fixture_findings_match_expected(path):
     ir_planted = bool(expected_findings(path, Phase.IR))  # IR-level bugs: tests/ir checks those
     if path.stem.endswith("_bad") and not ir_planted:
         assert found, "a planted-bug fixture must yield findings"
+
+
+def test_snapshot_update_replaces_one_phase_and_keeps_the_others(tmp_path):
+    snap = tmp_path / "k_bad.expected"
+    snap.write_text("8:12 KL101\n8 KL301\n3:1 KL999  # a code no rule has\n")
+    fixture = tmp_path / "k_bad.py"
+    write_expected(fixture, Phase.SOURCE, {(9, 5, "KL102")})
+    assert snap.read_text() == "8 KL301\n9:5 KL102\n"
+    assert expected_findings(fixture, Phase.IR) == {(8, None, "KL301")}
+    assert expected_findings(fixture, Phase.SOURCE) == {(9, 5, "KL102")}
