@@ -29,7 +29,6 @@ directive governing it.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import importlib.util
 import os
@@ -42,6 +41,9 @@ import traceback
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kernlint.ir.specialize import Specialization
 
@@ -178,24 +180,35 @@ class TileLangEntry:
     names: set[str] = field(default_factory=set)
 
 
-def _call_name(node: ast.AST) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
+class _Calls(cst.CSTVisitor):
+    """Every call inside a function, nested functions included."""
+
+    def __init__(self) -> None:
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
 
 
-def _op_lines(fn: ast.FunctionDef) -> dict[str, list[int]]:
+def _op_lines(fn: cst.FunctionDef, line_of) -> dict[str, list[int]]:
+    calls = _Calls()
+    fn.visit(calls)
     out: dict[str, list[int]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call):
-            name = _call_name(node.func)
-            for kind, pattern in _OP_KINDS.items():
-                if pattern.match(name):
-                    out.setdefault(kind, []).append(node.lineno)
-                    break
+    for node in calls.found:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        for kind, pattern in _OP_KINDS.items():
+            if pattern.match(name):
+                out.setdefault(kind, []).append(line_of(node))
+                break
     return {k: sorted(set(v)) for k, v in out.items()}
+
+
+def _parameters(fn: cst.FunctionDef) -> tuple[list[str], set[str]]:
+    """A function's parameter names in order (positional, then keyword-only), and those with a default."""
+    ps = fn.params
+    ordered = [*ps.posonly_params, *ps.params, *ps.kwonly_params]
+    return [p.name.value for p in ordered], {p.name.value for p in ordered if p.default is not None}
 
 
 def _guess(param: str) -> Any:
@@ -235,34 +248,31 @@ def _specs(factory_params: list[str], defaults: set[str], configs: list, max_con
 
 def tilelang_entries(path: str, source: str, max_configs: int = 4) -> list[TileLangEntry]:
     """The TileLang kernels of ``source`` to lower, each with the factory arguments to use."""
-    import libcst as cst
-
     from kernlint.model import Frontend
     from kernlint.source.discover import discover
     from kernlint.source.tilelang import _enclosing, analyse
 
     try:
         module = cst.parse_module(source)
-        tree = ast.parse(source)
-    except (cst.ParserSyntaxError, SyntaxError, ValueError):
+    except (cst.ParserSyntaxError, ValueError):
         return []
     info = discover(path, source, module)
     tl_kernels = [k for k in info.kernels if k.kernel.frontend is Frontend.TILELANG]
     if not tl_kernels:
         return []
-    top_level = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    all_defs: dict[int, ast.FunctionDef] = {}
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            all_defs.setdefault(n.lineno, n)  # type: ignore[arg-type]
+    # the lines of the kernels' parts, from one position pass over the module (kernel names repeat:
+    # a factory's inner `main` is found by its node, not by its name)
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+    def line_of(node: cst.CSTNode) -> int:
+        return positions[node].start.line
+
+    top_level = {n.name.value: n for n in module.body if isinstance(n, cst.FunctionDef)}
+    chains = {id(k.node): _enclosing(module, k.node) for k in tl_kernels}
+    nested_factories = {chain[0].name.value for chain in chains.values() if chain}
     entries: dict[str, TileLangEntry] = {}
-    nested_factories = set()
     for k in tl_kernels:
-        chain = _enclosing(module, k.node)
-        if chain:
-            nested_factories.add(chain[0].name.value)
-    for k in tl_kernels:
-        chain = _enclosing(module, k.node)
+        chain = chains[id(k.node)]
         name = k.kernel.name
         if not chain and name in nested_factories:
             continue  # a factory: lowered through the prim_func it encloses
@@ -271,24 +281,15 @@ def tilelang_entries(path: str, source: str, max_configs: int = 4) -> list[TileL
             if factory in entries:
                 entries[factory].names.add(name)
             continue
-        fn_ast = next((d for d in all_defs.values() if d.name == name and d.lineno >= k.kernel.span.line - 50
-                       and (d.lineno <= k.kernel.span.line + 50)), None)
-        fn_ast = fn_ast or top_level[factory]
-        first = min([d.lineno for d in fn_ast.decorator_list] + [fn_ast.lineno])
-        state = analyse(info, k)
-        fac_ast = top_level[factory]
-        args = fac_ast.args
-        positional = args.posonlyargs + args.args
-        with_default = {a.arg for a in positional[len(positional) - len(args.defaults):]}
-        with_default |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
-        if chain:
-            params = [a.arg for a in positional + args.kwonlyargs]
-        else:
+        def_line = line_of(k.node.name)
+        first = min([line_of(d) for d in k.node.decorators] + [def_line])
+        params, with_default = _parameters(top_level[factory])
+        if not chain:
             params = []  # a module-level prim_func (or lazy jit kernel): nothing to pass
-        specs = _specs(params, with_default, state.configs, max_configs, factory)
+        specs = _specs(params, with_default, analyse(info, k).configs, max_configs, factory)
         entries[factory] = TileLangEntry(
-            path=path, factory=factory, def_line=fn_ast.lineno, params=params,
-            body=(first, fn_ast.end_lineno or fn_ast.lineno), op_lines=_op_lines(fn_ast), specs=specs,
+            path=path, factory=factory, def_line=def_line, params=params,
+            body=(first, positions[k.node.body].end.line), op_lines=_op_lines(k.node, line_of), specs=specs,
             names={factory, name})
     return list(entries.values())
 
