@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import re
 import sys
 from contextlib import contextmanager
@@ -148,11 +149,27 @@ def _lint_text(path: str, data: bytes | str, rules: list[SourceRule], always_par
     if error is not None:
         result.errors.append(error)
         return result, None
+    with contained(path, result.errors):
+        try:
+            info = discover(path, text, module)
+        except RecursionError:
+            result.notices.append(too_complex(path, "the module"))
+            return result, None
+        kernels = [k.kernel for k in info.kernels]
+        result.findings = lint_module(info, rules, result.notices)
+        result.kernels = kernels
+        return result, info
+    return result, None
+
+
+@contextmanager
+def contained(path: str, errors: list[FileError]):
+    """A kernlint bug met while analysing one file becomes that file's error record (the run exits
+    2; the other files are still linted and their findings kept). KERNLINT_DEBUG lets it through."""
     try:
-        info = discover(path, text, module)
-    except RecursionError:
-        result.notices.append(too_complex(path, "the module"))
-        return result, None
-    result.kernels = [k.kernel for k in info.kernels]
-    result.findings = lint_module(info, rules, result.notices)
-    return result, info
+        yield
+    except Exception as exc:  # noqa: BLE001 - whatever the bug, it must not take the other files with it
+        if os.environ.get("KERNLINT_DEBUG"):
+            raise
+        errors.append(FileError(path, f"internal error: {exc.__class__.__name__}: {exc} (a kernlint bug, not "
+                                      "this file's: its findings are not reported; set KERNLINT_DEBUG=1 for details)"))
