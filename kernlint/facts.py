@@ -670,7 +670,7 @@ def build(info) -> ModuleFacts:
     except RecursionError:
         module_env.clear()
     for name, v in module_env.items():
-        if not name.startswith("__") and _const(v.value):
+        if name != _SIZES and not name.startswith("__") and _const(v.value):
             facts.constants[name] = HostValue(v.value, "module constant")
     if not info._launches and info.kernels:
         info._launches = find_launches(info.source, set(kernels))

@@ -146,6 +146,10 @@ def launch(a, c, M, N):
 
 def test_a_size_assert_inside_one_branch_does_not_leak_into_the_other():
     f = facts('''
+X, Y = torch.empty(4), torch.empty(4)
+assert X.shape == Y.shape
+
+
 def launch(a, c, M, N, d):
     assert c.shape == d.shape
     if M > 1024:
@@ -154,6 +158,7 @@ def launch(a, c, M, N, d):
     else:
         mm[(M,)](a, c, M, N, 64, 64, 64)
 ''')
+    assert set(f.constants) == {"CONFIGS", "BLOCK_K"}  # the size facts are no module constant
     inside, other = f.launches_of("mm")
     assert inside.args["a_ptr"].tensor.same_size_as == ("c",)
     assert other.args["a_ptr"].tensor.same_size_as == ()
