@@ -185,6 +185,7 @@ def test_a_kernlint_bug_on_one_file_is_that_files_error_and_the_others_keep_thei
         return real(info, kernel)
 
     monkeypatch.setattr(source_phase, "interpret", interpret)
+    monkeypatch.setattr(source_phase, "RAISE_INTERNAL_ERRORS", False)
     monkeypatch.delenv("KERNLINT_DEBUG", raising=False)
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(main, ["check", ".", "--output-format", "json"])
@@ -198,3 +199,18 @@ def test_a_kernlint_bug_on_one_file_is_that_files_error_and_the_others_keep_thei
     monkeypatch.setenv("KERNLINT_DEBUG", "1")  # the traceback stays reachable for the bug report
     r = CliRunner().invoke(main, ["check", "."])
     assert isinstance(r.exception, TypeError)
+
+
+def test_in_the_test_suite_a_kernlint_bug_raises(monkeypatch):
+    # so that a clean fixture can never pass because its analysis crashed (conftest sets this)
+    import kernlint.source.phase as source_phase
+    from kernlint.check import Options, enabled_rules, source_rules
+    from kernlint.config import Config
+
+    def interpret(info, kernel):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(source_phase, "interpret", interpret)
+    rules = source_rules(enabled_rules(Config(), Options()))
+    with pytest.raises(TypeError):
+        source_phase.lint_text("a.py", GOOD.read_text(), rules)
