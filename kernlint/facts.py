@@ -36,6 +36,9 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
+#: the environment's entry for size asserts (not a Python name: no host variable can shadow it);
+#: its value is immutable, so that a branch's copy of the environment cannot leak into another's
+_SIZES = "<same size>"
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
 _DTYPE_MODULES = ("triton.language.", "torch.")
 
@@ -397,8 +400,11 @@ def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict
 
 
 def _merge(into: dict, *branches: dict) -> None:
-    """After a branch point a name keeps its value only where every path agrees."""
-    names = set().union(*(b.keys() for b in branches))
+    """After a branch point a name keeps its value only where every path agrees, and a size fact
+    holds only where every path asserted it."""
+    names = set().union(*(b.keys() for b in branches)) - {_SIZES}
+    if any(_SIZES in b for b in branches):
+        into[_SIZES] = _Value(frozenset.intersection(*(same_size_pairs(b) for b in branches)), "asserts")
     for name in names:
         vals = [b.get(name) for b in branches]
         first = vals[0]
@@ -521,8 +527,13 @@ def _assert_sizes(ev: HostEvaluator, test: cst.BaseExpression, env: dict) -> Non
         return
     sides = [_sized_tensor(test.left), _sized_tensor(test.comparisons[0].comparator)]
     if all(sides) and sides[0] != sides[1]:
-        same = env.setdefault("__same_size__", _Value(set(), "asserts")).value
-        same.add(frozenset(sides))
+        env[_SIZES] = _Value(same_size_pairs(env) | {frozenset(sides)}, "asserts")
+
+
+def same_size_pairs(env: dict) -> frozenset[frozenset[str]]:
+    """The pairs of tensor names asserted to share a size on the path that reached ``env``."""
+    held = env.get(_SIZES)
+    return held.value if held is not None and isinstance(held.value, frozenset) else frozenset()
 
 
 def _sized_tensor(node: cst.BaseExpression) -> str | None:
@@ -659,7 +670,7 @@ def build(info) -> ModuleFacts:
     except RecursionError:
         module_env.clear()
     for name, v in module_env.items():
-        if not name.startswith("__") and _const(v.value):
+        if name != _SIZES and not name.startswith("__") and _const(v.value):
             facts.constants[name] = HostValue(v.value, "module constant")
     if not info._launches and info.kernels:
         info._launches = find_launches(info.source, set(kernels))
@@ -779,7 +790,7 @@ def _bound(ev: HostEvaluator, param: str, node: cst.BaseExpression, env: dict, w
     if isinstance(node, cst.Name) and node.value in env:
         how = env[node.value].how
     if isinstance(value, _Tensor):
-        same = env.get("__same_size__", _Value(set(), "")).value
+        same = same_size_pairs(env)
         root = value.root if not value.root.startswith("<") else (text if isinstance(node, cst.Name) else None)
         if value.root.startswith("<") and isinstance(node, cst.Name):
             root = node.value

@@ -47,6 +47,7 @@ def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: st
         stats=stats, facts=facts, specialize=config.specialize or None, on_progress=on_progress,
     )
     result.notices.extend(stats.get("notices", []))
+    result.errors.extend(replace(e, path=config.relpath(Path(e.path))) for e in stats.get("errors", []))
     for f in ir_findings:
         f.path = config.relpath(Path(f.path))
     remaining = attach_to_source_findings(result.findings, ir_findings)

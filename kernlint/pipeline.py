@@ -14,7 +14,7 @@ from kernlint import catalogue
 from kernlint.config import Config
 from kernlint.registry import for_phase
 from kernlint.model import FileError, Finding, Level, ModuleFacts, Phase, RunResult, Span
-from kernlint.source.phase import lint_text
+from kernlint.source.phase import contained, lint_text
 from kernlint.source.suppress import Suppressions
 
 #: the rule that reports ``# noqa: KL...`` codes that silenced nothing (off unless selected)
@@ -124,7 +124,11 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
             if sup.file_codes or sup.lines:
                 state.suppressions[display] = sup
             if options.ir_arch is not None and info.kernels:
-                state.facts[str((config.root / display).resolve())] = info.facts
+                key = str((config.root / display).resolve())
+                with contained(display, file_result.errors):  # facts no source rule asked for are built here
+                    state.facts[key] = info.facts
+                if key not in state.facts:
+                    file_result.kernels = []  # nothing to compile from a file kernlint could not model
         result.extend(file_result)
     if options.ir_arch is not None:
         from kernlint.ir_glue import add_ir_findings

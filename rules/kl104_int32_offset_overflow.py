@@ -4,7 +4,7 @@ from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.bounds import assigned_value, assignment
 from kernlint.source.rulebase import SourceRule
-from kernlint.source.values import Fact, Int32Product
+from kernlint.source.values import Fact, Int32Product, ProgramAxis
 
 _STRIDE = re.compile(r"^\s*(\w+)\.stride\(\s*(-?\d+)\s*\)\s*$")
 _STRIDES = re.compile(r"^\s*(\w+)\.stride\(\s*\)\s*$")
@@ -122,7 +122,7 @@ def _one_element_per_program(state, product: Int32Product) -> bool:
         not a.ptr.rank and not a.ptr.lanes and not a.ptr.block_ptr and not a.ptr.data and not a.ptr.loops
         and Fact.BLOCK_OFFSET not in a.ptr.facts and not (a.mask is not None and a.mask.rank) for a in accesses):
         return False  # (`pid * BLOCK` means a program covers a block, even if it reads one element)
-    if all(any(s.startswith("pid") for s in a.ptr.index) for a in accesses):
+    if all(any(isinstance(s, ProgramAxis) for s in a.ptr.index) for a in accesses):
         return True
     if len(params) != 1:
         return False

@@ -3,6 +3,7 @@ import libcst as cst
 from kernlint.model import Finding, Level, Phase
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
+from kernlint.source.values import ProgramAxis
 
 
 def _masked_pid_axes(state) -> set[int]:
@@ -15,7 +16,7 @@ def _masked_pid_axes(state) -> set[int]:
         bounded = {d + shift for d, _ in access.mask.bounds}
         for d, lane in access.ptr.lanes:
             if d in bounded:
-                axes |= {int(s[3:]) for s in lane.shift if s.startswith("pid")}
+                axes |= {s.axis for s in lane.shift if isinstance(s, ProgramAxis)}
     return axes
 
 

@@ -2,7 +2,7 @@ from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.bounds import divisible_blocks, exact_grid_axes, rounded_extent_axes
 from kernlint.source.rulebase import SourceRule
-from kernlint.source.values import BlockShape, Fact
+from kernlint.source.values import BlockShape, Fact, LoopCounter, ProgramAxis
 
 
 class BlockPointerUnchecked(SourceRule):
@@ -100,18 +100,18 @@ def run(a):
             ptr = access.ptr
             if not ptr.block_ptr or Fact.DESCRIPTOR in ptr.facts or access.boundary_check or access.static_guard:
                 continue
-            movers = {i for i in ptr.index if not i.startswith("exact:")
-                      and not (i.startswith("pid") and int(i[3:]) in exact_grid_axes(state))}
+            movers = {i for i in ptr.index if not (isinstance(i, LoopCounter) and i.exact)
+                      and not (isinstance(i, ProgramAxis) and i.axis in exact_grid_axes(state))}
             if not movers:
                 continue
             names = frozenset(shape.name for shape in ptr.facts_of(BlockShape))
             blocks = {n.lower() for n in names}
             if blocks and blocks <= divisible_blocks(state):
                 continue
-            if all(i.startswith("pid") for i in movers) and {int(i[3:]) for i in movers} <= rounded_extent_axes(
+            if all(isinstance(i, ProgramAxis) for i in movers) and {i.axis for i in movers} <= rounded_extent_axes(
                     state, names, ptr.params):
                 continue  # the block stays inside an extent the wrapper rounded up to a multiple of it
-            movers = ", ".join(sorted(s.replace("loop:", "loop counter ").replace("pid", "program_id axis ") for s in movers))
+            movers = ", ".join(sorted(map(str, movers)))
             yield self.finding(
                 state, access.node,
                 f"block pointer {access.kind} without boundary_check: the block moves with {movers}, so the last "

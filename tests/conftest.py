@@ -47,5 +47,14 @@ def kernlint_exe() -> str:
 
 
 @pytest.fixture(autouse=True)
+def _kernlint_bugs_raise(monkeypatch):
+    """In-process, a kernlint bug raises instead of becoming a file's error record (a clean fixture
+    must not pass because its analysis crashed); the tests of that record turn it off."""
+    import kernlint.source.phase
+
+    monkeypatch.setattr(kernlint.source.phase, "RAISE_INTERNAL_ERRORS", True)
+
+
+@pytest.fixture(autouse=True)
 def _quiet_triton(monkeypatch):
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"))

@@ -167,3 +167,50 @@ def test_the_source_phase_loads_no_numerics_or_compiler():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert '"rule": "KL109"' in r.stdout, r.stderr
     assert "LOADED []" in r.stdout
+
+
+def test_a_kernlint_bug_on_one_file_is_that_files_error_and_the_others_keep_their_findings(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import kernlint.source.phase as source_phase
+    from kernlint.cli import main
+
+    (tmp_path / "a_trips.py").write_text(GOOD.read_text())
+    (tmp_path / "b_bad.py").write_text(BAD.read_text())
+    real = source_phase.interpret
+
+    def interpret(info, kernel):  # a stand-in for any bug in the analysis, met on one file only
+        if info.path.endswith("a_trips.py"):
+            raise TypeError("'_Unknown' object is not iterable")
+        return real(info, kernel)
+
+    monkeypatch.setattr(source_phase, "interpret", interpret)
+    monkeypatch.setattr(source_phase, "RAISE_INTERNAL_ERRORS", False)
+    monkeypatch.delenv("KERNLINT_DEBUG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["check", ".", "--output-format", "json"])
+    assert r.exit_code == 2, r.output
+    report = json.loads(r.output)
+    (error,) = report["errors"]
+    assert error["path"] == "a_trips.py" and error["message"].startswith("internal error: TypeError: ")
+    assert {f["path"] for f in report["findings"]} == {"b_bad.py"}
+    assert any(f["rule"] == "KL101" for f in report["findings"])
+
+    monkeypatch.setenv("KERNLINT_DEBUG", "1")  # the traceback stays reachable for the bug report
+    r = CliRunner().invoke(main, ["check", "."])
+    assert isinstance(r.exception, TypeError)
+
+
+def test_in_the_test_suite_a_kernlint_bug_raises(monkeypatch):
+    # so that a clean fixture can never pass because its analysis crashed (conftest sets this)
+    import kernlint.source.phase as source_phase
+    from kernlint.check import Options, enabled_rules, source_rules
+    from kernlint.config import Config
+
+    def interpret(info, kernel):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(source_phase, "interpret", interpret)
+    rules = source_rules(enabled_rules(Config(), Options()))
+    with pytest.raises(TypeError):
+        source_phase.lint_text("a.py", GOOD.read_text(), rules)

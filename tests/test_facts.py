@@ -102,3 +102,64 @@ def test_launches_are_found_once_for_many_kernels():
     f = discover("m.py", src, cst.parse_module(src)).facts
     assert [launch.value("B").value for launch in f.launches] == list(range(1, 51))
     assert [launch.span.line for launch in f.launches] == sorted(launch.span.line for launch in f.launches)
+
+
+def test_a_size_assert_on_one_branch_only_is_not_a_fact_after_it():
+    # the assert holds on the elif path only: after the branches the two tensors are not known to
+    # share a size (this merge once made the facts an unknown value that crashed the launch reader)
+    f = facts('''
+def launch(a, c, M, N, scale):
+    if isinstance(scale, float):
+        c = torch.full_like(a, scale)
+    elif M > 0:
+        assert a.shape == c.shape
+    mm[(M,)](a, c, M, N, 64, 64, 64)
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.args["a_ptr"].tensor.same_size_as == ()
+
+
+def test_an_assert_after_such_a_merge_records_its_own_pair():
+    f = facts('''
+def launch(a, c, M, N):
+    if M > 0:
+        assert a.shape == c.shape
+    assert a.numel() == c.numel()
+    mm[(M,)](a, c, M, N, 64, 64, 64)
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.args["a_ptr"].tensor.same_size_as == ("c",)
+
+
+def test_size_asserts_on_every_branch_survive_the_merge():
+    f = facts('''
+def launch(a, c, M, N):
+    if M > 1024:
+        assert a.shape == c.shape
+    else:
+        assert c.shape == a.shape
+    mm[(M,)](a, c, M, N, 64, 64, 64)
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.args["c_ptr"].tensor.same_size_as == ("a",)
+
+
+def test_a_size_assert_inside_one_branch_does_not_leak_into_the_other():
+    f = facts('''
+X, Y = torch.empty(4), torch.empty(4)
+assert X.shape == Y.shape
+
+
+def launch(a, c, M, N, d):
+    assert c.shape == d.shape
+    if M > 1024:
+        assert a.shape == c.shape
+        mm[(M,)](a, c, M, N, 64, 64, 64)
+    else:
+        mm[(M,)](a, c, M, N, 64, 64, 64)
+''')
+    assert set(f.constants) == {"CONFIGS", "BLOCK_K"}  # the size facts are no module constant
+    inside, other = f.launches_of("mm")
+    assert inside.args["a_ptr"].tensor.same_size_as == ("c",)
+    assert other.args["a_ptr"].tensor.same_size_as == ()
+    assert other.args["c_ptr"].tensor.same_size_as == ("d",)

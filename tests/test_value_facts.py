@@ -4,7 +4,9 @@ import libcst as cst
 
 from kernlint.source.discover import discover
 from kernlint.source.interpret import interpret
-from kernlint.source.values import Elected, Fact, Int32Product, PaddedAxis, PaddingSide, ScalarLoad
+from kernlint.source.values import (
+    Elected, Fact, Int32Product, LoopCounter, PaddedAxis, PaddingSide, ProgramAxis, ScalarLoad,
+)
 
 
 def _state(text: str):
@@ -60,8 +62,39 @@ def test_padding_side_of_a_prefix_mask():
     assert PaddingSide(-1, trailing=True) in x.facts and PaddingSide(-1, trailing=False) not in x.facts
 
 
+MOVING = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, out_ptr, n, K, BLOCK: tl.constexpr):
+    pid = tl.program_id(1)
+    rows = pid * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for k in range(0, K, BLOCK):
+        acc += tl.load(x_ptr + rows + k, mask=rows < n)
+    for j in range(K // BLOCK):
+        acc += tl.load(x_ptr + rows + j * BLOCK)
+    tl.store(out_ptr + rows, acc, mask=rows < n)
+'''
+
+
+def test_index_sources_are_typed():
+    state = _state(MOVING)
+    first, second, store = state.accesses
+    assert state.env["pid"].index == {ProgramAxis(1)}
+    ((_, lane),) = first.ptr.lanes
+    assert lane.shift == {ProgramAxis(1), LoopCounter("k")}
+    # a loop that stops at the last whole block moves the block but never past the tensor
+    ((_, lane),) = second.ptr.lanes
+    assert lane.shift == {ProgramAxis(1), LoopCounter("j", exact=True)}
+    ((_, lane),) = store.ptr.lanes
+    assert lane.shift == {ProgramAxis(1)}
+    assert str(ProgramAxis(1)) == "program_id axis 1" and str(LoopCounter("k")) == "loop counter k"
+
+
 def test_no_string_facts_on_the_fixtures(root):
-    seen = 0
+    seen = moved = 0
     for path in sorted((root / "fixtures" / "triton").glob("*.py")):
         text = path.read_text()
         module = cst.parse_module(text)
@@ -71,5 +104,8 @@ def test_no_string_facts_on_the_fixtures(root):
             vals = [a.ptr for a in state.accesses] + [r.arg for r in state.reductions] + [b.cond for b in state.branches]
             for val in vals:
                 assert not any(isinstance(f, str) for f in val.facts), (path, val.facts)
+                sources = [*val.index, *(s for _, lane in val.lanes for s in lane.shift)]
+                assert all(isinstance(s, (ProgramAxis, LoopCounter)) for s in sources), (path, sources)
+                moved += bool(sources)
                 seen += bool(val.facts)
-    assert seen > 50
+    assert seen > 50 and moved > 50

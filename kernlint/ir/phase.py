@@ -26,7 +26,8 @@ from kernlint.ir.specialize import DEFAULT_MAX_CONFIGS, Specialization, read_ker
 from kernlint.ir.tilelang import (NOTICE_MISSING, NOTICE_NO_NVCC, LowerJob, nvcc_path, tilelang_available,
                                   tilelang_entries, toolchain_version)
 from kernlint.facts import facts_for_source
-from kernlint.model import Finding, Frontend, Kernel, ModuleFacts, Phase
+from kernlint.model import FileError, Finding, Frontend, Kernel, ModuleFacts, Phase
+from kernlint.source.phase import contained, too_complex
 
 DEFAULT_ARCH = "sm_90"
 
@@ -157,6 +158,7 @@ def run_ir_phase(
     counts: dict[str, Any] = {"kernels": 0, "specializations": 0, "compiled": 0, "findings_cache_hits": 0,
                               "artifact_cache_hits": 0, "failed": 0, "tilelang_kernels": 0}
     notices: list[str] = []
+    errors: list[FileError] = []
     findings: list[Finding] = []
     pending: list[tuple[CompileJob | LowerJob, int]] = []
 
@@ -189,42 +191,41 @@ def run_ir_phase(
 
     tilelang_notice: list[str | None] = []  # decided once, at the first TileLang kernel
     for path, kernels in _collect(paths_or_kernels).items():
-        try:
-            source = Path(path).read_text(encoding="utf-8", errors="replace")
-            tree = ast.parse(source)
-            module_facts = (facts or {}).get(path) or facts_for_source(path, source)
-            helpers = helper_functions(source, module_facts, tree)
-        except (OSError, SyntaxError, ValueError, RecursionError):
-            continue
-        for kernel in kernels:
-            if kernel.frontend is not Frontend.TRITON:
-                continue
+        with contained(path, errors):  # a kernlint bug on one file: its error record, the rest still compiled
             try:
-                ks = read_kernel_source(source, kernel.name, tree, module_facts)
-                if ks is None or kernel.name in helpers:
+                source = Path(path).read_text(encoding="utf-8", errors="replace")
+                tree = ast.parse(source)
+                module_facts = (facts or {}).get(path) or facts_for_source(path, source)
+                helpers = helper_functions(source, module_facts, tree)
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                continue
+            for kernel in kernels:
+                if kernel.frontend is not Frontend.TRITON:
                     continue
-                specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree,
-                                                       facts=module_facts,
-                                                       configured=(specialize or {}).get(kernel.name))
-            except RecursionError:
-                from kernlint.source.phase import too_complex
-
-                notices.append(too_complex(path, f"kernel {kernel.name}").replace("analyse", "specialize for the IR phase"))
-                continue
-            counts["kernels"] += 1
-            for spec in specs:
-                key = artifact_key(source, kernel.name, spec.key(), capability, path)
-                schedule(CompileJob(path, kernel.name, spec, capability, key), ks.def_line)
-        tl_names = {k.name for k in kernels if k.frontend is Frontend.TILELANG}
-        if tl_names:
-            if not tilelang_notice:
-                tilelang_notice.append(_tilelang_notice())
-            if tilelang_notice[0]:
-                continue
-            tl_jobs = _tilelang_jobs(path, source, tl_names, capability, max_configs)
-            counts["tilelang_kernels"] += len({j.entry.factory for j, _ in tl_jobs})
-            for job, def_line in tl_jobs:
-                schedule(job, def_line)
+                try:
+                    ks = read_kernel_source(source, kernel.name, tree, module_facts)
+                    if ks is None or kernel.name in helpers:
+                        continue
+                    specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree,
+                                                           facts=module_facts,
+                                                           configured=(specialize or {}).get(kernel.name))
+                except RecursionError:
+                    notices.append(too_complex(path, f"kernel {kernel.name}").replace("analyse", "specialize for the IR phase"))
+                    continue
+                counts["kernels"] += 1
+                for spec in specs:
+                    key = artifact_key(source, kernel.name, spec.key(), capability, path)
+                    schedule(CompileJob(path, kernel.name, spec, capability, key), ks.def_line)
+            tl_names = {k.name for k in kernels if k.frontend is Frontend.TILELANG}
+            if tl_names:
+                if not tilelang_notice:
+                    tilelang_notice.append(_tilelang_notice())
+                if tilelang_notice[0]:
+                    continue
+                tl_jobs = _tilelang_jobs(path, source, tl_names, capability, max_configs)
+                counts["tilelang_kernels"] += len({j.entry.factory for j, _ in tl_jobs})
+                for job, def_line in tl_jobs:
+                    schedule(job, def_line)
     if tilelang_notice and tilelang_notice[0]:
         notices.append(tilelang_notice[0])
     if pending:
@@ -246,6 +247,7 @@ def run_ir_phase(
     if stats is not None:
         stats.update(counts)
         stats["notices"] = notices
+        stats["errors"] = errors
     return sorted(_dedupe(findings), key=lambda f: f.sort_key)
 
 

@@ -15,7 +15,8 @@ import libcst as cst
 from kernlint.source import values as V
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
 from kernlint.source.values import (
-    ZERO_PADDED, BlockShape, Bound, Elected, Fact, Int32Product, Lane, PaddedAxis, PaddingSide, ScalarLoad, Val,
+    ZERO_PADDED, BlockShape, Bound, Elected, Fact, Int32Product, Lane, LoopCounter, PaddedAxis, PaddingSide,
+    ProgramAxis, ScalarLoad, Val,
 )
 
 TL = "triton.language."
@@ -351,8 +352,8 @@ class Interpreter:
                 moved = _names(small.value)
                 running = set()
                 for loop in self.loops:
-                    if f"loop:{loop}" in self.env.get(loop, V.TOP).index:
-                        running.add(f"loop:{loop}")
+                    if LoopCounter(loop) in self.env.get(loop, V.TOP).index:
+                        running.add(LoopCounter(loop))
                         moved |= self.loop_blocks.get(loop, set())
                 if running:
                     new = new.with_(lanes=tuple(
@@ -394,8 +395,7 @@ class Interpreter:
             if fname in ("range", TL + "range", TL + "static_range"):
                 # an exact loop (static, or stopping at the last whole block) still moves the block,
                 # but never past the tensor: its marker says so
-                index = (frozenset() if static else frozenset([f"exact:{var}"]) if exact
-                         else frozenset([f"loop:{var}"]))
+                index = frozenset() if static else frozenset([LoopCounter(var, exact)])
                 loop_val = Val(
                     pid=bound_args.pid,
                     loops=bound_args.loops | ({var} if var else set()),
@@ -759,7 +759,7 @@ class Interpreter:
             axis = args[0].const if args and args[0].const is not None else kwargs.get("axis", V.TOP).const
             axis = int(axis) if axis is not None else 0
             self.state.pid_axes.add(axis)
-            return Val(pid=frozenset([axis]), index=frozenset([f"pid{axis}"]), runtime=True)
+            return Val(pid=frozenset([axis]), index=frozenset([ProgramAxis(axis)]), runtime=True)
         if fname == TL + "num_programs":
             return Val(runtime=True)
         if fname == TL + "arange":
@@ -825,7 +825,7 @@ class Interpreter:
             return out.with_(block_ptr=True, lanes=(), rank=0, index=offsets.index,
                              facts=out.facts | {BlockShape(n) for n in (_names(block) if block is not None else ())})
         if fname == TL + "advance" and args:
-            running = frozenset(f"loop:{l}" for l in self.loops if f"loop:{l}" in self.env.get(l, V.TOP).index)
+            running = frozenset(LoopCounter(l) for l in self.loops if LoopCounter(l) in self.env.get(l, V.TOP).index)
             return args[0].with_(index=args[0].index | running)
         if fname in (TL + "make_tensor_descriptor",):
             return V.join(*args, *kwargs.values()).with_(block_ptr=True, lanes=(), rank=0, facts=frozenset({Fact.DESCRIPTOR}))

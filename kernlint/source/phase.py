@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import re
 import sys
 from contextlib import contextmanager
@@ -148,11 +149,32 @@ def _lint_text(path: str, data: bytes | str, rules: list[SourceRule], always_par
     if error is not None:
         result.errors.append(error)
         return result, None
+    with contained(path, result.errors):
+        try:
+            info = discover(path, text, module)
+        except RecursionError:
+            result.notices.append(too_complex(path, "the module"))
+            return result, None
+        kernels = [k.kernel for k in info.kernels]
+        result.findings = lint_module(info, rules, result.notices)
+        result.kernels = kernels
+        return result, info
+    return result, None
+
+
+#: let a kernlint bug raise instead of becoming the file's error record (as KERNLINT_DEBUG does): the
+#: test suite sets it, so that a bug can never pass for a file without findings
+RAISE_INTERNAL_ERRORS = False
+
+
+@contextmanager
+def contained(path: str, errors: list[FileError]):
+    """A kernlint bug met while analysing one file becomes that file's error record (the run exits
+    2; the other files are still linted and their findings kept). KERNLINT_DEBUG lets it through."""
     try:
-        info = discover(path, text, module)
-    except RecursionError:
-        result.notices.append(too_complex(path, "the module"))
-        return result, None
-    result.kernels = [k.kernel for k in info.kernels]
-    result.findings = lint_module(info, rules, result.notices)
-    return result, info
+        yield
+    except Exception as exc:  # noqa: BLE001 - whatever the bug, it must not take the other files with it
+        if RAISE_INTERNAL_ERRORS or os.environ.get("KERNLINT_DEBUG"):
+            raise
+        errors.append(FileError(path, f"internal error: {exc.__class__.__name__}: {exc} (a kernlint bug, not "
+                                      "this file's: its findings are not reported; set KERNLINT_DEBUG=1 for details)"))

@@ -18,6 +18,33 @@ import libcst as cst
 
 
 @dataclass(frozen=True)
+class ProgramAxis:
+    """An index source: ``tl.program_id(axis)`` moves the block."""
+
+    axis: int
+
+    def __str__(self) -> str:
+        return f"program_id axis {self.axis}"
+
+
+@dataclass(frozen=True)
+class LoopCounter:
+    """An index source: the counter of the ``for`` loop over ``name`` (None: a tuple target) moves
+    the block. ``exact``: the loop stops at the last whole block, so it never moves it past the
+    tensor."""
+
+    name: str | None
+    exact: bool = False
+
+    def __str__(self) -> str:
+        return f"loop counter {self.name}"
+
+
+#: what moves a block along an axis, or what a scalar index derives from
+IndexSource = ProgramAxis | LoopCounter
+
+
+@dataclass(frozen=True)
 class Lane:
     """How one axis of a block varies."""
 
@@ -25,8 +52,8 @@ class Lane:
     families: frozenset[str] = frozenset()
     #: the axis has an ``arange`` component that is neither wrapped (``%``) nor clamped
     arange: bool = False
-    #: what moves the block along the axis: "pid0", "loop:k" (empty: starts at 0 in every program)
-    shift: frozenset[str] = frozenset()
+    #: what moves the block along the axis (empty: it starts at 0 in every program)
+    shift: frozenset[IndexSource] = frozenset()
     #: the axis varies through loaded data (a gather)
     data: bool = False
     #: every arange extent is a constexpr (so the block is a compile-time size)
@@ -162,7 +189,7 @@ class Val:
     pid: frozenset[int] = frozenset()
     loops: frozenset[str] = frozenset()
     #: shift sources of a scalar not yet scaled by a runtime factor (pid * BLOCK keeps them)
-    index: frozenset[str] = frozenset()
+    index: frozenset[IndexSource] = frozenset()
     data: bool = False
     runtime: bool = False
     constexpr: bool = False

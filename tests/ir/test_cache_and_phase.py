@@ -92,3 +92,26 @@ def test_ir_evidence_attaches_to_a_source_finding(tmp_path):
         return
     if source[0].rule in __import__("kernlint.catalogue", fromlist=["x"]).all_rules():
         assert remaining == [] and source[0].evidence["ir"][0]["rule"] == "KL301"
+
+
+def test_a_kernlint_bug_planning_one_file_is_its_error_and_the_other_file_is_compiled(tmp_path, monkeypatch):
+    import kernlint.ir.phase as ir_phase
+
+    trips, fine = tmp_path / "a_trips.py", tmp_path / "b_fine.py"
+    trips.write_text(SOURCE)
+    fine.write_text(SOURCE)
+    real = ir_phase.specializations_for
+
+    def specializations_for(kernel, source, **kw):  # a stand-in for any bug, met on one file only
+        if kernel.path.endswith("a_trips.py"):
+            raise TypeError("'_Unknown' object is not iterable")
+        return real(kernel, source, **kw)
+
+    monkeypatch.setattr(ir_phase, "specializations_for", specializations_for)
+    monkeypatch.setattr("kernlint.source.phase.RAISE_INTERNAL_ERRORS", False)
+    monkeypatch.delenv("KERNLINT_DEBUG", raising=False)
+    stats = {}
+    findings = run_ir_phase([str(trips), str(fine)], cache_dir=None, stats=stats)
+    (error,) = stats["errors"]
+    assert error.path == str(trips) and error.message.startswith("internal error: TypeError: ")
+    assert stats["compiled"] == 1 and {f.path for f in findings} == {str(fine)} and findings[0].rule == "KL301"
