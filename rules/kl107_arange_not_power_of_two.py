@@ -105,5 +105,5 @@ def launch(x):
                         state, call.node,
                         f"tl.arange extent `{end_node.value}` = {value} (from {source}) is not a power of two: "
                         f"this specialization fails to compile",
-                        extent=value, source=source,
+                        extent=value, source=str(source),
                     )

@@ -4,6 +4,8 @@ for the grid and block-pointer rules (KL108, KL109)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
 import libcst as cst
 
 from kernlint.source.discover import split_top_level
@@ -166,19 +168,35 @@ def launch_argument_text(state: KernelState, launch, name: str) -> str:
     return "" if value is None else state.info.module.code_for_node(value)
 
 
-def block_values(state: KernelState, name: str) -> list[tuple[int, str]]:
+@dataclass(frozen=True)
+class ValueSource:
+    """Where a constexpr's value comes from: the parameter's default, autotune config ``number``,
+    or the launch on line ``number``."""
+
+    kind: str  # "default", "autotune" or "launch"
+    number: int = 0
+
+    def __str__(self) -> str:
+        if self.kind == "default":
+            return "its default"
+        if self.kind == "autotune":
+            return f"autotune config {self.number}"
+        return f"the launch on line {self.number}"
+
+
+def block_values(state: KernelState, name: str) -> list[tuple[int, ValueSource]]:
     """Values a constexpr parameter takes: its default, autotune configs, launch keywords."""
     out = []
     for p in state.kernel.kernel.params:
         if p.name == name and p.default is not None and re.fullmatch(r"\d+", p.default.strip()):
-            out.append((int(p.default), "its default"))
+            out.append((int(p.default), ValueSource("default")))
     for i, config in enumerate(state.kernel.kernel.autotune_configs):
         for m in re.finditer(rf"['\"]{re.escape(name)}['\"]\s*:\s*(\d+)", config):
-            out.append((int(m.group(1)), f"autotune config {i + 1}"))
+            out.append((int(m.group(1)), ValueSource("autotune", i + 1)))
     for launch in state.info.facts.launches_of(state.name):
         arg = launch.args.get(name)
         if arg is not None and arg.text.isdigit() and launch.value(name) is not None:
-            out.append((int(arg.text), f"the launch on line {launch.span.line}"))
+            out.append((int(arg.text), ValueSource("launch", launch.span.line)))
     return out
 
 
@@ -244,7 +262,7 @@ def _block_sizes(state: KernelState, launch, family: str) -> set[int] | None:
         if value is not None and isinstance(value.value, int) and not isinstance(value.value, bool):
             return {value.value}
         return None
-    values = {v for v, where in block_values(state, family) if not where.startswith("the launch")}
+    values = {v for v, where in block_values(state, family) if where.kind != "launch"}
     return values or None
 
 
