@@ -12,7 +12,8 @@
    whole evaluation, measured in the same run.
 
 Writes OUT/gpu_structure_check.json and OUT/gpu_structure_check.md (date and device in both).
-About 3-4 minutes on an H200.
+About 10 minutes on an H200 (55-94 s per candidate, 2026-12-01): on machines that limit one command's
+length, run it twice, the second time with ``--resume-from`` the first call's records.
 """
 
 from __future__ import annotations
