@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from dynamic.fixture_marks import DYNAMIC_RULE_OF_KIND, MARK  # noqa: E402 - the tests' own reading of the fixtures
+from dynamic.fixture_marks import confirmed_at_mark, expected as marks  # noqa: E402 - the tests' reading of the fixtures
 from helpers import expected_findings  # noqa: E402
 
 
@@ -53,28 +53,20 @@ SELECT = ("KL101", "KL102", "KL103", "KL109", "KL110", "KL301", "KL302", "KL303"
 
 def expected(path: Path) -> set[tuple[int, str]]:
     """The planted findings (``NAME.expected``, every phase) of the rules this run confirms."""
+    if not path.with_suffix(".expected").exists():
+        return set()
     return {(line, code) for line, _, code in expected_findings(path) if code in SELECT}
 
 
-def marks(path: Path) -> set[tuple[int, str]]:
-    """The ``# dyn-expect: KIND`` markers of the file: (line, kind of the tool record)."""
-    out = set()
-    for n, text in enumerate(path.read_text().splitlines(), 1):
-        m = MARK.search(text)
-        if m:
-            out |= {(n, k.strip()) for k in m.group(1).split(",")}
-    return out
-
-
-def mark_seen(line: int, kind: str, findings: list[dict], static_lines: set[int]) -> bool:
-    """A marker is met by a confirmed finding at its line (the dynamic rule where no static finding is
-    planted there), or by a confirmed finding whose run evidence is that record at that line (the
-    load of a load-modify-store race belongs to the finding on its store)."""
-    confirmed = [f for f in findings if f["verdict"] == "confirmed"]
-    if any(f["line"] == line and (line in static_lines or f["rule"] == DYNAMIC_RULE_OF_KIND[kind]) for f in confirmed):
+def mark_seen(kind: str, line: int, findings: list[dict], static_lines: set[int]) -> bool:
+    """A marker is met by a confirmed finding at its line (the tests' rule), or by a confirmed finding
+    whose run evidence is that record at that line (the load of a load-modify-store race belongs to
+    the finding on its store)."""
+    if confirmed_at_mark(kind, line, findings, static_lines):
         return True
     return any(e.get("line") == line and e.get("kind") == kind
-               for f in confirmed for e in f["evidence"].get("dynamic", []) if isinstance(e, dict))
+               for f in findings if f["verdict"] == "confirmed"
+               for e in f["evidence"].get("dynamic", []) if isinstance(e, dict))
 
 
 def confirm(path: Path, mode: str = "discover") -> dict:
@@ -116,7 +108,7 @@ def render(results: dict[str, dict], device: str, software: str, date: str) -> s
         if planted:
             static_lines = {line for line, _ in exp}
             ok = (all(key in got and got[key]["verdict"] == "confirmed" for key in exp)
-                  and all(mark_seen(line, kind, data["findings"], static_lines) for line, kind in marked))
+                  and all(mark_seen(kind, line, data["findings"], static_lines) for kind, line in marked))
         else:
             ok = all(f["verdict"] == "refuted" for f in data["findings"])
         passed += ok

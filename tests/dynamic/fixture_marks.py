@@ -51,6 +51,13 @@ def discovery_fixtures() -> list[Path]:
     return planted + [p.with_name(p.stem + "_good.py") for p in planted]
 
 
+def confirmed_at_mark(kind: str, line: int, findings: list[dict], static_lines: set[int]) -> bool:
+    """A confirmed finding (JSON output) at a marker's line: the dynamic rule that reports ``kind``,
+    or any rule where a static finding is planted on that line."""
+    rules = {f["rule"] for f in findings if f["line"] == line and f["verdict"] == "confirmed"}
+    return DYNAMIC_RULE_OF_KIND[kind] in rules or (line in static_lines and bool(rules))
+
+
 def check_discovered(findings: list[dict]) -> None:
     """Every marker of the discovery fixtures has a confirmed finding at its line (the dynamic
     rule, unless a static finding there predicted it); clean twins have none but refuted ones."""
@@ -64,6 +71,4 @@ def check_discovered(findings: list[dict]) -> None:
             continue
         static = {line for line, _, _ in expected_findings(path)}
         for kind, line in expected(path):
-            at_line = [f for f in mine if f["line"] == line and f["verdict"] == "confirmed"]
-            rules = {f["rule"] for f in at_line}
-            assert DYNAMIC_RULE_OF_KIND[kind] in rules or (line in static and rules), (path.name, kind, line, mine)
+            assert confirmed_at_mark(kind, line, mine, static), (path.name, kind, line, mine)
