@@ -103,9 +103,9 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
     t0 = time.time()
     path = cand.origin or f"{cand.id}.py"
     findings, syntax_error = static_findings(cand.source, path)
-    static_s = time.time() - t0
+    checked_at = time.time()
     cuda = _cuda_visible() if opts.cuda is None else opts.cuda
-    setup_at = time.time()
+    probed_at = time.time()
     if syntax_error:
         result = {"status": "error", "error_kind": "did-not-compile", "error": syntax_error, "stage": "parse"}
     else:
@@ -142,7 +142,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "cheats": result.get("cheats", []),
         "findings": [f.to_dict() for f in findings],
         "lint_findings": lint_findings(cand.source, path) if not syntax_error else [],
-        "stage_s": _stage_seconds(static_s, setup_at - t0 - static_s, result, judged_at),
+        "stage_s": _stage_seconds((t0, checked_at, probed_at, judged_at), result),
         "notes": result.get("notes", []),
         "artifacts": result.get("artifacts", []),
         # the judge's secret behind every input seed, recorded once the candidate has exited
@@ -157,13 +157,15 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
     }
 
 
-def _stage_seconds(static_s: float, device_probe_s: float, result: dict, judged_at: float) -> dict:
-    """Seconds per stage: the static checks, finding out whether a GPU is visible, starting the two
-    executor processes (the rest of the isolated run's wall time beyond the judge's stages: process
-    start-up and tear-down), each stage of the judge, and the verdict with the lint of the source."""
+def _stage_seconds(marks: tuple[float, float, float, float], result: dict) -> dict:
+    """Seconds per stage, from the clock readings (start, static checks done, GPU probed, isolated run
+    done): the static checks, finding out whether a GPU is visible, starting the two executor
+    processes (the rest of the isolated run's wall time beyond the judge's stages: process start-up
+    and tear-down), each stage of the judge, and the verdict with the lint of the source."""
+    start, checked_at, probed_at, judged_at = marks
     judge_s = result.get("stage_s") or {}
     run_s = result.get("wall_s")
-    out = {"static-checks": round(static_s, 3), "device-probe": round(device_probe_s, 3)}
+    out = {"static-checks": round(checked_at - start, 3), "device-probe": round(probed_at - checked_at, 3)}
     if run_s is not None:
         out["processes"] = round(max(0.0, run_s - sum(judge_s.values())), 3)
     out.update(judge_s)
