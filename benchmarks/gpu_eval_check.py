@@ -57,6 +57,10 @@ if __name__ == "__main__":
 '''
 
 
+#: each evaluating part's records in OUT_DIR (appended as candidates finish)
+RECORDS = {"boundary": "boundary_records.jsonl", "suite": "suite_records.jsonl", "faults": "fault_records.jsonl"}
+
+
 def check_suite(out: Path, only: set[str] | None = None) -> dict:
     from kernlint.eval.api import EvalOptions
     from kernlint.eval.problems import load_candidates, load_problems
@@ -69,7 +73,7 @@ def check_suite(out: Path, only: set[str] | None = None) -> dict:
     if only:
         cands = [c for c in cands if c.problem_id in only]
         expected = {k: v for k, v in expected.items() if k.split("/")[0] in only}
-    rec_path = out / "suite_records.jsonl"
+    rec_path = out / RECORDS["suite"]
     t0 = time.time()
     # policy speed rule off: the fixtures are tiny and the point here is hack detection
     from kernlint.eval.policy import Policy
@@ -103,7 +107,7 @@ def check_boundary(out: Path) -> dict:
     probs = {"relu": load_problems(FIX / "problems")["relu"]}
     cands = load_candidates(FIX / "candidates", probs)
     cands = [c for c in cands if c.problem_id == "relu"]
-    rec_path = out / "boundary_records.jsonl"
+    rec_path = out / RECORDS["boundary"]
     t0 = time.time()
     run_batch(probs, cands, rec_path, EvalOptions(policy=Policy(max_slowdown=1e9), compile_baseline=False))
     recs = {r["id"]: r for r in map(json.loads, rec_path.read_text().splitlines())}
@@ -204,7 +208,7 @@ def fault_batch(out: Path) -> dict:
     expected.pop("_doc")
     probs = load_problems(FIX / "problems")
     cands = load_candidates(FIX / "faults", probs)
-    rec_path = out / "fault_records.jsonl"
+    rec_path = out / RECORDS["faults"]
     t0 = time.time()
     run_batch(probs, cands, rec_path, EvalOptions(seeds=(0,), shape_variants=(0,), timeout_s=60,
                                                    rss_limit_mb=16384, timing=False))
@@ -264,7 +268,8 @@ def main() -> int:
     ap.add_argument("--skip-ncu", action="store_true")
     ap.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
     ap.add_argument("--problems", help="the suite part: only these problems' candidates (comma-separated)")
-    ap.add_argument("--resume-from", help="a directory with an earlier run's *_records.jsonl to continue from")
+    ap.add_argument("--resume-from", help="a directory with an earlier run's *_records.jsonl to continue from "
+                                          "(without it, the chosen parts start from nothing)")
     args = ap.parse_args()
     parts = [p for p in args.parts.split(",") if p]
     unknown = set(parts) - set(PARTS)
@@ -273,9 +278,13 @@ def main() -> int:
         return 2
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    if args.resume_from:
-        for f in Path(args.resume_from).glob("*_records.jsonl"):
-            shutil.copy(f, out / f.name)
+    for part in set(parts) & set(RECORDS):  # a run starts from nothing unless it resumes
+        earlier = Path(args.resume_from) / RECORDS[part] if args.resume_from else None
+        if earlier is not None and earlier.exists():
+            if earlier.resolve() != (out / RECORDS[part]).resolve():
+                shutil.copy(earlier, out / RECORDS[part])
+        else:
+            (out / RECORDS[part]).unlink(missing_ok=True)
     os.environ.pop("TRITON_INTERPRET", None)
     import torch
 
