@@ -176,7 +176,7 @@ class HostEvaluator:
             right = self._value(target.comparator, env, d)
             if not (_const(left) and _const(right)):
                 return UNKNOWN
-            op = _COMPARE.get(type(target.operator).__name__)
+            op = COMPARE.get(type(target.operator).__name__)
             if op is None:
                 return UNKNOWN
             if not op(left, right):
@@ -307,7 +307,8 @@ class HostEvaluator:
 
 _ALLOCATORS = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "empty_like", "zeros_like",
                "ones_like", "full_like", "rand_like", "randn_like", "empty_strided"}
-_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+#: a comparison operator's libcst class name -> what it computes (shared by the host-value evaluators)
+COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "LessThan": lambda a, b: a < b, "LessThanEqual": lambda a, b: a <= b, "GreaterThan": lambda a, b: a > b,
     "GreaterThanEqual": lambda a, b: a >= b, "Equal": lambda a, b: a == b, "NotEqual": lambda a, b: a != b,
     "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b, "Is": lambda a, b: a is b,

@@ -23,6 +23,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from kernlint.facts import COMPARE
 from kernlint.source import names as N
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
 
@@ -213,10 +214,9 @@ class Env:
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             a, b = self.value(node.left), self.value(node.comparisons[0].comparator)
             op = node.comparisons[0].operator
-            order = {cst.LessThan: int.__lt__, cst.LessThanEqual: int.__le__, cst.GreaterThan: int.__gt__,
-                     cst.GreaterThanEqual: int.__ge__}.get(type(op))
-            if order is not None and isinstance(a, int) and isinstance(b, int):
-                return int(order(a, b))
+            if isinstance(op, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)) \
+                    and isinstance(a, int) and isinstance(b, int):
+                return int(COMPARE[type(op).__name__](a, b))
             if a is None or b is None or not isinstance(op, (cst.Equal, cst.NotEqual)):
                 return None
             if isinstance(a, str) or isinstance(b, str):
