@@ -9,7 +9,6 @@ reference_checks.jsonl (each task's reference evaluated against itself on the GP
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 import sys
@@ -24,32 +23,13 @@ from kernlint.eval.report_html import bar_svg  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from confirm_findings import RULES as CONFIRM_RULES  # noqa: E402  (the rules whose findings run on the GPU)
+from study_common import column_row, first_line, load, study_verdict, write_outputs  # noqa: E402
 
 MODELS = ("gpt-4o", "claude-3-5-sonnet")
 #: the candidate cannot be called the way the task's wrapper is called (what TritonBench calls
 #: "call accuracy"): wrong arity or keywords, missing names, a different return shape
 INTERFACE = re.compile(r"(TypeError: .*(argument|positional|keyword|takes|missing))|NameError: name '\w+' is not defined"
                        r"|ValueError: (too many|not enough) values to unpack|has no attribute 'apply'")
-
-
-def load(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
-
-
-def study_verdict(rec: dict, broken_references: set[str]) -> str:
-    """The record's verdict; a reference that fails to load is the task's fault (records written
-    before the worker said so carry it as a runtime error in stage load-reference), and so is one
-    that fails its own test on the GPU (``broken_references``): such a task says nothing about its
-    candidates."""
-    if rec.get("stage") == "load-reference" or str(rec.get("error_kind")) == "reference-error":
-        return "skipped"
-    if rec["problem"] in broken_references:
-        return "excluded"
-    return rec["verdict"]
-
-
-def _first_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0][:160]
 
 
 def model_of(rec: dict) -> str:
@@ -73,7 +53,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
     skipped_tasks = sorted({r["problem"] for r in recs if verdict(r) == "skipped"})
 
     def row(label: str, fn) -> str:
-        return f"| {label} | " + " | ".join(str(fn(by[m])) for m in cols) + " |"
+        return column_row(label, by, fn)
 
     def count(pred):
         return lambda rs: sum(1 for r in rs if pred(r))
@@ -239,7 +219,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         f"{len(refs)} of {len(tasks)} tasks checked within the session's GPU time, {sum(r['ok'] for r in refs.values())}"
         f" pass. Failing:",
         "",
-        *[f"- `{t}`: {r['verdict']}: {_first_line('; '.join(r['reasons'])).removeprefix(r['verdict'] + ': ')}"
+        *[f"- `{t}`: {r['verdict']}: {first_line('; '.join(r['reasons'])).removeprefix(r['verdict'] + ': ')}"
           for t, r in sorted(refs.items()) if not r["ok"]],
         "",
         f"A task whose reference fails its own test is excluded (its candidates are not judged); one whose reference",
@@ -272,9 +252,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
 
 def main(folder: Path) -> str:
     text, svgs = render(folder)
-    for name, svg in svgs.items():
-        (folder / name).write_text(svg)
-    (ROOT / "docs" / "study-tritonbench.md").write_text(text)
+    write_outputs(text, svgs, ROOT / "docs" / "study-tritonbench.md", folder)
     return text
 
 
