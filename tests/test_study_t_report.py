@@ -133,7 +133,7 @@ def test_the_report_counts_shares_and_the_claim_per_model(report, tmp_path):
     assert row("runtime-error")[2] == "5" and row("wrong")[2] == "5"
     # static findings by category: model B's 10 candidates each carry one error-level finding
     findings = {c: line for line in text.splitlines() for c in ("runtime-error", "wrong") if line.startswith(f"| {c} | 5 |")}
-    assert findings["wrong"] == "| wrong | 5 | 5 | 5 | 5 | 0 |"
+    assert findings["wrong"] == "| wrong | 5 | 5 | 5 | 5 | 0 | 0 |"
     assert "KL101 10, KL104 4" in text
     # figures: one bar per model (and all), every correct candidate a dot
     assert set(svgs) == {"verdicts.svg", "speedup_eager.svg", "speedup_compile.svg", "occupancy.svg"}
@@ -218,7 +218,7 @@ def test_the_report_reads_collected_device_records(collect, report, tmp_path):
     honest = next(line for line in text.splitlines() if line.startswith("| `matmul/honest`"))
     # the judge's CUDA-event ratio says 0.48x the reference; the kernels' device time says faster than eager,
     # slower than torch.compile (its record has no kernel time: the event ratio)
-    assert "| slower than torch.compile | 2.83x | 0.74x | cupti/events | 62% | 6% |" in honest
+    assert "| slower than torch.compile | 2.83x | 0.74x | cupti/events | 62% | 6% | - | - | KL302 |" in honest
     assert "| cheating |" in next(line for line in text.splitlines() if line.startswith("| `matmul/hack_allow_tf32`"))
 
 

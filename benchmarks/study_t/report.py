@@ -130,6 +130,18 @@ def category(rec: dict, broken: set[str]) -> str:
     return PASSED
 
 
+def ir_findings(rec: dict) -> list[dict]:
+    """The IR phase's findings on the kernels as launched (``structure.kernels[].findings``), each once."""
+    seen, out = set(), []
+    for k in (rec.get("structure") or {}).get("kernels") or []:
+        for f in k.get("findings") or []:
+            key = (f.get("rule"), f.get("line"), f.get("message"))
+            if key not in seen:
+                seen.add(key)
+                out.append(f)
+    return out
+
+
 def rules(findings: list[dict]) -> str:
     c = Counter(f.get("rule", "?") for f in findings)
     return ", ".join(f"{r}" + (f"x{n}" if n > 1 else "") for r, n in sorted(c.items())) or "-"
@@ -202,7 +214,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
                        if n_all < NEEDED else "."))
 
     cats = [*column_header(by), column_row("candidates in the records", by, len),
-            column_row("skipped: the reference fails to load or run in the candidate's run", by,
+            column_row("skipped: the reference fails to load or to run its own test (in the run)", by,
                        count(lambda r: cat[r["id"]] == "skipped")),
             column_row("excluded: the reference fails its own test (reference check)", by,
                        count(lambda r: cat[r["id"]] == "excluded"))]
@@ -222,13 +234,16 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
     groups = {c: [r for r in recs if cat[r["id"]] == c] for c in (*CATEGORIES, *NOT_JUDGED)}
     groups = {c: rs for c, rs in groups.items() if rs}
     lint_table = ["| category | candidates | with source-phase findings | source-phase findings | "
-                  "of which error-level | eval-phase findings (hack rules) |", "|---|---:|---:|---:|---:|---:|"]
+                  "of which error-level | eval-phase findings (hack rules) | IR-phase findings |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
     for c, rs in groups.items():
         lint = [f for r in rs for f in r.get("lint_findings") or []]
         lint_table.append(f"| {c} | {len(rs)} | {sum(bool(r.get('lint_findings')) for r in rs)} | {len(lint)} | "
                           f"{sum(f.get('level') == 'error' for f in lint)} | "
-                          f"{sum(len(r.get('findings') or []) for r in rs)} |")
-    rule_counts = Counter(f.get("rule") for r in recs for f in (r.get("lint_findings") or []) + (r.get("findings") or []))
+                          f"{sum(len(r.get('findings') or []) for r in rs)} | {sum(len(ir_findings(r)) for r in rs)} |")
+    rule_counts = Counter(f.get("rule") for r in recs
+                          for f in (r.get("lint_findings") or []) + (r.get("findings") or []) + ir_findings(r))
+    degenerate = sorted({r["problem"] for r in recs if r.get("task_degenerate")})
 
     # references
     ref_rows = []
@@ -269,15 +284,15 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
     sp_eager = [s for r in correct_rs["all"] if (s := speedup(r, "reference")[0])]
     sp_comp = [s for r in correct_rs["all"] if (s := speedup(r, "torch_compile")[0])]
     listing = ["| candidate | model | category | vs eager | vs torch.compile | timers | theoretical occ. | "
-               "achieved occ. | source-phase findings | eval-phase findings |",
-               "|---|---|---|---:|---:|---|---:|---:|---|---|"]
+               "achieved occ. | source-phase findings | eval-phase findings | IR-phase findings |",
+               "|---|---|---|---:|---:|---|---:|---:|---|---|---|"]
     for r in sorted(recs, key=lambda r: (r["problem"], r["model"], r["id"])):
         (eager, t_eager), (compiled, t_compiled) = speedup(r, "reference"), speedup(r, "torch_compile")
         timer = f"{t_eager or '-'}/{t_compiled or '-'}" if eager or compiled else "-"
         listing.append(f"| `{r['id']}` | {r['model']} | {cat[r['id']]} | {_x(eager)} | "
                        f"{_x(compiled)} | {timer} | {_pct(theoretical_occupancy_of(r))} | "
                        f"{_pct(achieved_occupancy_of(r))} | {rules(r.get('lint_findings') or [])} | "
-                       f"{rules(r.get('findings') or [])} |")
+                       f"{rules(r.get('findings') or [])} | {rules(ir_findings(r))} |")
 
     n_judged = len(judged["all"])
     out = [
@@ -343,8 +358,9 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "",
         "## Static findings of the candidates",
         "",
-        "Source-phase findings (`lint_findings`: the rules of `kernlint check`) and eval-phase findings",
-        "(`findings`: the hack rules the judge runs) of every candidate, by category.",
+        "Source-phase findings (`lint_findings`: the rules of `kernlint check`), eval-phase findings",
+        "(`findings`: the hack rules the judge runs) and IR-phase findings on the kernels as launched",
+        "(`structure.kernels[].findings`) of every candidate, by category.",
         "",
         *lint_table,
         "",
@@ -356,6 +372,9 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "A task whose reference does not run its own test is the task's fault: its candidates are not judged.",
         "",
         *(ref_rows or ["- none so far"]),
+        "",
+        "Tasks where a null model (zeros, the input, ...) passes the tolerance, so that a correct verdict says",
+        "little (`task_degenerate`): " + (", ".join(f"`{t}`" for t in degenerate) or "none") + ".",
         "",
         "## Method",
         "",
@@ -377,7 +396,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "  warps, shared memory; `structure.kernels`), achieved from ncu (`structure.profile`). *Low",
         f"  occupancy*: the judge's `low-occupancy` flaw where ncu ran (achieved below the policy's floor,",
         f"  {OCCUPANCY_FLOOR:.0%} by default, while latency-bound, for kernels of at least 10 us), else a",
-        "  theoretical occupancy below that floor.",
+        "  theoretical occupancy below that floor (the computation and threshold of rule KL304).",
         "- *Compile*: the verdict is not `did-not-compile` (Triton compiles at the first launch, so a",
         "  candidate that fails before launching counts as compiled); *correct*: the judge's verdict is",
         "  passed, structurally-flawed, slower-than-baseline or low-occupancy.",

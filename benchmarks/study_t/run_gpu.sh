@@ -5,6 +5,8 @@
 # Evaluates the first N_TASKS (default: all) of benchmarks/study_t/tasks.txt, every model's answer
 # per task; records go to OUT_DIR/<model>/records.jsonl as they finish, and a rerun resumes.
 # SECONDS caps the whole run (default: no cap), shared out over the models.
+# Then, on a machine with the repository: python benchmarks/study_t/collect.py OUT_DIR (merges the
+# records into docs/study-t/records.jsonl) and python benchmarks/study_t/report.py (the document).
 set -u
 corpus=${1:?usage: run_gpu.sh CORPUS_DIR OUT_DIR [N_TASKS] [SECONDS]}
 out=${2:?usage: run_gpu.sh CORPUS_DIR OUT_DIR [N_TASKS] [SECONDS]}
