@@ -1,9 +1,7 @@
 """Shared test helpers: lint a text through the pipeline with the source rules; read a fixture's
-expected findings; load a script of benchmarks/ as a module."""
+expected findings."""
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 from kernlint import catalogue
@@ -12,15 +10,6 @@ from kernlint.model import Phase, RunResult
 from kernlint.pipeline import apply_filters
 from kernlint.source.phase import lint_text
 from kernlint.source.suppress import Suppressions
-
-
-def load_script(path: Path, name: str):
-    """The module of a script that is not in a package (registered, so its dataclasses work)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def source_rules(select=None):

@@ -25,7 +25,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks" / "study"))
 from kernlint.eval.problems import Problem, _words, load_candidates, load_problems  # noqa: E402
+from study_common import column_header, column_row  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpora" / "tritonbench"
 OUT = ROOT / "docs" / "study-t" / "mapping.md"
@@ -120,7 +122,7 @@ def render(corpus: Path) -> str:
     models = list(by_model)
 
     def row(label: str, fn) -> str:
-        return f"| {label} | " + " | ".join(str(fn(by_model[m])) for m in models) + " |"
+        return column_row(label, by_model, fn)
 
     lines = [
         "# TritonBench-T: which task each answer row answers",
@@ -130,8 +132,7 @@ def render(corpus: Path) -> str:
         "is taken to answer task *i*; a row maps when its instruction quotes that task's description (and",
         "no other task's) and names the reference's entry function as the wrapper to write.",
         "",
-        "| | " + " | ".join(models) + " |",
-        "|---|" + "---:|" * len(models),
+        *column_header(by_model),
         row("answer rows", len),
         row("tasks in the list", lambda rs: len(problems)),
         row("description of the task at the row's index quoted (kernlint: `checked`)",
