@@ -228,7 +228,6 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
 
     timers = {base: Counter(speedup(r, base)[1] or "none" for r in correct_rs["all"])
               for base in ("reference", "torch_compile")}
-    occ_on = Counter(occupancy_check(r)[1] or "none" for r in correct_rs["all"])
 
     # static findings, per category
     groups = {c: [r for r in recs if cat[r["id"]] == c] for c in (*CATEGORIES, *NOT_JUDGED)}
@@ -281,8 +280,35 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
                                    unit="%", lo=0.0, hi=1.0),
     }
 
-    sp_eager = [s for r in correct_rs["all"] if (s := speedup(r, "reference")[0])]
-    sp_comp = [s for r in correct_rs["all"] if (s := speedup(r, "torch_compile")[0])]
+    def median_of(values: list, fmt: str = ".2f") -> str:
+        values = [v for v in values if v is not None]
+        return format(statistics.median(values), fmt) if values else "-"
+
+    def speeds_of(rs, base):
+        return [s for r in rs if (s := speedup(r, base)[0])]
+
+    speed_table = [*column_header(correct_rs), column_row("correct candidates", correct_rs, len)]
+    for base, name in (("reference", "eager PyTorch"), ("torch_compile", "torch.compile")):
+        speed_table += [
+            column_row(f"timed against {name}", correct_rs, lambda rs, b=base: len(speeds_of(rs, b))),
+            column_row(f"&nbsp;&nbsp;median speedup over {name} (x)", correct_rs,
+                       lambda rs, b=base: median_of(speeds_of(rs, b))),
+            column_row(f"&nbsp;&nbsp;faster than {name}", correct_rs,
+                       lambda rs, b=base: sum(s > 1.0 for s in speeds_of(rs, b))),
+            column_row(f"&nbsp;&nbsp;more than 5% slower than {name}", correct_rs,
+                       lambda rs, b=base: sum(1 for r in rs if (s := speedup(r, b)[0]) and s < slower_limit(r)))]
+    occ_table = [*column_header(correct_rs), column_row("correct candidates", correct_rs, len),
+                 column_row("judged on achieved occupancy (ncu)", correct_rs,
+                            count(lambda r: occupancy_check(r)[1] == "achieved")),
+                 column_row("judged on theoretical occupancy (IR phase)", correct_rs,
+                            count(lambda r: occupancy_check(r)[1] == "theoretical")),
+                 column_row("neither in the record", correct_rs, count(lambda r: occupancy_check(r)[0] is None)),
+                 column_row("low occupancy", correct_rs, count(lambda r: occupancy_check(r)[0] is False)),
+                 column_row("median theoretical occupancy", correct_rs,
+                            lambda rs: median_of([theoretical_occupancy_of(r) for r in rs], ".0%")),
+                 column_row("median achieved occupancy", correct_rs,
+                            lambda rs: median_of([achieved_occupancy_of(r) for r in rs], ".0%"))]
+
     listing = ["| candidate | model | category | vs eager | vs torch.compile | timers | theoretical occ. | "
                "achieved occ. | source-phase findings | eval-phase findings | IR-phase findings |",
                "|---|---|---|---:|---:|---|---:|---:|---|---|---|"]
@@ -337,13 +363,12 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "",
         "## Speed against eager PyTorch and torch.compile",
         "",
-        f"Correct candidates: {len(correct_rs['all'])}; timer of their comparison with eager PyTorch: "
+        "Correct candidates only; timer of the comparison with eager PyTorch: "
         + (", ".join(f"{k} {v}" for k, v in sorted(timers["reference"].items())) or "none")
         + "; with torch.compile: " + (", ".join(f"{k} {v}" for k, v in sorted(timers["torch_compile"].items()))
-                                      or "none") + ".",
-        f"Median speedup over eager PyTorch: {_x(statistics.median(sp_eager)) if sp_eager else '-'} "
-        f"({len(sp_eager)} timed); over torch.compile: {_x(statistics.median(sp_comp)) if sp_comp else '-'} "
-        f"({len(sp_comp)} timed).",
+                                      or "none") + " (cupti: the kernels' device time; events: the call's CUDA events).",
+        "",
+        *speed_table,
         "",
         "![speedup over eager PyTorch, correct candidates](study-t/speedup_eager.svg)",
         "",
@@ -351,8 +376,9 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "",
         "## Occupancy",
         "",
-        f"Correct candidates judged on achieved occupancy (ncu): {occ_on.get('achieved', 0)}; on theoretical"
-        f" occupancy (IR phase): {occ_on.get('theoretical', 0)}; neither in the record: {occ_on.get('none', 0)}.",
+        "Correct candidates only; occupancy as a share of the SM's warp slots (lowest over a candidate's kernels).",
+        "",
+        *occ_table,
         "",
         "![theoretical and achieved occupancy of the correct candidates' kernels](study-t/occupancy.svg)",
         "",
@@ -364,7 +390,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "",
         *lint_table,
         "",
-        "Findings by rule (both phases, all candidates): "
+        "Findings by rule (the three phases, all candidates): "
         + (", ".join(f"{k} {v}" for k, v in sorted(rule_counts.items())) or "none") + ".",
         "",
         "## References excluded",
