@@ -135,6 +135,11 @@ def test_the_report_counts_shares_and_the_claim_per_model(report, tmp_path):
     findings = {c: line for line in text.splitlines() for c in ("runtime-error", "wrong") if line.startswith(f"| {c} | 5 |")}
     assert findings["wrong"] == "| wrong | 5 | 5 | 5 | 5 | 0 | 0 |"
     assert "KL101 10, KL104 4" in text
+    # speed and occupancy of the correct ones (model A): t0 runs at 0.5x eager; KL304's floor on 248 registers
+    assert row("&nbsp;&nbsp;more than 5% slower than eager PyTorch") == ["1", "1", "0"]
+    assert row("judged on theoretical occupancy (IR phase)") == ["10", "10", "0"]
+    low = sum(report.theoretical_occupancy_of(r) < 0.25 for r in recs if r["model"] == "A" and r["problem"] != "broken")
+    assert row("low occupancy") == [str(low), str(low), "0"] and 0 < low < 10
     # figures: one bar per model (and all), every correct candidate a dot
     assert set(svgs) == {"verdicts.svg", "speedup_eager.svg", "speedup_compile.svg", "occupancy.svg"}
     assert svgs["verdicts.svg"].count("(10)</text>") == 2 and "all (20)" in svgs["verdicts.svg"]
