@@ -415,7 +415,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "  then `python benchmarks/study_t/collect.py OUT` and `python benchmarks/study_t/report.py`.",
         "- Speed: baseline time / candidate time per test call, from the kernels' device time (CUPTI: the",
         "  sum of a call's kernel durations, L2 flushed, median) when the record holds it for both sides,",
-        "  else the judge's CUDA-event medians of the call (`timer` column of the listing). Baselines: the",
+        "  else the judge's CUDA-event medians of the call (`timers` column of the listing). Baselines: the",
         "  reference in eager PyTorch and torch.compile of it. *Slower than* a baseline: speedup below",
         "  1/(1 + the policy's `max_slowdown`), i.e. more than 5% slower; *beat*: speedup above 1.",
         "- Occupancy: theoretical from the IR phase's facts of each hot kernel as launched (registers,",
