@@ -168,19 +168,30 @@ def findings(summary: dict, reported_ms: float | None = None) -> list[tuple[str,
     return out
 
 
+#: names of library device work (lower case): aten's kernels, cuBLAS/cuBLASLt (nvjet, xmma,
+#: CUTLASS-built GEMMs), cuDNN, CUB, kernels torch.compile generates, copies and memsets
+LIBRARY_MARKERS = ("at::", "at_cuda_detail", "cublas", "cudnn", "cutlass", "xmma", "nvjet", "gemm", "gemv",
+                   "cub::", "triton_poi_", "triton_red_", "triton_per_", "triton_tem_", "memcpy", "memset",
+                   "elementwise_kernel", "reduce_kernel", "splitkreduce")
+
+
 def library_share(summary: dict, candidate_kernels: list[str]) -> dict:
     """The device time of the calls split into the candidate's own kernels (by the names of the
-    Triton kernels its module defines) and the library's (aten, cuBLAS, cuDNN: everything else),
-    with the library's kernels and shares, largest first."""
-    own, lib = {}, {}
+    Triton kernels its module defines), the library's (:data:`LIBRARY_MARKERS`: aten, cuBLAS,
+    cuDNN) and other work (a TileLang or inline-CUDA kernel of the candidate is neither: it is never
+    counted as the library's), with the library's kernels and shares, largest first."""
+    parts: dict[str, dict[str, float]] = {"own": {}, "library": {}, "other": {}}
     for a in summary.get("activities", []):
         if a.get("launch") not in ("call", "unknown"):
             continue
-        target = own if any(k and k in a["name"] for k in candidate_kernels) else lib
-        target[a["name"]] = target.get(a["name"], 0.0) + a["dur_us"]
-    total = sum(own.values()) + sum(lib.values())
+        name = a["name"]
+        kind = ("own" if any(k and k in name for k in candidate_kernels)
+                else "library" if any(m in name.lower() for m in LIBRARY_MARKERS) else "other")
+        parts[kind][name] = parts[kind].get(name, 0.0) + a["dur_us"]
+    own, lib = parts["own"], parts["library"]
+    total = sum(sum(v.values()) for v in parts.values())
     top = sorted(lib.items(), key=lambda kv: kv[1], reverse=True)[:5]
-    return {"candidate_kernels": len(own), "library_kernels": len(lib),
+    return {"candidate_kernels": len(own), "library_kernels": len(lib), "other_kernels": len(parts["other"]),
             "library_time_share": sum(lib.values()) / total if total else 0.0,
             "device_us": total, "candidate_kernel_names": sorted(own),
             "top_library_kernels": [{"kernel": k[:160], "share": v / total} for k, v in top] if total else []}
