@@ -85,11 +85,16 @@ def _num(x: Any) -> float:
 
 
 def summarize(events: list[dict]) -> dict:
-    """A chrome trace's events to ``{"activities", "harness_streams", "calls", "unattributed"}``:
-    each device activity (kernel, copy, memset) but the harness's marks, with ``launch`` one of
-    ``"call"`` (made by the main thread inside call ``call``), ``"thread"`` (another thread),
-    ``"outside"`` (the main thread outside every call) or ``"unknown"`` (no launch record)."""
-    windows, launches, device, marks = [], {}, [], set()
+    """A chrome trace's events to ``{"activities", "harness_streams", "calls", "aligned"}``: each
+    device activity (kernel, copy, memset) but the harness's marks, with ``launch`` one of
+    ``"call"`` (made by the harness's thread inside call ``call``), ``"thread"`` (another thread),
+    ``"outside"`` (the harness's thread outside every call) or ``"unknown"`` (no launch record).
+
+    The harness's thread is the one that launched the marks, as the launch records number it;
+    the call ranges are placed among the launches only when every mark's launch falls between
+    them (``aligned``: the host clock of the ranges and of the launch records agree), otherwise
+    a launch of that thread outside a range is ``"unknown"``, not late."""
+    windows, launches, device, marks = [], {}, [], []
     for e in events:
         if not isinstance(e, dict) or e.get("ph") not in (None, "X"):
             continue
@@ -97,25 +102,27 @@ def summarize(events: list[dict]) -> dict:
         corr = args.get("correlation", args.get("correlationId"))
         if cat == "user_annotation" and name.startswith(CALL_RANGE):
             start = _num(e.get("ts"))
-            windows.append((int(name[len(CALL_RANGE):] or 0), start, start + _num(e.get("dur")), e.get("tid")))
+            windows.append((int(name[len(CALL_RANGE):] or 0), start, start + _num(e.get("dur"))))
         elif cat in LAUNCH_CATS and corr is not None:
             launches[corr] = (e.get("tid"), _num(e.get("ts")))
         elif cat in DEVICE_CATS:
-            if SPIN_KERNEL in name:
-                marks.add(args.get("stream"))
-                continue
-            device.append({"name": name, "stream": args.get("stream"), "dur_us": _num(e.get("dur")),
-                           "start_us": _num(e.get("ts")), "corr": corr})
-    main = {w[3] for w in windows}
+            act = {"name": name, "stream": args.get("stream"), "dur_us": _num(e.get("dur")),
+                   "start_us": _num(e.get("ts")), "corr": corr}
+            (marks if SPIN_KERNEL in name else device).append(act)
+    mark_launches = [launches[m["corr"]] for m in marks if m["corr"] in launches]
+    harness_tids = {tid for tid, _ in mark_launches}
+    aligned = (len(mark_launches) == len(windows) + 1 and bool(windows)
+               and not any(w[1] <= ts <= w[2] for _, ts in mark_launches for w in windows))
     acts = []
     for d in device:
         tid, ts = launches.get(d.pop("corr"), (None, None))
-        call = next((w[0] for w in windows if w[3] == tid and w[1] <= ts <= w[2]), None) if tid is not None else None
-        d["launch"] = ("unknown" if tid is None else "call" if call is not None
-                       else "outside" if tid in main else "thread")
+        call = next((w[0] for w in windows if w[1] <= ts <= w[2]), None) if tid in harness_tids else None
+        d["launch"] = ("unknown" if tid is None or not harness_tids else "thread" if tid not in harness_tids
+                       else "call" if call is not None else "outside" if aligned else "unknown")
         d["call"] = call
         acts.append(d)
-    return {"activities": acts, "harness_streams": sorted(marks, key=str), "calls": len(windows)}
+    return {"activities": acts, "harness_streams": sorted({m["stream"] for m in marks}, key=str),
+            "calls": len(windows), "aligned": aligned}
 
 
 def _names(acts: list[dict], n: int = 3) -> str:

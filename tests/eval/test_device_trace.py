@@ -137,3 +137,18 @@ def test_real_records_of_an_honest_tiny_kernel_and_of_a_side_stream(tmp_path, mo
 
     s = T.record_calls(on_side, calls=4)
     assert "side-stream-launch" in dict(T.findings(s)), s
+
+
+def test_thread_numbering_and_clocks_that_disagree_are_no_evidence():
+    t = honest()
+    for e in t.events:  # the ranges numbered apart from the launch records
+        if e["cat"] == "user_annotation":
+            e["tid"] = 999
+    s = t.summary([0.006] * 3)
+    assert [a["launch"] for a in s["activities"]] == ["call"] * 3 and T.findings(s) == []
+    for e in t.events:  # the ranges on a clock of their own: a mark's launch falls inside one
+        if e["cat"] == "user_annotation":
+            e["ts"] -= 25.0
+    t.kernel("add_kernel", 290.0, 1.0)
+    s = t.summary([0.006] * 3)
+    assert not s["aligned"] and "deferred-launch" not in dict(T.findings(s))
