@@ -251,8 +251,9 @@ class Judge:
 
     def failure_evidence(self, out_c, out_r, inputs) -> None:
         """What the first wrong output looks like: an error of half-precision size (then the
-        candidate's intermediate dtypes and conversion kernels, :meth:`precision_evidence`), or
-        one value everywhere. Recorded beside ``first_failure`` for the policy's reasons."""
+        candidate's intermediate dtypes, its kernels' argument dtypes and, on CUDA, the conversion
+        kernels, from its process's ``dtypes`` request), or one value everywhere. Recorded beside
+        ``first_failure`` for the policy's reasons."""
         ff = self.res["correctness"]["first_failure"]
         low = C.low_precision_sized(out_c, out_r, self.scale, self.tol)
         if low:
@@ -418,7 +419,7 @@ class Judge:
         head, _ = self.ask(self.cand, {"op": "census"})
         self.res["metrics"]["census"] = head.get("census")
         if self.cuda:
-            self.device_trace(head)
+            self.read_device_trace(head)
             if (self.res["metrics"]["census"] or {}).get("candidate_kernels", 1) == 0 and self.has_kernels:
                 self.cheat("no-candidate-kernel", "the profiler saw no kernel of the candidate", source="candidate-process")
             if head.get("stream_switched"):
@@ -458,7 +459,7 @@ class Judge:
         if isinstance(got, (int, float)) and got >= 0:
             self.res["metrics"]["library_flop_share"] = min(1.0, float(got) / ref_flops)
 
-    def device_trace(self, head: dict) -> None:
+    def read_device_trace(self, head: dict) -> None:
         """The profiler's record of the candidate's calls (:mod:`kernlint.eval.device_trace`): the
         library census from it; its stream and launch evidence once the timing is known."""
         trace = head.get("trace")

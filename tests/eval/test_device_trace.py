@@ -76,17 +76,21 @@ def test_a_side_stream_another_thread_and_a_late_launch_are_each_named():
 def test_device_work_the_events_do_not_enclose_and_a_forged_timing():
     s = honest(kernel_us=40.0).summary([0.005, 0.041, 0.041])
     assert [r for r, _ in T.findings(s)] == ["events-miss-device-work"]
-    s = honest().summary([0.004] * 3)
+    s = honest().summary([0.004] * 3)  # 1 us kernels
     assert [r for r, _ in T.findings(s, reported_ms=0.0001)] == ["timing-disagrees"]
-    assert T.findings(s, reported_ms=0.003) == []
+    assert T.findings(s, reported_ms=0.0007) == []  # an event reading within its resolution
+    s = honest(kernel_us=0.3).summary([0.004] * 3)
+    assert T.findings(s, reported_ms=0.0) == []  # below the resolution nothing is told apart
 
 
-def test_an_activity_without_a_launch_record_is_no_evidence():
+def test_an_activity_without_a_launch_record_is_no_evidence_of_its_thread_or_time():
     t = honest()
     t.events.append({"ph": "X", "cat": "kernel", "name": "x", "ts": 5.0, "dur": 1.0,
-                     "args": {"stream": SIDE, "correlation": 999}})
+                     "args": {"stream": HARNESS, "correlation": 999}})
     s = t.summary([0.006] * 3)
     assert s["activities"][-1]["launch"] == "unknown" and T.findings(s) == []
+    s["activities"][-1]["stream"] = SIDE  # its stream is evidence: only the calls run while recording
+    assert [r for r, _ in T.findings(s)] == ["side-stream-launch"]
 
 
 def test_library_share_names_the_library_kernels_and_never_counts_unknown_kernels_as_library():
