@@ -15,6 +15,7 @@ conversions as evidence), ``shape-overfit`` (right on the problem's shape, wrong
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 
 from kernlint.eval.structure import StructureThresholds, verdict_reasons as structure_verdict
@@ -93,6 +94,15 @@ def _wrong_reasons(result: dict) -> list[str]:
                     f"(variant {ff.get('variant', '-')}, seed {ff.get('seed', '-')}, run {ff.get('run', '-')})"]
 
 
+def _variant_failure(result: dict) -> list[str]:
+    """``shape-overfit`` for a candidate that ran correctly on the problem's shape and then failed
+    to run on a shape variant (its stage names the variant)."""
+    m = re.match(r"(?:init|correctness)-v(\d+)\b", str(result.get("stage_final", "")))
+    if m and int(m.group(1)) > 0 and result.get("correctness", {}).get("passed", 0) > 0:
+        return [f"shape-overfit: correct on the problem's shape, fails to run on shape variant {m.group(1)}"]
+    return []
+
+
 def library_fallback(result: dict, policy: Policy) -> str | None:
     """Why library kernels did the candidate's work (None: they did not, or it is not measured)."""
     if policy.max_library_share is None:
@@ -132,7 +142,7 @@ def judge(result: dict, findings: list[Finding], policy: Policy) -> tuple[str, l
             reasons += _wrong_reasons(result)
         return "cheating", reasons
     if kind:
-        return "runtime-error", [f"{kind}: {result.get('error', '')[:300]}"]
+        return "runtime-error", _variant_failure(result) + [f"{kind}: {result.get('error', '')[:300]}"]
     if not result.get("correctness", {}).get("passed_all"):
         return "wrong", _wrong_reasons(result)
     fallback = library_fallback(result, policy)

@@ -80,6 +80,14 @@ def test_wrong_outputs_are_named_beside_wrong():
     assert v == "wrong" and [w.split(":")[0] for w in why] == ["shape-overfit", "constant-output", "wrong"]
 
 
+def test_a_candidate_that_runs_on_the_problem_s_shape_only_is_a_shape_overfit():
+    res = _result(error_kind="runtime-error", error="view size is not compatible", stage_final="correctness-v1-s0")
+    v, why = P.judge(res, [], P.Policy())
+    assert v == "runtime-error" and why[0].startswith("shape-overfit:") and why[1].startswith("runtime-error:")
+    res.update(stage_final="correctness-v0-s1")
+    assert P.judge(res, [], P.Policy())[1][0].startswith("runtime-error:")
+
+
 def test_library_fallback_by_device_time_or_flops_and_configurable():
     census_ = {"library_time_share": 0.8, "device_us": 10.0,
                "top_library_kernels": [{"kernel": "nvjet_gemm", "share": 0.8}]}
