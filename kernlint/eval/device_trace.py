@@ -42,6 +42,8 @@ EVENT_SLACK_US = 2.0
 EVENT_SLACK = 0.1
 #: seconds the executor waits after the last call for work launched late
 GRACE_S = 0.05
+#: the activities a record keeps (a forward of thousands of kernels is summarized, not shipped whole)
+MAX_ACTIVITIES = 20000
 #: device kernels of the library that convert between dtypes (aten's copy kernels, casts)
 CONVERSION_MARKERS = ("copy_kernel", "_to_copy", "convert", "cast")
 
@@ -108,7 +110,7 @@ def summarize(events: list[dict]) -> dict:
         elif cat in LAUNCH_CATS and corr is not None:
             launches[corr] = (e.get("tid"), _num(e.get("ts")))
         elif cat in DEVICE_CATS:
-            act = {"name": name, "stream": args.get("stream"), "dur_us": _num(e.get("dur")),
+            act = {"name": name[:200], "stream": args.get("stream"), "dur_us": _num(e.get("dur")),
                    "start_us": _num(e.get("ts")), "corr": corr}
             (marks if SPIN_KERNEL in name else device).append(act)
     mark_launches = [launches[m["corr"]] for m in marks if m["corr"] in launches]
@@ -123,8 +125,8 @@ def summarize(events: list[dict]) -> dict:
                        else "call" if call is not None else "outside" if aligned else "unknown")
         d["call"] = call
         acts.append(d)
-    return {"activities": acts, "harness_streams": sorted({m["stream"] for m in marks}, key=str),
-            "calls": len(windows), "aligned": aligned}
+    return {"activities": acts[:MAX_ACTIVITIES], "dropped": max(0, len(acts) - MAX_ACTIVITIES),
+            "harness_streams": sorted({m["stream"] for m in marks}, key=str), "calls": len(windows), "aligned": aligned}
 
 
 def _names(acts: list[dict], n: int = 3) -> str:

@@ -124,23 +124,44 @@ def test_call_ranges_as_this_torch_exports_them(tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not cuda_available(), reason="the device trace needs CUDA")
-def test_real_records_of_an_honest_tiny_kernel_and_of_a_side_stream(tmp_path, monkeypatch):
+def test_real_records_of_honest_tiny_kernels_a_side_stream_and_a_thread(tmp_path, monkeypatch):
+    import threading
+
     import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _twice(x_ptr, n, B: tl.constexpr):
+        offs = tl.program_id(0) * B + tl.arange(0, B)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
 
     monkeypatch.chdir(tmp_path)
     x = torch.randn(1024, device="cuda")
-    s = T.record_calls(lambda: x.add(1.0), calls=4)
-    assert s["harness_streams"] and s["calls"] == 4
+
+    def honest():
+        x.add(1.0)  # an aten kernel (runtime API) and a Triton one (driver API), a microsecond each
+        _twice[(1,)](x, x.numel(), B=1024)
+
+    s = T.record_calls(honest, calls=4)
+    assert s["harness_streams"] and s["calls"] == 4 and s["aligned"], s
     assert {a["launch"] for a in s["activities"]} == {"call"}, s["activities"]
-    assert T.findings(s) == [], s
+    assert any("_twice" in a["name"] for a in s["activities"])
+    assert T.findings(s, reported_ms=0.004) == [], s
     side = torch.cuda.Stream()
 
     def on_side():
         with torch.cuda.stream(side):
-            x.add(1.0)
+            _twice[(1,)](x, x.numel(), B=1024)
 
-    s = T.record_calls(on_side, calls=4)
-    assert "side-stream-launch" in dict(T.findings(s)), s
+    assert "side-stream-launch" in dict(T.findings(T.record_calls(on_side, calls=4)))
+
+    def from_thread():
+        t = threading.Thread(target=lambda: _twice[(1,)](x, x.numel(), B=1024))
+        t.start()
+        t.join()
+
+    assert "background-thread" in dict(T.findings(T.record_calls(from_thread, calls=4)))
 
 
 def test_thread_numbering_and_clocks_that_disagree_are_no_evidence():
