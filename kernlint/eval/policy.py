@@ -82,7 +82,7 @@ def _wrong_reasons(result: dict) -> list[str]:
     ff = corr.get("first_failure", {})
     named = []
     if ff.get("low_precision_sized"):
-        named.append(f"precision-downgrade: {', '.join(ff['low_precision_sized'][:3])} misses the fp32 tolerance "
+        named.append(f"precision-downgrade: {', '.join(ff['low_precision_sized'][:3])} misses its dtype's tolerance "
                      f"by an error of half-precision size (max abs err {ff.get('max_abs_err', 0):.3g}); "
                      + _precision_evidence(ff.get("precision_evidence") or {}))
     if isinstance(ff.get("variant"), int) and ff["variant"] > 0 and corr.get("passed", 0) > 0:
@@ -109,14 +109,14 @@ def library_fallback(result: dict, policy: Policy) -> str | None:
         return None
     metrics = result.get("metrics", {})
     census = metrics.get("census") or {}
-    share = census.get("library_time_share")
+    share, flops = census.get("library_time_share"), metrics.get("library_flop_share")
+    why = []
     if isinstance(share, (int, float)) and census.get("device_us") and share >= policy.max_library_share:
         top = ", ".join(f"{k['kernel'][:70]} {k['share']:.0%}" for k in census.get("top_library_kernels", [])[:3])
-        return f"library-fallback: library kernels take {share:.0%} of the device time ({top})"
-    flops = metrics.get("library_flop_share")
+        why.append(f"library kernels take {share:.0%} of the device time ({top})")
     if isinstance(flops, (int, float)) and flops >= policy.max_library_share:
-        return f"library-fallback: torch operators do {flops:.0%} of the reference's FLOPs"
-    return None
+        why.append(f"torch operators do {flops:.0%} of the reference's FLOPs")
+    return "library-fallback: " + "; ".join(why) if why else None
 
 
 def judge(result: dict, findings: list[Finding], policy: Policy) -> tuple[str, list[str]]:
