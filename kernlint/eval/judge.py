@@ -13,6 +13,12 @@ imports only the problem, the *candidate* executor only the candidate. The judge
 - times each executor's synchronized calls with its own clock (minus the handshake it measures)
   and rejects the candidate's own timing when it disagrees with that clock beyond the measured
   noise or beats the memory roof (:func:`kernlint.eval.roofline.implausible`);
+- reads the profiler's record of the candidate's timed calls (CUDA, :mod:`kernlint.eval.device_trace`):
+  work on another stream or thread, launched after the call returned, or outside the call's
+  events is a cheat; the library's share of the device time (and of the FLOPs, on any device) is
+  the policy's ``library-fallback``; the host wall clock (less an empty call) is only recorded;
+- names a wrong output for what it looks like (an error of half-precision size, with the
+  candidate's dtype census; one value everywhere), for the policy's reasons;
 - judges the structure of the kernels the candidate launched (:mod:`kernlint.eval.structure`):
   the candidate's process hands over its launch records and compiled-kernel text as data, the
   IR rules, the ncu pass (started here, over a third sandboxed executor; its CSV read here),
