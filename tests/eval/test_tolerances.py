@@ -100,3 +100,21 @@ def test_library_fallback_by_device_time_or_flops_and_configurable():
     assert P.judge(_result(metrics={"library_flop_share": 0.0, "census": {"library_time_share": 0.1,
                                                                          "device_us": 5.0}}), [], P.Policy())[0] == "passed"
     assert P.reward("library-fallback", 2.0) == 0.25
+
+
+def test_a_problem_s_own_tolerance_reaches_the_judge():
+    from conftest import FIXTURES
+    from kernlint import evaluate
+
+    relu = (FIXTURES / "problems" / "relu.py").read_text()
+    half = (FIXTURES / "candidates" / "relu" / "honest.py").read_text().replace(
+        "return relu(x)", "return relu(x.half()).float()")
+    assert half != (FIXTURES / "candidates" / "relu" / "honest.py").read_text()
+    strict = evaluate(relu, half, seeds=(0,), shape_variants=(0,), timing=False)
+    assert strict.verdict == "wrong" and strict.reasons[0].startswith("precision-downgrade:")
+    loose = evaluate(relu + '\nTOLERANCE = {"rtol": 1e-2, "atol": 1e-2}\n', half, seeds=(0,), shape_variants=(0,),
+                     timing=False)
+    assert loose.verdict == "passed", loose.reasons
+    assert loose.record["correctness"]["tolerances"]["float32"]["rtol"] == 1e-2
+    bad = evaluate(relu + "\nTOLERANCE = {'rtol': -1}\n", half, seeds=(0,), shape_variants=(0,), timing=False)
+    assert bad.verdict == "skipped" and "TOLERANCE" in bad.reasons[0]
