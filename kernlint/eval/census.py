@@ -1,6 +1,8 @@
 """Which kernels a candidate launches: a launch counter on its own Triton kernels (works under
-``TRITON_INTERPRET=1``), a torch.profiler census of device kernels (CUDA), register/spill/
-occupancy numbers of compiled Triton kernels (the roofline is :mod:`kernlint.eval.roofline`)."""
+``TRITON_INTERPRET=1``; it also notes the dtypes they receive), the aten operators on CPU (the
+device census on CUDA is :mod:`kernlint.eval.device_trace`'s), the dtypes torch operators produce
+(a dispatch mode), register/spill/occupancy numbers of compiled Triton kernels (the roofline is
+:mod:`kernlint.eval.roofline`)."""
 
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ class LaunchCounter:
     def __init__(self, namespace: dict) -> None:
         self.kernels = _kernel_objects(namespace)
         self.counts: Counter[str] = Counter()
+        #: dtypes of the floating tensors passed to each kernel (``"kernel: float16"`` -> launches)
+        self.arg_dtypes: Counter[str] = Counter()
         #: CUDA streams (other than the harness's current one) that kernels were launched on
         self.foreign_streams: list[int] = []
         self._harness_stream = None
@@ -57,6 +61,9 @@ class LaunchCounter:
 
         def run(self_, *args, **kwargs):
             counter[name] += 1
+            for a in (*args, *kwargs.values()):
+                if getattr(a, "is_floating_point", None) is not None and hasattr(a, "dtype") and a.is_floating_point():
+                    owner.arg_dtypes[f"{name}: {str(a.dtype).removeprefix('torch.')}"] += 1
             if owner._harness_stream is not None and not owner._own_streams:
                 import torch
 
@@ -86,37 +93,54 @@ class LaunchCounter:
     def names(self) -> list[str]:
         return sorted(self.kernels)
 
+    def symbols(self) -> list[str]:
+        """The names the device knows the kernels by (their functions'), beside the module's names."""
+        inner = {getattr(_inner_fn(obj), "__name__", "") for obj in self.kernels.values()}
+        return sorted(set(self.kernels) | {n for n in inner if n})
 
-def profiler_census(fn: Callable[[], Any], candidate_kernel_names: list[str], cuda: bool) -> dict:
-    """Device kernels launched by ``fn`` and the share of time spent in kernels that are not the
-    candidate's own (cuBLAS, cuDNN, aten). On CPU: the aten operators instead."""
-    import torch
+
+def aten_census(fn: Callable[[], Any]) -> dict:
+    """CPU: the aten operators ``fn`` runs, by self time (on CUDA the device census is
+    :func:`kernlint.eval.device_trace.library_share`, from the profiler's kernels)."""
     from torch.profiler import ProfilerActivity, profile
 
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=acts) as prof:
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()
-        if cuda:
-            torch.cuda.synchronize()
-    events = prof.key_averages()
-    own, lib = {}, {}
-    if cuda:
-        for e in events:
-            t = float(getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0.0)) or 0.0)
-            dev_type = str(getattr(e, "device_type", ""))
-            if t <= 0 or "CUDA" not in dev_type.upper():
-                continue
-            target = own if any(k in e.key for k in candidate_kernel_names) else lib
-            target[e.key] = target.get(e.key, 0.0) + t
-        total = sum(own.values()) + sum(lib.values())
-        return {
-            "candidate_kernels": len(own), "library_kernels": len(lib),
-            "library_time_share": (sum(lib.values()) / total) if total else 0.0,
-            "top_library_kernels": sorted(lib, key=lib.get, reverse=True)[:5],
-            "candidate_kernel_names": sorted(own),
-        }
-    ops = {e.key: float(e.self_cpu_time_total) for e in events if e.key.startswith("aten::")}
+    ops = {e.key: float(e.self_cpu_time_total) for e in prof.key_averages() if e.key.startswith("aten::")}
     return {"aten_ops": len(ops), "top_aten_ops": sorted(ops, key=ops.get, reverse=True)[:5]}
+
+
+def dtype_census(fn: Callable[[], Any]) -> dict:
+    """The floating dtypes of the tensors every torch operator produced while ``fn`` ran (through
+    a dispatch mode, so it works on any device), and the conversions among them: operators whose
+    floating inputs are of one dtype and whose output is of another (``float32->float16``).
+    What a kernel does to its values inside is not seen here (the launch counter's argument
+    dtypes and, on CUDA, the profiler's conversion kernels are the other evidence)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    produced: Counter[str] = Counter()
+    conversions: Counter[str] = Counter()
+
+    def floats(x) -> set:
+        return {str(t.dtype).removeprefix("torch.") for t in tree_leaves(x)
+                if isinstance(t, torch.Tensor) and t.is_floating_point()}
+
+    class Seen(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            ins, outs = floats((args, kwargs)), floats(out)
+            for d in outs:
+                produced[d] += 1
+            if len(ins) == 1 and outs and outs != ins:
+                conversions[f"{next(iter(ins))}->{','.join(sorted(outs))} ({func.overloadpacket.__name__})"] += 1
+            return out
+
+    with Seen():
+        fn()
+    return {"produced": dict(produced), "conversions": dict(conversions)}
+
 
 
 def compiled_kernels(namespace: dict):

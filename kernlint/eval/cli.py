@@ -73,6 +73,8 @@ def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
 @click.option("--max-slowdown", type=float, default=0.05, show_default=True,
               help="Reject candidates slower than the reference (the problem's own module) by more than this fraction.")
 @click.option("--min-occupancy", type=float, default=0.0, show_default=True)
+@click.option("--max-library-share", type=float, default=0.5, show_default=True,
+              help="library-fallback when library kernels take this share of the device time or of the FLOPs (above 1: off).")
 @click.option("--fail-level", type=click.Choice(["note", "warning", "error", "none"]), default="error",
               show_default=True, help="Lint findings at or above this level count as cheating.")
 @click.option("--profile/--no-profile", default=None,
@@ -85,7 +87,7 @@ def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
 @click.option("--progress/--no-progress", default=True)
 def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend, ray_address, workers, seeds, shape_variants,
                  timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline,
-                 max_slowdown, min_occupancy, fail_level, profile, structure_opts, include_correct, limit, progress):
+                 max_slowdown, min_occupancy, max_library_share, fail_level, profile, structure_opts, include_correct, limit, progress):
     """Evaluate generated kernels in CANDIDATES (folder or JSONL of answers) against PROBLEMS
     (KernelBench-style modules, TritonBench-style modules or a TritonBench-G JSON).
 
@@ -113,6 +115,7 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
         mem_limit_mb=mem_limit_mb, rss_limit_mb=rss_limit_mb, tolerance_scale=tolerance_scale,
         timing=not no_timing, iters=iters, compile_baseline=compile_baseline,
         policy=Policy(max_slowdown=max_slowdown, min_occupancy=min_occupancy,
+                      max_library_share=None if max_library_share > 1 else max_library_share,
                       fail_level=None if fail_level == "none" else fail_level, structure=structure_opts),
         profile=profile,
     )

@@ -2,8 +2,14 @@
 
 Tolerance: ``|c - r| <= atol + rtol * |r|`` element-wise with ``atol = max(atol_scale * rms(r),
 atol_floor)``: the absolute part scales with the output's magnitude (an output of 1e4 is not held
-to 1e-3 absolute, an output of 1e-3 is not waved through by it), per dtype. Integer and boolean
-outputs must match exactly. NaN in the candidate where the reference has none is a mismatch.
+to 1e-3 absolute, an output of 1e-3 is not waved through by it), per dtype: KernelBench's
+``atol = rtol = 1e-4`` for fp32 and ``1e-2`` for fp16/bf16 (here relative to the RMS). A problem
+may set its own (:func:`parse_tolerances`). Integer and boolean outputs must match exactly. NaN in
+the candidate where the reference has none is a mismatch.
+
+An fp32 (or fp64) output that misses its tolerance but meets a half-precision one has an error of
+the size a low-precision computation leaves (:func:`low_precision_sized`): the judge names it
+``precision-downgrade`` beside ``wrong``.
 """
 
 from __future__ import annotations
@@ -17,19 +23,66 @@ import torch
 #: dtype -> (rtol, atol_scale, atol_floor)
 TOLERANCES = {
     torch.float64: (1e-7, 1e-7, 1e-12),
-    torch.float32: (1e-3, 5e-3, 1e-6),
+    torch.float32: (1e-4, 1e-4, 1e-6),
     torch.float16: (1e-2, 1e-2, 1e-4),
-    torch.bfloat16: (2e-2, 2e-2, 1e-3),
+    torch.bfloat16: (1e-2, 1e-2, 1e-3),
 }
 FLOAT8 = tuple(getattr(torch, n) for n in ("float8_e4m3fn", "float8_e5m2") if hasattr(torch, n))
+#: what a half-precision computation of an fp32/fp64 result stays within (twice the half
+#: tolerances: a few rounded steps compound); an error inside it but outside the task's tolerance
+#: is low-precision-sized
+LOW_PRECISION = (2e-2, 2e-2, 1e-3)
+#: a problem's tolerance: these keys, for every floating dtype or under a dtype's name
+TOLERANCE_KEYS = ("rtol", "atol", "atol_floor")
+
+Tolerances = dict  # dtype -> (rtol, atol_scale, atol_floor); entries override TOLERANCES
 
 
-def tolerance(dtype: torch.dtype, scale: float = 1.0) -> tuple[float, float, float]:
-    if dtype in FLOAT8:
+def tolerance(dtype: torch.dtype, scale: float = 1.0, tolerances: Tolerances | None = None
+              ) -> tuple[float, float, float]:
+    if tolerances and dtype in tolerances:
+        r, a, f = tolerances[dtype]
+    elif dtype in FLOAT8:
         r, a, f = 1.25e-1, 1.25e-1, 1e-2
     else:
         r, a, f = TOLERANCES.get(dtype, TOLERANCES[torch.float32])
     return r * scale, a * scale, f * scale
+
+
+def parse_tolerances(spec: Any) -> Tolerances:
+    """A problem's tolerance (its module's ``TOLERANCE``) as :data:`Tolerances`: either
+    ``{"rtol": .., "atol": .., "atol_floor": ..}`` for every floating dtype, or such dicts under
+    dtype names (``{"float32": {"rtol": 1e-3, "atol": 1e-3}}``). ``atol`` scales with the output's
+    RMS, as the defaults do; missing keys keep the dtype's default. ValueError when malformed."""
+    if spec is None:
+        return {}
+    if not isinstance(spec, dict):
+        raise ValueError(f"TOLERANCE must be a dict, not {type(spec).__name__}")
+    floats = [torch.float64, torch.float32, torch.float16, torch.bfloat16, *FLOAT8]
+    if set(spec) <= set(TOLERANCE_KEYS):
+        per = {d: spec for d in floats}
+    else:
+        per = {}
+        for name, sub in spec.items():
+            d = getattr(torch, str(name), None)
+            if not isinstance(d, torch.dtype) or not isinstance(sub, dict):
+                raise ValueError(f"TOLERANCE[{name!r}]: not a dtype name with a dict of {', '.join(TOLERANCE_KEYS)}")
+            per[d] = sub
+    out = {}
+    for d, sub in per.items():
+        unknown = set(sub) - set(TOLERANCE_KEYS)
+        if unknown:
+            raise ValueError(f"TOLERANCE: unknown key(s) {sorted(unknown)} (known: {', '.join(TOLERANCE_KEYS)})")
+        base = tolerance(d)
+        vals = tuple(float(sub.get(k, b)) for k, b in zip(TOLERANCE_KEYS, base))
+        if not all(v >= 0 and math.isfinite(v) for v in vals):
+            raise ValueError(f"TOLERANCE for {d}: values must be finite and >= 0, got {vals}")
+        out[d] = vals
+    return out
+
+
+def tolerances_to_json(tolerances: Tolerances) -> dict:
+    return {str(d).removeprefix("torch."): dict(zip(TOLERANCE_KEYS, v)) for d, v in tolerances.items()}
 
 
 def flatten(out: Any, prefix: str = "out") -> list[tuple[str, Any]]:
@@ -63,7 +116,8 @@ class Comparison:
                 for k, v in self.__dict__.items()}
 
 
-def compare_tensor(c: torch.Tensor, r: torch.Tensor, scale: float = 1.0) -> Comparison:
+def compare_tensor(c: torch.Tensor, r: torch.Tensor, scale: float = 1.0,
+                   tolerances: Tolerances | None = None) -> Comparison:
     if tuple(c.shape) != tuple(r.shape):
         return Comparison(False, f"shape {tuple(c.shape)} != reference {tuple(r.shape)}")
     if r.numel() == 0:
@@ -75,7 +129,7 @@ def compare_tensor(c: torch.Tensor, r: torch.Tensor, scale: float = 1.0) -> Comp
         bad = (c2 != r2)
         frac = float(bad.float().mean())
         return Comparison(frac == 0.0, "" if frac == 0 else "integer values differ", mismatch_fraction=frac)
-    rtol, atol_scale, floor = tolerance(r.dtype, scale)
+    rtol, atol_scale, floor = tolerance(r.dtype, scale, tolerances)
     cf = c.detach().to(torch.float64).cpu()
     rf = r.detach().to(torch.float64).cpu()
     finite = torch.isfinite(rf)
@@ -98,7 +152,8 @@ def compare_tensor(c: torch.Tensor, r: torch.Tensor, scale: float = 1.0) -> Comp
                       max_abs, max_rel, frac)
 
 
-def compare(cand: Any, ref: Any, scale: float = 1.0, exact_type: bool = True) -> Comparison:
+def compare(cand: Any, ref: Any, scale: float = 1.0, exact_type: bool = True,
+            tolerances: Tolerances | None = None) -> Comparison:
     """Compare two outputs leaf by leaf; the first failing leaf decides."""
     cl, rl = flatten(cand), flatten(ref)
     if [k for k, _ in cl] != [k for k, _ in rl]:
@@ -108,7 +163,7 @@ def compare(cand: Any, ref: Any, scale: float = 1.0, exact_type: bool = True) ->
         if isinstance(r, torch.Tensor):
             if not isinstance(c, torch.Tensor):
                 return Comparison(False, f"{key}: {type(c).__name__} where the reference returns a tensor", where=key)
-            res = compare_tensor(c, r, scale)
+            res = compare_tensor(c, r, scale, tolerances)
         elif isinstance(r, (int, float)) and isinstance(c, (int, float)):
             ok = math.isclose(float(c), float(r), rel_tol=1e-4, abs_tol=1e-6) or (math.isnan(c) and math.isnan(r))
             res = Comparison(ok, "" if ok else f"{c!r} != {r!r}")
@@ -121,6 +176,38 @@ def compare(cand: Any, ref: Any, scale: float = 1.0, exact_type: bool = True) ->
         worst.max_abs_err = max(worst.max_abs_err, res.max_abs_err)
         worst.max_rel_err = max(worst.max_rel_err, res.max_rel_err)
     return worst
+
+
+def low_precision_sized(cand: Any, ref: Any, scale: float = 1.0, tolerances: Tolerances | None = None) -> list[str]:
+    """The fp32/fp64 output leaves (their paths) that fail their own tolerance but meet
+    :data:`LOW_PRECISION`, when every other leaf meets it too: the candidate's whole error is of
+    the size a half-precision computation leaves (empty: not a low-precision error)."""
+    cl, rl = flatten(cand), flatten(ref)
+    if [k for k, _ in cl] != [k for k, _ in rl]:
+        return []
+    low = {d: LOW_PRECISION for d in (torch.float32, torch.float64)}
+    found = []
+    for (key, c), (_, r) in zip(cl, rl):
+        if not isinstance(r, torch.Tensor):
+            continue
+        if not isinstance(c, torch.Tensor) or not r.is_floating_point():
+            return []
+        if not compare_tensor(c, r, scale, low).ok:
+            return []
+        if r.dtype in low and not compare_tensor(c, r, scale, tolerances).ok:
+            found.append(key)
+    return found
+
+
+def constant_leaves(cand: Any, ref: Any) -> list[str]:
+    """Output leaves where the candidate's tensor holds one value everywhere and the reference's
+    does not (a constant answer, not a computed one)."""
+    found = []
+    for (key, c), (_, r) in zip(flatten(cand), flatten(ref)):
+        if (isinstance(c, torch.Tensor) and isinstance(r, torch.Tensor) and c.numel() > 1 and r.numel() > 1
+                and c.shape == r.shape and bool((c == c.reshape(-1)[0]).all()) and not bool((r == r.reshape(-1)[0]).all())):
+            found.append(key)
+    return found
 
 
 def plain_tensor_leaves(out: Any) -> bool:
@@ -153,9 +240,10 @@ def null_models(ref_out: Any, inputs: list) -> dict[str, Any]:
     return models
 
 
-def audit_null_models(ref_out: Any, inputs: list, scale: float = 1.0) -> list[str]:
+def audit_null_models(ref_out: Any, inputs: list, scale: float = 1.0, tolerances: Tolerances | None = None) -> list[str]:
     """Names of the null models that PASS the tolerance (non-empty: the task is degenerate)."""
-    return [name for name, out in null_models(ref_out, inputs).items() if compare(out, ref_out, scale).ok]
+    return [name for name, out in null_models(ref_out, inputs).items()
+            if compare(out, ref_out, scale, tolerances=tolerances).ok]
 
 
 def poison_allocator(sizes_bytes: list[int], device: torch.device, copies: int = 3) -> None:

@@ -13,6 +13,12 @@ imports only the problem, the *candidate* executor only the candidate. The judge
 - times each executor's synchronized calls with its own clock (minus the handshake it measures)
   and rejects the candidate's own timing when it disagrees with that clock beyond the measured
   noise or beats the memory roof (:func:`kernlint.eval.roofline.implausible`);
+- reads the profiler's record of the candidate's timed calls (CUDA, :mod:`kernlint.eval.device_trace`):
+  work on another stream or thread, launched after the call returned, or outside the call's
+  events is a cheat; the library's share of the device time (and of the FLOPs, on any device) is
+  the policy's ``library-fallback``; the host wall clock (less an empty call) is only recorded;
+- names a wrong output for what it looks like (an error of half-precision size, with the
+  candidate's dtype census; one value everywhere), for the policy's reasons;
 - judges the structure of the kernels the candidate launched (:mod:`kernlint.eval.structure`):
   the candidate's process hands over its launch records and compiled-kernel text as data, the
   IR rules, the ncu pass (started here, over a third sandboxed executor; its CSV read here),
@@ -30,7 +36,7 @@ import secrets
 import time
 from typing import Any
 
-from kernlint.eval import correctness as C, roofline
+from kernlint.eval import correctness as C, device_trace, roofline
 from kernlint.eval.isolation import Gone, Process
 
 #: checks of the candidate's compiled kernels: ``check(artifacts, judge)``; they may add to
@@ -105,12 +111,14 @@ class Judge:
         self.job, self.ref, self.cand, self.deadline = job, ref, cand, deadline
         self.secret = secrets.randbits(62)
         self.scale = float(job.get("tolerance_scale", 1.0))
+        self.tol: C.Tolerances = {}  # the problem's own tolerances (its reference module's TOLERANCE)
         self.res: dict[str, Any] = {"stage": "start", "stages": [], "stage_s": {}, "cheats": [], "notes": [],
                                     "correctness": {}, "timings": {}, "metrics": {}}
         self._stage_started = time.monotonic()
         self.cuda = False
         self.has_kernels = True
         self.loaded = False
+        self._trace: dict | None = None  # the profiler's record of the candidate's calls (CUDA)
 
     # -- bookkeeping --------------------------------------------------------------------------
 
@@ -226,6 +234,7 @@ class Judge:
         header, texts = self.load_request("reference")
         head, _ = self.ask(self.ref, header, texts=texts)
         self.res["device"], self.res["software"] = head.get("device"), head.get("software")
+        self.problem_tolerances(head.get("tolerance"))
         self.cuda = head.get("device") != "cpu"
         self.stage("load-candidate")
         header, texts = self.load_request("candidate")
@@ -233,6 +242,35 @@ class Judge:
         self.res["metrics"]["candidate_kernels_defined"] = list(head.get("kernels_defined", []))[:50]
         self.has_kernels = bool(head.get("has_kernels"))
         self.loaded = True
+
+    def problem_tolerances(self, spec) -> None:
+        """The problem's own tolerances, from its reference module (the harness's side)."""
+        try:
+            self.tol = C.parse_tolerances(spec)
+        except ValueError as exc:
+            raise Failed("reference-error", f"the problem's {exc}") from None
+        if self.tol:
+            self.res["correctness"]["tolerances"] = C.tolerances_to_json(self.tol)
+
+    def compare(self, cand, ref) -> C.Comparison:
+        return C.compare(cand, ref, self.scale, tolerances=self.tol)
+
+    def failure_evidence(self, out_c, out_r, inputs) -> None:
+        """What the first wrong output looks like: an error of half-precision size (then the
+        candidate's intermediate dtypes, its kernels' argument dtypes and, on CUDA, the conversion
+        kernels, from its process's ``dtypes`` request), or one value everywhere. Recorded beside
+        ``first_failure`` for the policy's reasons."""
+        ff = self.res["correctness"]["first_failure"]
+        low = C.low_precision_sized(out_c, out_r, self.scale, self.tol)
+        if low:
+            ff["low_precision_sized"] = low
+            got = self.evidence(lambda: self.ask(self.cand, {"op": "dtypes"}, {"inputs": inputs})[0])
+            if got:
+                ff["precision_evidence"] = {k: got[k] for k in ("dtype_census", "kernel_arg_dtypes",
+                                                                 "conversion_kernels") if k in got}
+        const = C.constant_leaves(out_c, out_r)
+        if const:
+            ff["constant_leaves"] = const
 
     def ref_inputs(self, variant: int, *label: Any):
         _, v = self.ask(self.ref, {"op": "inputs", "variant": variant, "seed": self.seed("inputs", variant, *label)})
@@ -274,7 +312,7 @@ class Judge:
                 _, inputs = self.ref_inputs(variant, "trial", label)
                 out_r = self.ref_call(inputs)
                 if first is None:
-                    nulls = C.audit_null_models(out_r, inputs, self.scale)
+                    nulls = C.audit_null_models(out_r, inputs, self.scale, self.tol)
                     corr["null_models_passing"] = nulls
                 poison = _sizes(out_r) + _sizes(inputs)
                 h1, v1 = self.ask(self.cand, {"op": "call", "poison": poison}, {"inputs": inputs})
@@ -288,12 +326,13 @@ class Judge:
                 corr["trials"] += 1
                 self.launch_evidence(h1.get("launches"))
                 out_c1, out_c2 = v1.get("out"), v2.get("out")
-                cmp1, cmp2 = C.compare(out_c1, out_r, self.scale), C.compare(out_c2, out_r, self.scale)
+                cmp1, cmp2 = self.compare(out_c1, out_r), self.compare(out_c2, out_r)
                 if not (cmp1.ok and cmp2.ok):
                     bad = cmp1 if not cmp1.ok else cmp2
                     corr["first_failure"] = {"variant": variant, "seed": label, "run": 1 if not cmp1.ok else 2,
                                              **bad.to_dict()}
                     corr["passed_all"] = False
+                    self.failure_evidence(out_c1 if not cmp1.ok else out_c2, out_r, inputs)
                     return
                 corr["passed"] += 1
                 corr["max_abs_err"] = max(corr.get("max_abs_err", 0.0), cmp1.max_abs_err, cmp2.max_abs_err)
@@ -322,8 +361,8 @@ class Judge:
             return
         self.ask(self.cand, {"op": "call", "keep": True}, {"inputs": a})
         _, vb = self.ask(self.cand, {"op": "call", "refill": True}, {"inputs": b})
-        if not C.compare(vb.get("out"), self.ref_call(b), self.scale).ok:
-            if C.compare(vb.get("out"), self.ref_call(a), self.scale).ok:
+        if not self.compare(vb.get("out"), self.ref_call(b)).ok:
+            if self.compare(vb.get("out"), self.ref_call(a)).ok:
                 self.cheat("stale-cached-result", "same buffers refilled with new values returned the old result")
             else:
                 self.cheat("stale-cached-result", "wrong result when the same buffers are refilled with new values")
@@ -382,10 +421,12 @@ class Judge:
         self.stage_sets(sets)
         flops = self.evidence(lambda: int(self.ask(self.ref, {"op": "flops"})[0].get("flops", 0)))
         self.res["metrics"]["problem_cost"] = roofline.problem_cost(inputs, out_r, flops)
+        self.library_flops(flops)
         head, _ = self.ask(self.cand, {"op": "census"})
         self.res["metrics"]["census"] = head.get("census")
         if self.cuda:
-            if (head.get("census") or {}).get("candidate_kernels", 1) == 0 and self.has_kernels:
+            self.read_device_trace(head)
+            if (self.res["metrics"]["census"] or {}).get("candidate_kernels", 1) == 0 and self.has_kernels:
                 self.cheat("no-candidate-kernel", "the profiler saw no kernel of the candidate", source="candidate-process")
             if head.get("stream_switched"):
                 self.cheat("stream-switched", "forward left a non-default current stream", source="candidate-process")
@@ -414,16 +455,54 @@ class Judge:
                 self.note(f"torch.compile baseline failed: {str(exc)[:200]}")
         self.note("CUTLASS baseline skipped: no CUTLASS recipe for this problem")
 
+    def library_flops(self, ref_flops: int | None) -> None:
+        """The FLOPs the candidate's torch operators do (torch's FLOP counter in its process: its
+        own kernels are not torch operators) against the reference's: the library's share of the
+        arithmetic, on any device (``metrics.library_flop_share``)."""
+        if not ref_flops:
+            return
+        got = self.evidence(lambda: self.ask(self.cand, {"op": "flops"})[0].get("flops"))
+        if isinstance(got, (int, float)) and got >= 0:
+            self.res["metrics"]["library_flop_share"] = min(1.0, float(got) / ref_flops)
+
+    def read_device_trace(self, head: dict) -> None:
+        """The profiler's record of the candidate's calls (:mod:`kernlint.eval.device_trace`): the
+        library census from it; its stream and launch evidence once the timing is known."""
+        trace = head.get("trace")
+        if not isinstance(trace, dict) or not isinstance(trace.get("activities"), list):
+            self.note(f"device trace unavailable: {str(head.get('trace_error', 'no record'))[:200]}")
+            return
+        self._trace = trace
+        self.res["metrics"]["census"] = device_trace.library_share(trace, head.get("kernel_symbols") or [])
+
+    def stream_evidence(self, t_c: dict) -> None:
+        """The trace's findings (another stream or thread, a launch after the call returned, device
+        work the events miss, a reported timing below the events recorded around the profiled
+        calls) as cheats; the host wall clock, less an empty call's synchronize, only recorded."""
+        trace = self._trace
+        if trace is None:
+            return
+        per_call = device_trace.device_us_per_call(trace)
+        ev = sorted(float(x) for x in trace.get("event_ms") or [])
+        self.res["metrics"]["device_trace"] = {
+            "calls": trace.get("calls"), "harness_streams": trace.get("harness_streams"),
+            "device_us_per_call": per_call, "event_ms_per_call": trace.get("event_ms"),
+            "launches": {k: sum(a.get("launch") == k for a in trace["activities"])
+                         for k in ("call", "thread", "outside", "unknown")}}
+        for reason, detail in device_trace.findings(trace, t_c.get("median_ms")):
+            self.cheat(reason, detail)
+        empty = self.evidence(lambda: self.outside_clock(self.cand, device_trace.EMPTY_CALL, t_c["outside"]["calls"]))
+        oc = t_c["outside"]
+        if empty:
+            wall, idle = oc["outside_ms"] / oc["calls"], empty["outside_ms"] / empty["calls"]
+            self.res["metrics"]["wall_cross_check"] = {
+                "wall_ms": wall, "empty_call_ms": idle, "wall_less_sync_ms": max(0.0, wall - idle),
+                "events_ms": t_c.get("median_ms"), "profiled_events_ms": ev[len(ev) // 2] if ev else None}
+
     def device_checks(self, t_c: dict, t_r: dict, inputs, out_r) -> None:
-        """GPU: events against the judge-validated wall clock, and the roofline."""
-        ev, ev_r = float(t_c.get("median_ms", 0.0)), float(t_r.get("median_ms", 0.0))
-        oc, orf = t_c["outside"], t_r["outside"]
-        wall, wall_r = oc["outside_ms"] / oc["calls"], orf["outside_ms"] / orf["calls"]
-        ratio_c = ev / wall if wall else 1.0
-        ratio_r = ev_r / wall_r if wall_r else 1.0
-        self.res["metrics"]["event_to_wall_ratio"] = {"candidate": ratio_c, "reference": ratio_r}
-        if wall > 0.02 and ratio_c < 0.25 * ratio_r:
-            self.cheat("unsynchronized-stream", f"events see {ev:.4f} ms, the harness's synchronized clock {wall:.4f} ms")
+        """GPU: the profiler's stream and launch evidence, and the roofline."""
+        ev = float(t_c.get("median_ms", 0.0))
+        self.stream_evidence(t_c)
         cost = self.res["metrics"].get("problem_cost") or {}
         ceilings = roofline.ceilings_for(str(self.res.get("device", "")))
         if ceilings is None or ev <= 0:
@@ -450,7 +529,7 @@ class Judge:
             _, vr = self.ask(self.ref, req)
             out_r = vr["out"]
             if label == job.get("seeds", [0, 1])[0]:
-                corr["null_models_passing"] = C.audit_null_models(out_r, [], self.scale)
+                corr["null_models_passing"] = C.audit_null_models(out_r, [], self.scale, self.tol)
                 # TritonBench's own criterion: the printed results are identical
                 corr["tritonbench_stdout_match"] = str(v1.get("out")) == str(out_r)
             _, v2 = self.ask(self.cand, req)
@@ -458,7 +537,7 @@ class Judge:
             self.launch_evidence(h1.get("launches"))
             if h1.get("plain_tensors") is False:
                 self.cheat("tensor-subclass-output", "an output is a tensor subclass", source="candidate-process")
-            cmp1, cmp2 = C.compare(v1.get("out"), out_r, self.scale), C.compare(v2.get("out"), out_r, self.scale)
+            cmp1, cmp2 = self.compare(v1.get("out"), out_r), self.compare(v2.get("out"), out_r)
             if not (cmp1.ok and cmp2.ok):
                 bad = cmp1 if not cmp1.ok else cmp2
                 corr["first_failure"] = {"seed": label, "run": 1 if not cmp1.ok else 2, **bad.to_dict()}

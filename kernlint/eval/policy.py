@@ -1,25 +1,32 @@
 """The structural filter: from a worker result, static findings and a policy to a verdict.
 
 Taxonomy, in the order a candidate is judged (the first that applies wins):
-``did-not-compile``, ``cheating``, ``runtime-error``, ``wrong``, ``structurally-flawed``
+``did-not-compile``, ``cheating``, ``runtime-error``, ``wrong``, ``library-fallback`` (library
+kernels do most of the work: :data:`Policy.max_library_share`), ``structurally-flawed``
 (:mod:`kernlint.eval.structure`), ``slower-than-baseline``, ``low-occupancy``, ``passed``; plus
 ``skipped`` when the task itself cannot be evaluated.
+
+A wrong output is named for what it looks like where the judge saw it (beside ``wrong: ...``):
+``precision-downgrade`` (an fp32 task's error of half-precision size, with the candidate's
+conversions as evidence), ``shape-overfit`` (right on the problem's shape, wrong on a variant),
+``constant-output`` (one value everywhere).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 
 from kernlint.eval.structure import StructureThresholds, verdict_reasons as structure_verdict
 from kernlint.model import Finding, Level
 
-TAXONOMY = ("did-not-compile", "cheating", "runtime-error", "wrong", "structurally-flawed",
+TAXONOMY = ("did-not-compile", "cheating", "runtime-error", "wrong", "library-fallback", "structurally-flawed",
             "slower-than-baseline", "low-occupancy", "passed")
 RUNTIME_KINDS = {"runtime-error", "illegal-address", "out-of-memory", "timeout", "crash"}
 TASK_KINDS = {"reference-error", "no-test"}
 REWARDS = {"did-not-compile": 0.0, "runtime-error": 0.0, "wrong": 0.0, "cheating": -1.0,
-           "slower-than-baseline": 0.25, "low-occupancy": 0.25, "skipped": 0.0}
+           "library-fallback": 0.25, "slower-than-baseline": 0.25, "low-occupancy": 0.25, "skipped": 0.0}
 
 
 @dataclass
@@ -32,6 +39,10 @@ class Policy:
     fail_level: str | None = "error"
     #: apply the speed rule even when the timer is the CPU smoke-test timer
     speed_on_cpu: bool = False
+    #: ``library-fallback`` when library kernels (aten, cuBLAS, cuDNN) take at least this share of
+    #: the candidate's device time (CUDA) or do this share of the reference's FLOPs (any device);
+    #: None disables
+    max_library_share: float | None = 0.5
     #: thresholds of the ``structurally-flawed`` verdict (:mod:`kernlint.eval.structure`)
     structure: StructureThresholds = field(default_factory=StructureThresholds)
 
@@ -49,10 +60,63 @@ def speedups(timings: dict) -> dict:
     return out
 
 
-def _wrong_reason(result: dict) -> str:
-    ff = result.get("correctness", {}).get("first_failure", {})
-    return (f"wrong: {ff.get('reason', 'outputs differ')} "
-            f"(variant {ff.get('variant', '-')}, seed {ff.get('seed', '-')}, run {ff.get('run', '-')})")
+def _precision_evidence(ev: dict) -> str:
+    conv = (ev.get("dtype_census") or {}).get("conversions") or {}
+    parts = [f"conversions {', '.join(f'{k} x{v}' for k, v in list(conv.items())[:4])}" if conv
+             else "no conversion among torch operators"]
+    produced = (ev.get("dtype_census") or {}).get("produced") or {}
+    if produced:
+        parts.append(f"intermediate dtypes {', '.join(sorted(produced))}")
+    args = ev.get("kernel_arg_dtypes") or {}
+    if args:
+        parts.append(f"kernel arguments {', '.join(sorted(args))[:160]}")
+    kern = ev.get("conversion_kernels") or []
+    if kern:
+        parts.append("conversion kernels " + ", ".join(f"{k['kernel'][:60]} {k['share']:.0%}" for k in kern[:3]))
+    return "; ".join(parts)
+
+
+def _wrong_reasons(result: dict) -> list[str]:
+    """The named shapes of the first wrong output, then ``wrong: ...``."""
+    corr = result.get("correctness", {})
+    ff = corr.get("first_failure", {})
+    named = []
+    if ff.get("low_precision_sized"):
+        named.append(f"precision-downgrade: {', '.join(ff['low_precision_sized'][:3])} misses its dtype's tolerance "
+                     f"by an error of half-precision size (max abs err {ff.get('max_abs_err', 0):.3g}); "
+                     + _precision_evidence(ff.get("precision_evidence") or {}))
+    if isinstance(ff.get("variant"), int) and ff["variant"] > 0 and corr.get("passed", 0) > 0:
+        shapes = next((v["input_shapes"] for v in corr.get("variants", []) if v.get("variant") == ff["variant"]), "")
+        named.append(f"shape-overfit: correct on the problem's shape, wrong on shape variant {ff['variant']} {shapes}")
+    if ff.get("constant_leaves"):
+        named.append(f"constant-output: {', '.join(ff['constant_leaves'][:3])} holds one value everywhere")
+    return named + [f"wrong: {ff.get('reason', 'outputs differ')} "
+                    f"(variant {ff.get('variant', '-')}, seed {ff.get('seed', '-')}, run {ff.get('run', '-')})"]
+
+
+def _variant_failure(result: dict) -> list[str]:
+    """``shape-overfit`` for a candidate that ran correctly on the problem's shape and then failed
+    to run on a shape variant (its stage names the variant)."""
+    m = re.match(r"(?:init|correctness)-v(\d+)\b", str(result.get("stage_final", "")))
+    if m and int(m.group(1)) > 0 and result.get("correctness", {}).get("passed", 0) > 0:
+        return [f"shape-overfit: correct on the problem's shape, fails to run on shape variant {m.group(1)}"]
+    return []
+
+
+def library_fallback(result: dict, policy: Policy) -> str | None:
+    """Why library kernels did the candidate's work (None: they did not, or it is not measured)."""
+    if policy.max_library_share is None:
+        return None
+    metrics = result.get("metrics", {})
+    census = metrics.get("census") or {}
+    share, flops = census.get("library_time_share"), metrics.get("library_flop_share")
+    why = []
+    if isinstance(share, (int, float)) and census.get("device_us") and share >= policy.max_library_share:
+        top = ", ".join(f"{k['kernel'][:70]} {k['share']:.0%}" for k in census.get("top_library_kernels", [])[:3])
+        why.append(f"library kernels take {share:.0%} of the device time ({top})")
+    if isinstance(flops, (int, float)) and flops >= policy.max_library_share:
+        why.append(f"torch operators do {flops:.0%} of the reference's FLOPs")
+    return "library-fallback: " + "; ".join(why) if why else None
 
 
 def judge(result: dict, findings: list[Finding], policy: Policy) -> tuple[str, list[str]]:
@@ -75,12 +139,15 @@ def judge(result: dict, findings: list[Finding], policy: Policy) -> tuple[str, l
         if kind:
             reasons.append(f"{kind}: {result.get('error', '')[:300]}")
         elif not result.get("correctness", {}).get("passed_all", True):
-            reasons.append(_wrong_reason(result))
+            reasons += _wrong_reasons(result)
         return "cheating", reasons
     if kind:
-        return "runtime-error", [f"{kind}: {result.get('error', '')[:300]}"]
+        return "runtime-error", _variant_failure(result) + [f"{kind}: {result.get('error', '')[:300]}"]
     if not result.get("correctness", {}).get("passed_all"):
-        return "wrong", [_wrong_reason(result)]
+        return "wrong", _wrong_reasons(result)
+    fallback = library_fallback(result, policy)
+    if fallback:
+        return "library-fallback", [fallback]
     structural, why = structure_verdict(result.get("structure"))
     if structural:
         return structural, why

@@ -8,7 +8,7 @@ import math
 from kernlint.eval import structure_report
 from kernlint.eval.summary import CORRECT, summarize
 
-COLORS = {"passed": "#2e7d32", "structurally-flawed": "#d84315", "slower-than-baseline": "#f9a825", "low-occupancy": "#ef6c00",
+COLORS = {"passed": "#2e7d32", "library-fallback": "#8d6e63", "structurally-flawed": "#d84315", "slower-than-baseline": "#f9a825", "low-occupancy": "#ef6c00",
           "wrong": "#c62828", "cheating": "#6a1b9a", "runtime-error": "#455a64",
           "did-not-compile": "#9e9e9e", "skipped": "#bdbdbd"}
 

@@ -169,8 +169,9 @@ class Executor:
         flipped = guards.changed_flags(self.flags)
         if flipped:
             self._cheat("global-flag-changed", f"{', '.join(flipped)} ({when})")
-        # torch.compile (a baseline) starts worker threads while timing; the candidate never runs it
-        if when != "timing" and guards.thread_count() > self.threads0:
+        # torch.compile (a baseline) starts worker threads while timing, the profiler its own while
+        # profiling; the profiler's record names a candidate's launching thread there instead
+        if when not in ("timing", "profiling") and guards.thread_count() > self.threads0:
             self._cheat("background-thread", f"{guards.thread_count() - self.threads0} new thread(s) ({when})")
         if self.counter is not None and self.counter.foreign_streams:
             self._cheat("side-stream-launch",
@@ -219,6 +220,8 @@ class Executor:
         info = {"device": torch.cuda.get_device_name() if self.device.type == "cuda" else "cpu",
                 "software": {"python": platform.python_version(), "torch": torch.__version__,
                              "triton": version("triton")}}  # not imported: a reference may not need it
+        if self.role == "reference" and isinstance(getattr(self.mod, "TOLERANCE", None), dict):
+            info["tolerance"] = self.mod.TOLERANCE  # the problem's own tolerances (checked by the judge)
         if self.role == "candidate":
             if self.kind == "kernelbench" and not hasattr(self.mod, "ModelNew"):
                 raise Stage("did-not-compile", "the candidate defines no ModelNew")
@@ -297,15 +300,12 @@ class Executor:
         # every input stays allocated for the job, so a new input never lands at the address of an
         # old one: a data_ptr-keyed cache misses on them and is named by the judge's refill check
         self.held.append(args)
-        head = {"launches": (self.counter.total() - n0) if self.counter else None,
-                "plain_tensors": C.plain_tensor_leaves(out)}
+        head = self._output_head(out, n0)
         self._guard("forward")
         return head, {"out": out, "inputs_after": args}
 
     def op_test(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
         """TritonBench: run the test function (it makes its own inputs) under ``seed``."""
-        from kernlint.eval import correctness as C
-
         fn = getattr(self.mod, req["function"], None)
         if fn is None:
             raise Stage("no-test", f"no test function {req['function']!r}")
@@ -319,10 +319,23 @@ class Executor:
                 raise Stage("reference-error", f"the reference's own test fails: {type(exc).__name__}: {exc}") from exc
             raise Stage(classify_exception(exc), f"{type(exc).__name__}: {exc}") from exc
         self._guard("test")
-        return ({"launches": (self.counter.total() - n0) if self.counter else None,
-                 "plain_tensors": C.plain_tensor_leaves(out)}, {"out": out})
+        return self._output_head(out, n0), {"out": out}
+
+    def _output_head(self, out, launches_before: int) -> dict:
+        """The launches a call made and whether its outputs are plain tensors; a tensor subclass is
+        also this process's evidence, so that it reaches the judge even when the output cannot be sent."""
+        from kernlint.eval import correctness as C
+
+        plain = C.plain_tensor_leaves(out)
+        if not plain and self.role == "candidate":
+            self._cheat("tensor-subclass-output", "an output is a tensor subclass (lazy evaluation)")
+        return {"launches": (self.counter.total() - launches_before) if self.counter else None, "plain_tensors": plain}
 
     def _timed_fn(self, req: dict):
+        from kernlint.eval.device_trace import EMPTY_CALL
+
+        if req.get("function") == EMPTY_CALL:
+            return lambda *a: None
         if self.kind == "tritonbench":
             test = getattr(self.mod, req["function"])
             return lambda *a: test()
@@ -371,9 +384,19 @@ class Executor:
 
         fn = self._timed_fn(req)
         cuda = self.device.type == "cuda"
-        head = {"census": census.profiler_census(lambda: fn(*self.sets[0]), self.counter.names(), cuda)}
         if cuda:
+            import itertools
+
             import torch
+
+            from kernlint.eval import device_trace
+
+            sets = itertools.cycle(self.sets)
+            head = {"kernel_symbols": self.counter.symbols() if self.counter else []}
+            try:
+                head["trace"] = device_trace.record_calls(lambda: fn(*next(sets)), calls=len(self.sets) + 1)
+            except Exception as exc:  # noqa: BLE001 - the profiler is evidence, its absence is a note
+                head["trace_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
 
             props = torch.cuda.get_device_properties(0)
             kms = census.compiled_kernel_metrics(vars(self.mod))
@@ -381,6 +404,28 @@ class Executor:
                 k["occupancy"] = census.occupancy(k["n_regs"], k["num_warps"], k["shared"], props)
             head["kernels"] = kms
             head["stream_switched"] = torch.cuda.current_stream() != torch.cuda.default_stream()
+        else:
+            head = {"census": census.aten_census(lambda: fn(*self.sets[0]))}
+        self._guard("profiling")
+        return head, {}
+
+    def op_dtypes(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
+        """Candidate: one forward on ``inputs`` with the dtypes it makes recorded
+        (:func:`kernlint.eval.census.dtype_census`), the dtypes its kernels received and, on CUDA,
+        the device's conversion kernels: evidence of a precision downgrade."""
+        from kernlint.eval import census
+
+        args = _to(values["inputs"], self.device)
+        before = census.Counter(self.counter.arg_dtypes) if self.counter else census.Counter()
+        head = {"dtype_census": census.dtype_census(lambda: (self._call(args), _sync(self.device)))}
+        if self.counter:
+            head["kernel_arg_dtypes"] = dict(self.counter.arg_dtypes - before)
+        if self.device.type == "cuda":
+            from kernlint.eval import device_trace
+
+            trace = device_trace.record_calls(lambda: self._call(args), 1)
+            head["conversion_kernels"] = device_trace.conversion_kernels(trace)
+        self._guard("profiling")
         return head, {}
 
     def op_artifacts(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict, dict]:

@@ -17,7 +17,7 @@ from kernlint.eval.worker import perturbed_size
 
 def test_tolerance_scales_with_magnitude_and_dtype():
     r = torch.randn(1000) * 1e4
-    assert C.compare(r + 1.0, r).ok  # 1.0 absolute on outputs of 1e4 is within fp32 tolerance
+    assert C.compare(r + 0.5, r).ok  # 0.5 absolute on outputs of 1e4 is within fp32 tolerance
     small = torch.randn(1000) * 1e-3
     assert not C.compare(small + 1e-3, small).ok  # but not on outputs of 1e-3
     h = torch.randn(1000).half()
