@@ -1,0 +1,138 @@
+#!/usr/bin/env python
+"""Candidates per GPU-hour of ``kernlint eval`` on one GPU at the default options (timing, the
+torch.compile baseline, the profile pass when ncu is on PATH), with the mean seconds per stage.
+
+    python benchmarks/gpu_eval_throughput.py --out DIR [--repeat 1] [--cold 3] [--suite PROBLEMS CANDIDATES]
+
+The batch: every candidate of the suites (default: the fixture suite, fixtures/eval), grouped by
+problem, ``--repeat`` times each (ids ``<id>#<k>``), so most candidates find their problem's
+reference values measured (``reused`` in the records) and their executors started ahead. Then, on
+the same machine in the same run, the last ``--cold`` candidates (late in their problem: the usual case) once more with the warm slot off
+(every candidate measures the reference and starts its own executors, as before): the ratio on
+those candidates. Writes DIR/gpu_eval_throughput.md and .json and the records (warm.jsonl,
+cold.jsonl); the report of the warm batch is written before the cold part starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kernlint.eval.api import EvalOptions  # noqa: E402
+from kernlint.eval.problems import load_candidates, load_problems  # noqa: E402
+from kernlint.eval.runner import run_batch  # noqa: E402
+
+
+def stage_group(name: str) -> str:
+    """correctness-v1-s0 -> correctness: one row per kind of stage."""
+    return re.sub(r"(-[vs]\d+)+$", "", name)
+
+
+def batch(suites, repeat: int):
+    probs, cands = {}, []
+    for problems_dir, candidates_dir in suites:
+        p = load_problems(problems_dir)
+        probs.update(p)
+        cands += load_candidates(candidates_dir, p)
+    cands.sort(key=lambda c: c.problem_id)
+    out = []
+    for pid in dict.fromkeys(c.problem_id for c in cands):
+        mine = [c for c in cands if c.problem_id == pid]
+        out += [replace(c, id=f"{c.id}#{k}") for k in range(repeat) for c in mine]
+    return probs, out
+
+
+def run(probs, cands, path: Path, warm: bool) -> dict:
+    path.unlink(missing_ok=True)
+    t0 = time.time()
+    run_batch(probs, cands, path, EvalOptions(), warm=warm)
+    wall = time.time() - t0
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    stages: dict[str, float] = defaultdict(float)
+    for r in recs:
+        for k, v in (r.get("stage_s") or {}).items():
+            stages[stage_group(k)] += v
+    by_verdict: dict[str, list[float]] = defaultdict(list)
+    for r in recs:
+        by_verdict[r["verdict"]].append(r["wall_s"])
+    return {"candidates": len(recs), "wall_s": round(wall, 1), "per_gpu_hour": round(len(recs) / wall * 3600, 1),
+            "mean_stage_s": {k: round(v / max(1, len(recs)), 2) for k, v in sorted(stages.items(), key=lambda kv: -kv[1])},
+            "mean_wall_s_by_verdict": {k: round(statistics.mean(v), 1) for k, v in sorted(by_verdict.items())},
+            "reused": sum(bool(r.get("reused")) for r in recs),
+            "started_ahead": sum(bool(r.get("executors_started_ahead")) for r in recs),
+            "verdicts": {r["id"]: r["verdict"] for r in recs},
+            "record_wall_s": {r["id"]: r["wall_s"] for r in recs}}
+
+
+def device() -> str:
+    try:
+        import torch
+
+        return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def write(out: Path, report: dict) -> None:
+    (out / "gpu_eval_throughput.json").write_text(json.dumps(report, indent=2))
+    w = report["warm"]
+    md = [f"# kernlint eval throughput on {report['device']} ({report['date']})", "",
+          f"`{report['command']}`: {w['candidates']} candidates ({report['repeat']}x the suites), default options "
+          f"(timing, torch.compile baseline, profile pass: ncu {'found' if report['ncu'] else 'not found'}), one slot.", "",
+          f"**{w['per_gpu_hour']:.0f} candidates per GPU-hour** (batch wall {w['wall_s']} s); "
+          f"{w['reused']} records reused reference values, {w['started_ahead']} found their executors started ahead.", "",
+          "Mean seconds per candidate and stage:", "", "| stage | mean s |", "|---|---|"]
+    md += [f"| {k} | {v} |" for k, v in w["mean_stage_s"].items()]
+    md += ["", "Mean wall seconds by verdict: " + ", ".join(f"{k} {v}" for k, v in w["mean_wall_s_by_verdict"].items())]
+    cold = report.get("cold")
+    if cold:
+        ids = list(cold["verdicts"])
+        warm_s = sum(w["record_wall_s"][i] for i in ids)
+        md += ["", f"## The same {len(ids)} candidates with the warm slot off (as before)", "",
+               f"cold batch wall {cold['wall_s']} s ({cold['per_gpu_hour']:.0f} per GPU-hour); the same candidates' "
+               f"records in the warm batch: {warm_s:.1f} s. Ratio cold/warm: **{cold['wall_s'] / max(warm_s, 1e-9):.2f}**",
+               "", "| stage | mean s (cold) |", "|---|---|"]
+        md += [f"| {k} | {v} |" for k, v in cold["mean_stage_s"].items()]
+        diff = {i: (cold["verdicts"][i], w["verdicts"].get(i)) for i in ids if cold["verdicts"][i] != w["verdicts"].get(i)}
+        md += ["", "Verdicts that differ (cold -> warm): " + (", ".join(f"`{i}` {a} -> {b}" for i, (a, b) in diff.items())
+                                                              or "none")]
+    (out / "gpu_eval_throughput.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--repeat", type=int, default=1, help="evaluate each candidate this many times")
+    ap.add_argument("--cold", type=int, default=3, help="candidates evaluated again with the warm slot off (0: none)")
+    ap.add_argument("--suite", nargs=2, action="append", metavar=("PROBLEMS", "CANDIDATES"), type=Path)
+    args = ap.parse_args()
+    from kernlint.dynamic.ncu import find_ncu
+
+    suites = args.suite or [(ROOT / "fixtures" / "eval" / "problems", ROOT / "fixtures" / "eval" / "candidates")]
+    probs, cands = batch(suites, args.repeat)
+    args.out.mkdir(parents=True, exist_ok=True)
+    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": device(), "host": platform.node(),
+              "command": "python benchmarks/gpu_eval_throughput.py " + " ".join(sys.argv[1:]), "repeat": args.repeat,
+              "ncu": bool(find_ncu())}
+    report["warm"] = run(probs, cands, args.out / "warm.jsonl", warm=True)
+    write(args.out, report)
+    if args.cold:
+        report["cold"] = run(probs, cands[-args.cold:], args.out / "cold.jsonl", warm=False)
+        write(args.out, report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
