@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import re
 import statistics
 import sys
 import time
@@ -31,21 +30,17 @@ sys.path.insert(0, str(ROOT))
 
 from kernlint.eval.api import EvalOptions  # noqa: E402
 from kernlint.eval.problems import load_candidates, load_problems  # noqa: E402
-from kernlint.eval.runner import run_batch  # noqa: E402
+from kernlint.eval.runner import run_local  # noqa: E402
+from kernlint.eval.summary import stage_seconds  # noqa: E402
 
 
-def stage_group(name: str) -> str:
-    """correctness-v1-s0 -> correctness: one row per kind of stage."""
-    return re.sub(r"(-[vs]\d+)+$", "", name)
-
-
-def batch(suites, repeat: int):
+def batch(suites, repeat: int, only: set[str] | None = None):
     probs, cands = {}, []
     for problems_dir, candidates_dir in suites:
         p = load_problems(problems_dir)
         probs.update(p)
         cands += load_candidates(candidates_dir, p)
-    cands.sort(key=lambda c: c.problem_id)
+    cands = sorted((c for c in cands if not only or c.problem_id in only), key=lambda c: c.problem_id)
     out = []
     for pid in dict.fromkeys(c.problem_id for c in cands):
         mine = [c for c in cands if c.problem_id == pid]
@@ -53,26 +48,34 @@ def batch(suites, repeat: int):
     return probs, out
 
 
-def run(probs, cands, path: Path, warm: bool) -> dict:
+def run(probs, cands, path: Path, warm: bool, report: dict, key: str, out: Path) -> dict:
+    """The batch, with the report rewritten after every record (a run cut short still reports)."""
     path.unlink(missing_ok=True)
+    recs: list[dict] = []
     t0 = time.time()
-    run_batch(probs, cands, path, EvalOptions(), warm=warm)
-    wall = time.time() - t0
-    recs = [json.loads(x) for x in path.read_text().splitlines()]
-    stages: dict[str, float] = defaultdict(float)
-    for r in recs:
-        for k, v in (r.get("stage_s") or {}).items():
-            stages[stage_group(k)] += v
+
+    def on_record(rec: dict) -> None:
+        recs.append(rec)
+        report[key] = rates(recs, time.time() - t0)
+        write(out, report)
+
+    run_local(probs, cands, path, EvalOptions(), on_record=on_record, warm=warm)
+    report[key] = rates(recs, time.time() - t0)
+    return report[key]
+
+
+def rates(recs: list[dict], wall: float) -> dict:
     by_verdict: dict[str, list[float]] = defaultdict(list)
     for r in recs:
         by_verdict[r["verdict"]].append(r["wall_s"])
     return {"candidates": len(recs), "wall_s": round(wall, 1), "per_gpu_hour": round(len(recs) / wall * 3600, 1),
-            "mean_stage_s": {k: round(v / max(1, len(recs)), 2) for k, v in sorted(stages.items(), key=lambda kv: -kv[1])},
+            "mean_stage_s": stage_seconds(recs),
             "mean_wall_s_by_verdict": {k: round(statistics.mean(v), 1) for k, v in sorted(by_verdict.items())},
             "reused": sum(bool(r.get("reused")) for r in recs),
             "started_ahead": sum(bool(r.get("executors_started_ahead")) for r in recs),
             "verdicts": {r["id"]: r["verdict"] for r in recs},
-            "record_wall_s": {r["id"]: r["wall_s"] for r in recs}}
+            "record_wall_s": {r["id"]: r["wall_s"] for r in recs},
+            "stage_names": {r["id"]: sorted(r.get("stage_s") or {}) for r in recs}}
 
 
 def device() -> str:
@@ -86,7 +89,9 @@ def device() -> str:
 
 def write(out: Path, report: dict) -> None:
     (out / "gpu_eval_throughput.json").write_text(json.dumps(report, indent=2))
-    w = report["warm"]
+    w = report.get("warm")
+    if not w or not w["candidates"]:
+        return
     md = [f"# kernlint eval throughput on {report['device']} ({report['date']})", "",
           f"`{report['command']}`: {w['candidates']} candidates ({report['repeat']}x the suites), default options "
           f"(timing, torch.compile baseline, profile pass: ncu {'found' if report['ncu'] else 'not found'}), one slot.", "",
@@ -98,7 +103,7 @@ def write(out: Path, report: dict) -> None:
     cold = report.get("cold")
     if cold:
         ids = list(cold["verdicts"])
-        warm_s = sum(w["record_wall_s"][i] for i in ids)
+        warm_s = sum(w["record_wall_s"].get(i, 0.0) for i in ids)
         md += ["", f"## The same {len(ids)} candidates with the warm slot off (as before)", "",
                f"cold batch wall {cold['wall_s']} s ({cold['per_gpu_hour']:.0f} per GPU-hour); the same candidates' "
                f"records in the warm batch: {warm_s:.1f} s. Ratio cold/warm: **{cold['wall_s'] / max(warm_s, 1e-9):.2f}**",
@@ -115,21 +120,24 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
     ap.add_argument("--repeat", type=int, default=1, help="evaluate each candidate this many times")
-    ap.add_argument("--cold", type=int, default=3, help="candidates evaluated again with the warm slot off (0: none)")
+    ap.add_argument("--cold", type=int, default=2, help="candidates evaluated again with the warm slot off (0: none)")
+    ap.add_argument("--problems", default="", help="comma-separated problem ids (default: all of the suites')")
     ap.add_argument("--suite", nargs=2, action="append", metavar=("PROBLEMS", "CANDIDATES"), type=Path)
     args = ap.parse_args()
     from kernlint.dynamic.ncu import find_ncu
 
     suites = args.suite or [(ROOT / "fixtures" / "eval" / "problems", ROOT / "fixtures" / "eval" / "candidates")]
-    probs, cands = batch(suites, args.repeat)
+    probs, cands = batch(suites, args.repeat, set(filter(None, args.problems.split(","))))
     args.out.mkdir(parents=True, exist_ok=True)
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": device(), "host": platform.node(),
               "command": "python benchmarks/gpu_eval_throughput.py " + " ".join(sys.argv[1:]), "repeat": args.repeat,
               "ncu": bool(find_ncu())}
-    report["warm"] = run(probs, cands, args.out / "warm.jsonl", warm=True)
+    warm_recs = run(probs, cands, args.out / "warm.jsonl", True, report, "warm", args.out)
     write(args.out, report)
-    if args.cold:
-        report["cold"] = run(probs, cands[-args.cold:], args.out / "cold.jsonl", warm=False)
+    # the cold part: the last candidates that reached the judge (not those the static checks stopped)
+    judged = [c for c in cands if "load-candidate" in warm_recs["stage_names"].get(c.id, [])]
+    if args.cold and judged:
+        run(probs, judged[-args.cold:], args.out / "cold.jsonl", False, report, "cold", args.out)
         write(args.out, report)
     return 0
 

@@ -118,11 +118,20 @@ class Process:
                 deadline: float | None = None) -> tuple[dict, dict, dict]:
         """Send one request, wait for its answer (until ``deadline``, time.monotonic()); raises
         :class:`Gone` when the process died, closed its channel, sent garbage or ran out of time."""
+        self.send(header, values, texts)
+        return self.answer(deadline)
+
+    def send(self, header: dict, values: dict | None = None, texts: dict | None = None) -> None:
+        """Send a request without waiting (:meth:`answer` reads its answer): the process works
+        on it while the caller does something else."""
         frame = wire.encode(header, values, texts)
         try:
             wire.write(self.proc.stdin.fileno(), frame)
         except (BrokenPipeError, OSError) as exc:
             raise Gone(self, "closed") from exc
+
+    def answer(self, deadline: float | None = None) -> tuple[dict, dict, dict]:
+        """The answer to the request sent last (see :meth:`request`)."""
         fd = self.proc.stdout.fileno()
         while not select.select([fd], [], [], 0.2)[0]:  # the watchdogs, while it works
             if deadline is not None and time.monotonic() > deadline:
@@ -135,15 +144,19 @@ class Process:
             raise Gone(self, str(exc)) from exc
 
     def stop(self) -> int | None:
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
+        self.close_requests()
         try:
             self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             self.kill()
         return self.proc.returncode
+
+    def close_requests(self) -> None:
+        """No more requests: the executor leaves its loop and exits (:meth:`stop` waits for it)."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
 
     def kill(self) -> int | None:
         try:
@@ -213,9 +226,11 @@ class Executors:
         return self.ref.proc.poll() is None and self.cand.proc.poll() is None
 
     def close(self) -> None:
-        for p in (self.ref, self.cand):
-            if p.proc.poll() is None:
-                p.stop()
+        live = [p for p in (self.ref, self.cand) if p.proc.poll() is None]
+        for p in live:  # both exit at once, not one after the other
+            p.close_requests()
+        for p in live:
+            p.stop()
         self.tmp.cleanup()
 
 

@@ -141,16 +141,20 @@ class Judge:
     def seed(self, *parts: Any) -> int:
         return derive_seed(self.secret, *parts)
 
-    def per_problem(self, name: str, compute, *parts: Any):
+    def per_problem(self, name: str, compute, *parts: Any, timed: bool = True):
         """A value of the problem's alone (:mod:`kernlint.eval.reuse`): measured once per problem
         and device, given ``parts`` (the request and the input shapes it depends on)."""
-        return self.reuse.value(name, self.res.get("device"), compute, *parts)
+        return self.reuse.value(name, self.res.get("device"), compute, *parts, timed=timed)
 
     def ask(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
         return self.ask_texts(proc, header, values, texts)[:2]
 
     def ask_texts(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
-        head, vals, txt = proc.request(header, values, texts, self.deadline)
+        return self.checked(proc, proc.request(header, values, texts, self.deadline))
+
+    def checked(self, proc: Process, answer: tuple[dict, dict, dict]):
+        """An executor's answer: the cheats it reports (a candidate's), or its error raised."""
+        head, vals, txt = answer
         if proc is self.cand:
             for c in head.get("cheats", []) if isinstance(head.get("cheats"), list) else []:
                 if isinstance(c, dict) and isinstance(c.get("reason"), str):
@@ -232,13 +236,15 @@ class Judge:
     def load(self) -> None:
         job = self.job
         self.stage("load-reference")
+        header, texts = self.load_request("candidate")
+        # the candidate loads while the reference does: two processes, neither waits for the other
+        self.cand.send({**header, "inject_fault": job.get("inject_fault")}, texts=texts)
         header, texts = self.load_request("reference")
         head, _ = self.ask(self.ref, header, texts=texts)
         self.res["device"], self.res["software"] = head.get("device"), head.get("software")
         self.cuda = head.get("device") != "cpu"
         self.stage("load-candidate")
-        header, texts = self.load_request("candidate")
-        head, _ = self.ask(self.cand, {**header, "inject_fault": job.get("inject_fault")}, texts=texts)
+        head, _ = self.checked(self.cand, self.cand.answer(self.deadline))[:2]
         self.res["metrics"]["candidate_kernels_defined"] = list(head.get("kernels_defined", []))[:50]
         self.has_kernels = bool(head.get("has_kernels"))
         self.loaded = True
@@ -284,7 +290,7 @@ class Judge:
                 out_r = self.ref_call(inputs)
                 if first is None:
                     nulls = self.per_problem("null-audit", lambda: C.audit_null_models(out_r, inputs, self.scale),
-                                             variant, self.scale)
+                                             variant, self.scale, timed=False)
                     corr["null_models_passing"] = nulls
                 poison = _sizes(out_r) + _sizes(inputs)
                 h1, v1 = self.ask(self.cand, {"op": "call", "poison": poison}, {"inputs": inputs})
@@ -393,7 +399,7 @@ class Judge:
         self.stage("census")
         self.stage_sets(sets)
         flops = self.evidence(lambda: self.per_problem(
-            "flops", lambda: int(self.ask(self.ref, {"op": "flops"})[0].get("flops", 0)), self.staged))
+            "flops", lambda: int(self.ask(self.ref, {"op": "flops"})[0].get("flops", 0)), self.staged, timed=False))
         self.res["metrics"]["problem_cost"] = roofline.problem_cost(inputs, out_r, flops)
         head, _ = self.ask(self.cand, {"op": "census"})
         self.res["metrics"]["census"] = head.get("census")
@@ -418,7 +424,10 @@ class Judge:
         else:
             t_c, t_r = self.time_both(None, int(job.get("cpu_iters", 3)), 1)
         self.res["timings"] = {"candidate": t_c, "reference": t_r}
-        if job.get("compile_baseline", self.cuda):
+        if job.get("compile_baseline", self.cuda) and self.res["cheats"]:
+            # a baseline cannot change a rejection; it costs a compile (the reuse keeps no time from this run)
+            self.note(f"torch.compile baseline skipped: already rejected ({self.res['cheats'][0]['reason']})")
+        elif job.get("compile_baseline", self.cuda):
             self.stage("baseline-compile")
             try:
                 req = {"op": "compile_baseline", "iters": int(job.get("iters", 50))}
@@ -465,7 +474,7 @@ class Judge:
             out_r = vr["out"]
             if label == job.get("seeds", [0, 1])[0]:
                 corr["null_models_passing"] = self.per_problem(
-                    "null-audit", lambda: C.audit_null_models(out_r, [], self.scale), fn, self.scale)
+                    "null-audit", lambda: C.audit_null_models(out_r, [], self.scale), fn, self.scale, timed=False)
                 # TritonBench's own criterion: the printed results are identical
                 corr["tritonbench_stdout_match"] = str(v1.get("out")) == str(out_r)
             _, v2 = self.ask(self.cand, req)

@@ -6,9 +6,11 @@ on the problem, the device and the options, never on the candidate. A batch keep
 Everything that checks the candidate stays per candidate: the reference's outputs for the judge's
 secret inputs are computed afresh for every candidate.
 
-A value is stored only from a run whose candidate passed every correctness trial, with no error and
-no cheat flagged at run time: a candidate that left work running on the device could slow the
-reference timed after it, and that must not carry over to the candidates after it. A reused value names the candidate whose run
+A time (the reference's, the baseline's) is stored only from a run whose candidate passed every
+correctness trial, with no error and no cheat flagged at run time: a candidate that left work
+running on the device could slow the reference timed after it, and that must not carry over to the
+candidates after it. What no candidate can change (the FLOP count, the null-model audit: the
+reference executor's and the judge's own computations) is stored from any run that computed it. A reused value names the candidate whose run
 measured it (``reused`` in the record: name -> candidate id).
 """
 
@@ -45,16 +47,17 @@ class Reuse:
     def __init__(self, cache: ProblemCache | None, job: dict) -> None:
         self.cache, self.job = cache, job
         self.reused: dict[str, str] = {}
-        self.measured: dict[tuple, Any] = {}
+        self.measured: dict[tuple, tuple[Any, bool]] = {}
 
     def key(self, name: str, device: Any, parts: tuple) -> tuple:
         prob = self.job["problem"]
         source = hashlib.sha256((prob.get("source", "") + "\0" + prob.get("test_code", "")).encode()).hexdigest()
         return (str(prob.get("id", "")), prob.get("kind"), source, str(device), name, repr(parts))
 
-    def value(self, name: str, device: Any, compute: Callable[[], Any], *parts: Any) -> Any:
-        """``compute()``, or the value an earlier clean run of this problem measured on ``device``
-        with the same ``parts`` (the request and input shapes it depends on)."""
+    def value(self, name: str, device: Any, compute: Callable[[], Any], *parts: Any, timed: bool = True) -> Any:
+        """``compute()``, or the value an earlier run of this problem measured on ``device`` with the
+        same ``parts`` (the request and input shapes it depends on). ``timed``: a time on the device,
+        kept only from a clean run."""
         if self.cache is None:
             return compute()
         key = self.key(name, device, parts)
@@ -63,7 +66,7 @@ class Reuse:
             self.reused[name] = hit[1]
             return hit[0]
         got = compute()
-        self.measured[key] = got
+        self.measured[key] = (got, timed)
         return got
 
     def commit(self, result: dict) -> None:
@@ -71,8 +74,9 @@ class Reuse:
             result["reused"] = dict(self.reused)
         clean = (result.get("status") == "ok" and not result.get("cheats")
                  and (result.get("correctness") or {}).get("passed_all") is True)
-        if self.cache is None or not clean:
+        if self.cache is None:
             return
         source = str(self.job["candidate"].get("id") or "")
-        for key, value in self.measured.items():
-            self.cache.put(key, value, source)
+        for key, (value, timed) in self.measured.items():
+            if clean or not timed:
+                self.cache.put(key, value, source)

@@ -57,7 +57,7 @@ def run_local(problems: dict[str, Problem], candidates: list[Candidate], out_pat
 
     ``warm``: each slot starts the next candidate's executors while the current one is judged
     (:class:`kernlint.eval.isolation.Spares`) and measures the reference's values once per problem
-    (:mod:`kernlint.eval.reuse`); candidates of one problem are best given one after the other."""
+    (:mod:`kernlint.eval.reuse`)."""
     slots = worker_slots(visible_gpus(), workers)
     gpus = [s["CUDA_VISIBLE_DEVICES"] for s in slots if s]
     todo: queue.Queue = queue.Queue()

@@ -41,14 +41,15 @@ def test_other_options_devices_and_problems_do_not_share():
         assert Reuse(cache, job).value("timing", device, lambda: 2, *parts) == 2
 
 
-def test_values_of_an_unclean_run_are_not_kept():
+def test_times_of_an_unclean_run_are_not_kept():
     for res in ({**CLEAN, "cheats": [{"reason": "background-thread"}]}, {**CLEAN, "status": "error"},
                 {**CLEAN, "correctness": {"passed_all": False}}):
         cache = ProblemCache()
         r = Reuse(cache, JOB)
         r.value("timing", "dev", lambda: 1)
+        r.value("flops", "dev", lambda: 10, timed=False)  # no candidate can change it: kept
         r.commit(res)
-        assert len(cache) == 0
+        assert len(cache) == 1 and Reuse(cache, JOB).value("flops", "dev", lambda: 0, timed=False) == 10
 
 
 def test_spares_fit_only_the_sandbox_they_were_started_for():
@@ -104,3 +105,12 @@ def test_warm_batch_reuses_the_reference_and_keeps_every_check(tmp_path):
     # resume: nothing evaluated twice
     assert run_batch(probs, cands, out, replace(opts), workers=1) == []
     assert len(out.read_text().splitlines()) == len(cands)
+
+
+def test_summary_gives_the_mean_seconds_per_kind_of_stage():
+    from kernlint.eval.summary import stage_seconds
+
+    recs = [{"stage_s": {"correctness-v0-s0": 1.0, "correctness-v1-s1": 2.0, "timing": 1.0}},
+            {"stage_s": {"correctness-v0-s0": 1.0, "static-checks": 0.5}}]
+    assert stage_seconds(recs) == {"correctness": 2.0, "timing": 0.5, "static-checks": 0.25}
+    assert stage_seconds([]) == {}
