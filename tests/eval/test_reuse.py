@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from conftest import FIXTURES
+import pytest
+from conftest import FIXTURES, cuda_available
 from test_boundary import PROBE, _probe
 
 from kernlint.eval.reuse import ProblemCache, Reuse
@@ -114,3 +115,22 @@ def test_summary_gives_the_mean_seconds_per_kind_of_stage():
             {"stage_s": {"correctness-v0-s0": 1.0, "static-checks": 0.5}}]
     assert stage_seconds(recs) == {"correctness": 2.0, "timing": 0.5, "static-checks": 0.25}
     assert stage_seconds([]) == {}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not cuda_available(), reason="the torch.compile baseline and the ncu pass run on a GPU")
+def test_gpu_batch_reuses_the_baseline_at_the_default_options(tmp_path):
+    from kernlint.eval.api import EvalOptions
+    from kernlint.eval.problems import Candidate, load_problems
+    from kernlint.eval.runner import run_batch
+
+    probs = load_problems(FIXTURES / "problems")
+    src = (FIXTURES / "candidates" / "vector_add" / "honest.py").read_text()
+    cands = [Candidate(f"vector_add/{k}", "vector_add", src) for k in "ab"]
+    out = tmp_path / "r.jsonl"
+    run_batch(probs, cands, out, EvalOptions(), workers=1)
+    a, b = (json.loads(x) for x in out.read_text().splitlines())
+    assert a["verdict"] == b["verdict"] == "passed", (a["reasons"], b["reasons"])
+    assert "torch_compile" in a["timings"] and b["reused"].get("torch-compile") == a["id"]
+    assert b["timings"]["torch_compile"] == a["timings"]["torch_compile"]
+    assert "baseline-compile" in b["stage_s"] and b["executors_started_ahead"]
