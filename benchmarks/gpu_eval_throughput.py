@@ -2,14 +2,15 @@
 """Candidates per GPU-hour of ``kernlint eval`` on one GPU at the default options (timing, the
 torch.compile baseline, the profile pass when ncu is on PATH), with the mean seconds per stage.
 
-    python benchmarks/gpu_eval_throughput.py --out DIR [--repeat 1] [--cold 3] [--suite PROBLEMS CANDIDATES]
+    python benchmarks/gpu_eval_throughput.py --out DIR [--repeat 1] [--cold 2] [--problems a,b] [--no-profile]
+        [--suite PROBLEMS CANDIDATES]
 
 The batch: every candidate of the suites (default: the fixture suite, fixtures/eval), grouped by
 problem, ``--repeat`` times each (ids ``<id>#<k>``), so most candidates find their problem's
 reference values measured (``reused`` in the records) and their executors started ahead. Then, on
-the same machine in the same run, the last ``--cold`` candidates (late in their problem: the usual case) once more with the warm slot off
-(every candidate measures the reference and starts its own executors, as before): the ratio on
-those candidates. Writes DIR/gpu_eval_throughput.md and .json and the records (warm.jsonl,
+the same machine in the same run, the last ``--cold`` candidates that reached the judge (late in
+their problem: the usual case) once more with the warm slot off (every candidate measures the
+reference and starts its own executors, as before): the ratio on those candidates. Writes DIR/gpu_eval_throughput.md and .json and the records (warm.jsonl,
 cold.jsonl); the report of the warm batch is written before the cold part starts.
 """
 
@@ -48,7 +49,7 @@ def batch(suites, repeat: int, only: set[str] | None = None):
     return probs, out
 
 
-def run(probs, cands, path: Path, warm: bool, report: dict, key: str, out: Path) -> dict:
+def run(probs, cands, path: Path, warm: bool, report: dict, key: str, out: Path, opts: EvalOptions) -> dict:
     """The batch, with the report rewritten after every record (a run cut short still reports)."""
     path.unlink(missing_ok=True)
     recs: list[dict] = []
@@ -59,7 +60,7 @@ def run(probs, cands, path: Path, warm: bool, report: dict, key: str, out: Path)
         report[key] = rates(recs, time.time() - t0)
         write(out, report)
 
-    run_local(probs, cands, path, EvalOptions(), on_record=on_record, warm=warm)
+    run_local(probs, cands, path, opts, on_record=on_record, warm=warm)
     report[key] = rates(recs, time.time() - t0)
     return report[key]
 
@@ -94,7 +95,7 @@ def write(out: Path, report: dict) -> None:
         return
     md = [f"# kernlint eval throughput on {report['device']} ({report['date']})", "",
           f"`{report['command']}`: {w['candidates']} candidates ({report['repeat']}x the suites), default options "
-          f"(timing, torch.compile baseline, profile pass: ncu {'found' if report['ncu'] else 'not found'}), one slot.", "",
+          f"(timing, torch.compile baseline, ncu pass: {'on' if report['ncu'] else 'off or ncu not found'}), one slot.", "",
           f"**{w['per_gpu_hour']:.0f} candidates per GPU-hour** (batch wall {w['wall_s']} s); "
           f"{w['reused']} records reused reference values, {w['started_ahead']} found their executors started ahead.", "",
           "Mean seconds per candidate and stage:", "", "| stage | mean s |", "|---|---|"]
@@ -122,6 +123,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="evaluate each candidate this many times")
     ap.add_argument("--cold", type=int, default=2, help="candidates evaluated again with the warm slot off (0: none)")
     ap.add_argument("--problems", default="", help="comma-separated problem ids (default: all of the suites')")
+    ap.add_argument("--no-profile", action="store_true", help="without the ncu pass (to see what it costs)")
     ap.add_argument("--suite", nargs=2, action="append", metavar=("PROBLEMS", "CANDIDATES"), type=Path)
     args = ap.parse_args()
     from kernlint.dynamic.ncu import find_ncu
@@ -131,13 +133,14 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": device(), "host": platform.node(),
               "command": "python benchmarks/gpu_eval_throughput.py " + " ".join(sys.argv[1:]), "repeat": args.repeat,
-              "ncu": bool(find_ncu())}
-    warm_recs = run(probs, cands, args.out / "warm.jsonl", True, report, "warm", args.out)
+              "ncu": bool(find_ncu()) and not args.no_profile}
+    opts = EvalOptions(profile=False) if args.no_profile else EvalOptions()
+    warm_recs = run(probs, cands, args.out / "warm.jsonl", True, report, "warm", args.out, opts)
     write(args.out, report)
     # the cold part: the last candidates that reached the judge (not those the static checks stopped)
     judged = [c for c in cands if "load-candidate" in warm_recs["stage_names"].get(c.id, [])]
     if args.cold and judged:
-        run(probs, judged[-args.cold:], args.out / "cold.jsonl", False, report, "cold", args.out)
+        run(probs, judged[-args.cold:], args.out / "cold.jsonl", False, report, "cold", args.out, opts)
         write(args.out, report)
     return 0
 
