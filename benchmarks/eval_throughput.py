@@ -2,8 +2,8 @@
 """Candidates per hour of ``kernlint eval`` on the fixture batch, this tree against another one,
 side by side in one run (alternating, so both see the same machine load).
 
-    git archive <commit> kernlint | tar -x -C /tmp/before
-    python benchmarks/eval_throughput.py --baseline-src /tmp/before --baseline-label <commit> [--rounds 1]
+    git archive <commit> kernlint rules | tar -x -C /tmp/before
+    python benchmarks/eval_throughput.py --baseline-src /tmp/before --baseline-label <commit> [--rounds 1] [--timing]
 
 Run it with an interpreter that has no editable install of kernlint (an editable install maps
 ``kernlint.rules`` to its own checkout whatever PYTHONPATH says). Each run evaluates every candidate under fixtures/eval/candidates (of this tree, for both
