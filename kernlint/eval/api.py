@@ -12,6 +12,7 @@ import libcst as cst
 
 from kernlint.eval import isolation, policy as P, structure
 from kernlint.eval.problems import Candidate, Problem, problem_from_text
+from kernlint.eval.reuse import ProblemCache
 from kernlint.eval.rulebase import check_source
 from kernlint.model import Finding
 
@@ -98,8 +99,12 @@ def lint_findings(source: str, path: str) -> list[dict]:
             for f in result.findings]
 
 
-def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> dict:
-    """Evaluate one candidate in its own subprocess; return the JSONL record."""
+def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions,
+                       spares: isolation.Spares | None = None, cache: ProblemCache | None = None) -> dict:
+    """Evaluate one candidate in its own two executor processes; return the JSONL record.
+
+    In a batch, ``spares`` are the slot's executors started ahead and ``cache`` its values of the
+    problem measured for earlier candidates (:mod:`kernlint.eval.reuse`)."""
     t0 = time.time()
     path = cand.origin or f"{cand.id}.py"
     findings, syntax_error = static_findings(cand.source, path)
@@ -114,7 +119,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
                "structure": opts.policy.structure.to_dict()}
         result = isolation.run_job(job, timeout_s=opts.timeout_s,
                                    mem_limit_mb=None if cuda else opts.mem_limit_mb,
-                                   rss_limit_mb=opts.rss_limit_mb, env=opts.env)
+                                   rss_limit_mb=opts.rss_limit_mb, env=opts.env, spares=spares, cache=cache)
     judged_at = time.time()
     verdict, reasons = P.judge(result, findings, opts.policy)
     sp = P.speedups(result.get("timings", {}))
@@ -143,6 +148,9 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions) -> 
         "findings": [f.to_dict() for f in findings],
         "lint_findings": lint_findings(cand.source, path) if not syntax_error else [],
         "stage_s": _stage_seconds((t0, checked_at, probed_at, judged_at), result),
+        # the problem's values taken from an earlier candidate's run: name -> that candidate's id
+        "reused": result.get("reused", {}),
+        "executors_started_ahead": bool(result.get("executors_started_ahead")),
         "notes": result.get("notes", []),
         "artifacts": result.get("artifacts", []),
         # the judge's secret behind every input seed, recorded once the candidate has exited

@@ -85,9 +85,13 @@ def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
 @click.option("--include-correct", is_flag=True, help="Export correct-but-rejected candidates too.")
 @click.option("--limit", type=int, default=None, help="Evaluate at most this many candidates.")
 @click.option("--progress/--no-progress", default=True)
+@click.option("--no-reuse", is_flag=True, help="Measure the reference's timing, baselines and null-model audit for every "
+              "candidate, and start each candidate's executors only when its turn comes (default: once per problem "
+              "and worker, the next candidate's executors started while one is judged).")
 def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend, ray_address, workers, seeds, shape_variants,
                  timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline,
-                 max_slowdown, min_occupancy, max_library_share, fail_level, profile, structure_opts, include_correct, limit, progress):
+                 max_slowdown, min_occupancy, max_library_share, fail_level, profile, structure_opts, include_correct, limit,
+                 progress, no_reuse):
     """Evaluate generated kernels in CANDIDATES (folder or JSONL of answers) against PROBLEMS
     (KernelBench-style modules, TritonBench-style modules or a TritonBench-G JSON).
 
@@ -128,7 +132,7 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
                        "and disturb each other's times (use --no-timing, or one worker per GPU)", err=True)
     rec_path = out / "records.jsonl"
     new = run_batch(probs, cands, rec_path, opts, backend=backend, workers=workers,
-                    progress=progress, ray_address=ray_address)
+                    progress=progress, ray_address=ray_address, warm=not no_reuse)
     ids = {c.id for c in cands}
     recs = [r for r in records.latest(rec_path) if r.get("id") in ids]
     s = summary.summarize(recs)

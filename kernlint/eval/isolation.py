@@ -6,6 +6,7 @@ to the caller, and nothing an executor writes is taken as a verdict."""
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import select
@@ -36,11 +37,8 @@ def worker_env(extra: dict[str, str] | None = None, home: str | None = None) -> 
     # the worker must import what the parent imports (kernlint and its dependencies, wherever they are)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, os.environ.get("PYTHONPATH", "")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    if "TRITON_INTERPRET" not in env:
-        from kernlint.dynamic.confirm import cuda_available
-
-        if not cuda_available():
-            env["TRITON_INTERPRET"] = "1"  # no GPU: Triton's interpreter runs the kernels on CPU tensors
+    if "TRITON_INTERPRET" not in env and not _device_visible():
+        env["TRITON_INTERPRET"] = "1"  # no GPU: Triton's interpreter runs the kernels on CPU tensors
     env["PYTHONHASHSEED"] = "0"
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
         env[k] = DEAD_PROXY
@@ -51,6 +49,14 @@ def worker_env(extra: dict[str, str] | None = None, home: str | None = None) -> 
         env["HOME"] = home
     env.update(extra or {})
     return env
+
+
+@functools.cache
+def _device_visible() -> bool:
+    """Whether the driver sees a GPU: asked once per process (the answer does not change in a batch)."""
+    from kernlint.dynamic.confirm import cuda_available
+
+    return cuda_available()
 
 
 def _limits(mem_limit_mb: int | None, cpu_seconds: int | None):
@@ -112,11 +118,20 @@ class Process:
                 deadline: float | None = None) -> tuple[dict, dict, dict]:
         """Send one request, wait for its answer (until ``deadline``, time.monotonic()); raises
         :class:`Gone` when the process died, closed its channel, sent garbage or ran out of time."""
+        self.send(header, values, texts)
+        return self.answer(deadline)
+
+    def send(self, header: dict, values: dict | None = None, texts: dict | None = None) -> None:
+        """Send a request without waiting (:meth:`answer` reads its answer): the process works
+        on it while the caller does something else."""
         frame = wire.encode(header, values, texts)
         try:
             wire.write(self.proc.stdin.fileno(), frame)
         except (BrokenPipeError, OSError) as exc:
             raise Gone(self, "closed") from exc
+
+    def answer(self, deadline: float | None = None) -> tuple[dict, dict, dict]:
+        """The answer to the request sent last (see :meth:`request`)."""
         fd = self.proc.stdout.fileno()
         while not select.select([fd], [], [], 0.2)[0]:  # the watchdogs, while it works
             if deadline is not None and time.monotonic() > deadline:
@@ -129,15 +144,19 @@ class Process:
             raise Gone(self, str(exc)) from exc
 
     def stop(self) -> int | None:
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
+        self.close_requests()
         try:
             self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             self.kill()
         return self.proc.returncode
+
+    def close_requests(self) -> None:
+        """No more requests: the executor leaves its loop and exits (:meth:`stop` waits for it)."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
 
     def kill(self) -> int | None:
         try:
@@ -184,8 +203,75 @@ class Gone(Exception):
         return "crash", f"exit code {rc}; it exited without answering"
 
 
+class Executors:
+    """The reference and the candidate executor of one job, each a fresh :class:`Process` in its own
+    folder of a private temporary directory that is removed with them."""
+
+    def __init__(self, env: dict[str, str] | None, mem_limit_mb: int | None, cpu_seconds: int,
+                 rss_limit_mb: float | None) -> None:
+        self.params = self.sandbox(env, mem_limit_mb, cpu_seconds, rss_limit_mb)
+        self.tmp = tempfile.TemporaryDirectory(prefix="kernlint-eval-")
+        root = Path(self.tmp.name)
+        os.chmod(root, 0o700)
+        self.ref = Process(root, "reference", env, mem_limit_mb, cpu_seconds, rss_limit_mb)
+        self.cand = Process(root, "candidate", env, mem_limit_mb, cpu_seconds, rss_limit_mb)
+
+    @staticmethod
+    def sandbox(env: dict[str, str] | None, *limits) -> tuple:
+        """What a job asks of its executors' sandbox: a spare fits a job that asks the same."""
+        return (tuple(sorted((env or {}).items())), *limits)
+
+    def fresh(self) -> bool:
+        """Both still waiting for their first request (neither died while it started)."""
+        return self.ref.proc.poll() is None and self.cand.proc.poll() is None
+
+    def close(self) -> None:
+        live = [p for p in (self.ref, self.cand) if p.proc.poll() is None]
+        for p in live:  # both exit at once, not one after the other
+            p.close_requests()
+        for p in live:
+            p.stop()
+        self.tmp.cleanup()
+
+
+class Spares:
+    """Executors started ahead of their job (one worker slot's): while one candidate is judged, the
+    pair for the next one starts and imports torch, Triton and the executor's modules, so a job
+    finds its executors ready. Each candidate still gets two fresh interpreters of its own, in the
+    same sandbox as :func:`run_job` starts them with (nothing in a spare has seen an earlier job);
+    a spare started with other limits or environment is discarded, not reused."""
+
+    def __init__(self) -> None:
+        self.next: Executors | None = None
+        self.used = 0
+        #: whether another job will follow this one (set by the batch): no spare for after the last
+        self.more = True
+
+    def take(self, env: dict[str, str] | None, mem_limit_mb: int | None, cpu_seconds: int,
+             rss_limit_mb: float | None) -> tuple[Executors, bool]:
+        """(the executors for this job, whether they were started ahead); starts the next pair."""
+        args = (env, mem_limit_mb, cpu_seconds, rss_limit_mb)
+        got, self.next = self.next, None
+        ahead = got is not None and got.params == Executors.sandbox(*args) and got.fresh()
+        if got is not None and not ahead:
+            got.close()
+        if ahead:
+            self.used += 1
+        else:
+            got = Executors(*args)
+        if self.more:
+            self.next = Executors(*args)
+        return got, ahead
+
+    def close(self) -> None:
+        if self.next is not None:
+            self.next.close()
+            self.next = None
+
+
 def run_job(job: dict, timeout_s: float = 300.0, mem_limit_mb: int | None = 8192,
-            env: dict[str, str] | None = None, rss_limit_mb: float | None = None) -> dict:
+            env: dict[str, str] | None = None, rss_limit_mb: float | None = None,
+            spares: Spares | None = None, cache=None) -> dict:
     """Judge one job (:mod:`kernlint.eval.judge`) with a reference and a candidate executor, each
     in its own sandbox; return the judge's result, or a classified failure (``error_kind``:
     timeout, crash, out-of-memory) when the candidate's process did not answer.
@@ -193,23 +279,24 @@ def run_job(job: dict, timeout_s: float = 300.0, mem_limit_mb: int | None = 8192
     ``mem_limit_mb`` caps each executor's address space (RLIMIT_AS). CUDA reserves far more
     virtual memory than it uses, so on GPU jobs pass ``None`` and rely on ``rss_limit_mb`` (a
     watchdog on the resident set) plus the device memory fraction the executors set.
+
+    ``spares``: the worker slot's executors started ahead (:class:`Spares`); ``cache``: its values
+    of the problem measured for earlier candidates (:class:`kernlint.eval.reuse.ProblemCache`).
     """
     from kernlint.eval import judge
 
     t0 = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="kernlint-eval-") as tmp:
-        root = Path(tmp)
-        os.chmod(root, 0o700)
-        cpu = int(timeout_s) + 30
-        ref = Process(root, "reference", env, mem_limit_mb, cpu, rss_limit_mb)
-        cand = Process(root, "candidate", env, mem_limit_mb, cpu, rss_limit_mb)
-        try:
-            result = judge.judge_job(job, ref, cand, deadline=t0 + timeout_s)
-        finally:
-            for p in (ref, cand):
-                if p.proc.poll() is None:
-                    p.stop()
-        result["returncode"] = cand.proc.returncode
-        result["wall_s"] = round(time.monotonic() - t0, 3)
-        result["log_tail"] = cand.log_text()[-2000:]
-        return result
+    cpu = int(timeout_s) + 30
+    if spares is not None:
+        ex, ahead = spares.take(env, mem_limit_mb, cpu, rss_limit_mb)
+    else:
+        ex, ahead = Executors(env, mem_limit_mb, cpu, rss_limit_mb), False
+    try:
+        result = judge.judge_job(job, ex.ref, ex.cand, deadline=t0 + timeout_s, cache=cache)
+    finally:
+        ex.close()
+    result["returncode"] = ex.cand.proc.returncode
+    result["executors_started_ahead"] = ahead
+    result["wall_s"] = round(time.monotonic() - t0, 3)
+    result["log_tail"] = ex.cand.log_text()[-2000:]
+    return result

@@ -37,6 +37,7 @@ import time
 from typing import Any
 
 from kernlint.eval import correctness as C, device_trace, roofline
+from kernlint.eval.reuse import ProblemCache, Reuse
 from kernlint.eval.isolation import Gone, Process
 
 #: checks of the candidate's compiled kernels: ``check(artifacts, judge)``; they may add to
@@ -107,8 +108,11 @@ def _bitwise_equal(a, b) -> bool:
 
 
 class Judge:
-    def __init__(self, job: dict, ref: Process, cand: Process, deadline: float) -> None:
+    def __init__(self, job: dict, ref: Process, cand: Process, deadline: float,
+                 cache: ProblemCache | None = None) -> None:
         self.job, self.ref, self.cand, self.deadline = job, ref, cand, deadline
+        self.reuse = Reuse(cache, job)  # the reference's values measured for an earlier candidate
+        self.staged: list = []
         self.secret = secrets.randbits(62)
         self.scale = float(job.get("tolerance_scale", 1.0))
         self.tol: C.Tolerances = {}  # the problem's own tolerances (its reference module's TOLERANCE)
@@ -145,11 +149,20 @@ class Judge:
     def seed(self, *parts: Any) -> int:
         return derive_seed(self.secret, *parts)
 
+    def per_problem(self, name: str, compute, *parts: Any, timed: bool = True):
+        """A value of the problem's alone (:mod:`kernlint.eval.reuse`): measured once per problem
+        and device, given ``parts`` (the request and the input shapes it depends on)."""
+        return self.reuse.value(name, self.res.get("device"), compute, *parts, timed=timed)
+
     def ask(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
         return self.ask_texts(proc, header, values, texts)[:2]
 
     def ask_texts(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
-        head, vals, txt = proc.request(header, values, texts, self.deadline)
+        return self.checked(proc, proc.request(header, values, texts, self.deadline))
+
+    def checked(self, proc: Process, answer: tuple[dict, dict, dict]):
+        """An executor's answer: the cheats it reports (a candidate's), or its error raised."""
+        head, vals, txt = answer
         if proc is self.cand:
             for c in head.get("cheats", []) if isinstance(head.get("cheats"), list) else []:
                 if isinstance(c, dict) and isinstance(c.get("reason"), str):
@@ -231,14 +244,16 @@ class Judge:
     def load(self) -> None:
         job = self.job
         self.stage("load-reference")
+        header, texts = self.load_request("candidate")
+        # the candidate loads while the reference does: two processes, neither waits for the other
+        self.cand.send({**header, "inject_fault": job.get("inject_fault")}, texts=texts)
         header, texts = self.load_request("reference")
         head, _ = self.ask(self.ref, header, texts=texts)
         self.res["device"], self.res["software"] = head.get("device"), head.get("software")
         self.problem_tolerances(head.get("tolerance"))
         self.cuda = head.get("device") != "cpu"
         self.stage("load-candidate")
-        header, texts = self.load_request("candidate")
-        head, _ = self.ask(self.cand, {**header, "inject_fault": job.get("inject_fault")}, texts=texts)
+        head, _ = self.checked(self.cand, self.cand.answer(self.deadline))[:2]
         self.res["metrics"]["candidate_kernels_defined"] = list(head.get("kernels_defined", []))[:50]
         self.has_kernels = bool(head.get("has_kernels"))
         self.loaded = True
@@ -312,7 +327,8 @@ class Judge:
                 _, inputs = self.ref_inputs(variant, "trial", label)
                 out_r = self.ref_call(inputs)
                 if first is None:
-                    nulls = C.audit_null_models(out_r, inputs, self.scale, self.tol)
+                    nulls = self.per_problem("null-audit", lambda: C.audit_null_models(out_r, inputs, self.scale, self.tol),
+                                             variant, self.scale, repr(self.tol), timed=False)
                     corr["null_models_passing"] = nulls
                 poison = _sizes(out_r) + _sizes(inputs)
                 h1, v1 = self.ask(self.cand, {"op": "call", "poison": poison}, {"inputs": inputs})
@@ -397,16 +413,18 @@ class Judge:
         """Send both executors the same input sets for the timing and profiling that follow."""
         for p in (self.cand, self.ref):
             self.ask(p, {"op": "stage"}, {"sets": sets})
+        self.staged = [[(list(x.shape), str(x.dtype)) for _, x in C.flatten(s) if hasattr(x, "shape")] for s in sets]
 
     def time_both(self, function: str | None, iters: int, warmup: int, flush_l2=True) -> tuple[dict, dict]:
         """Each executor's own timing of the staged sets, with the judge's clock beside it."""
         req = {"op": "time", "iters": iters, "warmup": warmup, "function": function, "flush_l2": flush_l2,
                "kernels": self.cuda}
         t_c = dict(self.ask(self.cand, req)[0].get("timing") or {})
-        t_r = dict(self.ask(self.ref, req)[0].get("timing") or {})
         n = max(3, min(10, iters))
         t_c["outside"] = self.conclusive_clock(self.cand, function, n)
-        t_r["outside"] = self.outside_clock(self.ref, function, n)
+        t_r = self.per_problem("reference-timing", lambda: {**(self.ask(self.ref, req)[0].get("timing") or {}),
+                                                            "outside": self.outside_clock(self.ref, function, n)},
+                               req, n, self.staged)
         why = clock_disagreement(t_c, t_c["outside"])
         if why:
             self.cheat("timing-disagrees", why)
@@ -419,7 +437,8 @@ class Judge:
         sets = [self.ref_inputs(variant, "timing", i)[1] for i in range(n_sets)]
         self.stage("census")
         self.stage_sets(sets)
-        flops = self.evidence(lambda: int(self.ask(self.ref, {"op": "flops"})[0].get("flops", 0)))
+        flops = self.evidence(lambda: self.per_problem(
+            "flops", lambda: int(self.ask(self.ref, {"op": "flops"})[0].get("flops", 0)), self.staged, timed=False))
         self.res["metrics"]["problem_cost"] = roofline.problem_cost(inputs, out_r, flops)
         self.library_flops(flops)
         head, _ = self.ask(self.cand, {"op": "census"})
@@ -446,11 +465,15 @@ class Judge:
         else:
             t_c, t_r = self.time_both(None, int(job.get("cpu_iters", 3)), 1)
         self.res["timings"] = {"candidate": t_c, "reference": t_r}
-        if job.get("compile_baseline", self.cuda):
+        if job.get("compile_baseline", self.cuda) and self.res["cheats"]:
+            # a baseline cannot change a rejection; it costs a compile (the reuse keeps no time from this run)
+            self.note(f"torch.compile baseline skipped: already rejected ({self.res['cheats'][0]['reason']})")
+        elif job.get("compile_baseline", self.cuda):
             self.stage("baseline-compile")
             try:
-                head, _ = self.ask(self.ref, {"op": "compile_baseline", "iters": int(job.get("iters", 50))})
-                self.res["timings"]["torch_compile"] = head["timing"]
+                req = {"op": "compile_baseline", "iters": int(job.get("iters", 50))}
+                self.res["timings"]["torch_compile"] = self.per_problem(
+                    "torch-compile", lambda: self.ask(self.ref, req)[0]["timing"], req, self.staged)
             except Failed as exc:
                 self.note(f"torch.compile baseline failed: {str(exc)[:200]}")
         self.note("CUTLASS baseline skipped: no CUTLASS recipe for this problem")
@@ -529,7 +552,9 @@ class Judge:
             _, vr = self.ask(self.ref, req)
             out_r = vr["out"]
             if label == job.get("seeds", [0, 1])[0]:
-                corr["null_models_passing"] = C.audit_null_models(out_r, [], self.scale, self.tol)
+                corr["null_models_passing"] = self.per_problem(
+                    "null-audit", lambda: C.audit_null_models(out_r, [], self.scale, self.tol), fn, self.scale,
+                    repr(self.tol), timed=False)
                 # TritonBench's own criterion: the printed results are identical
                 corr["tritonbench_stdout_match"] = str(v1.get("out")) == str(out_r)
             _, v2 = self.ask(self.cand, req)
@@ -590,9 +615,10 @@ class Judge:
             except (Failed, Gone, TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
                 self.note(f"structure unavailable: {type(exc).__name__}: {str(exc)[:200]}")
         self._close_stage()
+        self.reuse.commit(res)
         res["input_secret"] = self.secret  # written once the candidate can no longer run
         return res
 
 
-def judge_job(job: dict, ref: Process, cand: Process, deadline: float) -> dict:
-    return Judge(job, ref, cand, deadline).run()
+def judge_job(job: dict, ref: Process, cand: Process, deadline: float, cache: ProblemCache | None = None) -> dict:
+    return Judge(job, ref, cand, deadline, cache).run()

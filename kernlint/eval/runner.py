@@ -10,9 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from kernlint.eval import records
+from kernlint.eval import isolation, records
 from kernlint.eval.api import EvalOptions, evaluate_candidate
 from kernlint.eval.problems import Candidate, Problem
+from kernlint.eval.reuse import ProblemCache
 
 
 def visible_gpus() -> list[str]:
@@ -49,10 +50,14 @@ def worker_slots(gpus: list[str], workers: int | None) -> list[dict[str, str]]:
 
 def run_local(problems: dict[str, Problem], candidates: list[Candidate], out_path: str | Path,
               opts: EvalOptions, workers: int | None = None,
-              on_record: Callable[[dict], None] | None = None) -> list[dict]:
-    """Evaluate candidates with one subprocess at a time per slot. With GPUs a slot sees one GPU
-    through CUDA_VISIBLE_DEVICES: one slot per GPU by default; ``workers`` beyond the GPU count share
-    the GPUs round-robin (fine for correctness-only runs, not for timing). Without GPUs: ``workers``."""
+              on_record: Callable[[dict], None] | None = None, warm: bool = True) -> list[dict]:
+    """Evaluate candidates one at a time per slot. With GPUs a slot sees one GPU through
+    CUDA_VISIBLE_DEVICES: one slot per GPU by default; ``workers`` beyond the GPU count share the
+    GPUs round-robin (fine for correctness-only runs, not for timing). Without GPUs: ``workers``.
+
+    ``warm``: each slot starts the next candidate's executors while the current one is judged
+    (:class:`kernlint.eval.isolation.Spares`) and measures the reference's values once per problem
+    (:mod:`kernlint.eval.reuse`)."""
     slots = worker_slots(visible_gpus(), workers)
     gpus = [s["CUDA_VISIBLE_DEVICES"] for s in slots if s]
     todo: queue.Queue = queue.Queue()
@@ -63,14 +68,24 @@ def run_local(problems: dict[str, Problem], candidates: list[Candidate], out_pat
 
     def slot_loop(env_extra: dict) -> None:
         slot_opts = replace(opts, env={**opts.env, **env_extra}, cuda=bool(gpus) if opts.cuda is None else opts.cuda)
+        spares, cache = (isolation.Spares(), ProblemCache()) if warm else (None, None)
+        try:
+            slot_jobs(slot_opts, spares, cache)
+        finally:
+            if spares is not None:
+                spares.close()
+
+    def slot_jobs(slot_opts: EvalOptions, spares: isolation.Spares | None, cache: ProblemCache | None) -> None:
         while True:
             try:
                 c = todo.get_nowait()
             except queue.Empty:
                 return
             prob = problems.get(c.problem_id)
+            if spares is not None:
+                spares.more = not todo.empty()
             try:
-                rec = evaluate_candidate(prob, c, slot_opts) if prob else _missing_problem_record(c)
+                rec = evaluate_candidate(prob, c, slot_opts, spares, cache) if prob else _missing_problem_record(c)
             except Exception as exc:  # the harness itself failed on this candidate: record it
                 rec = {**_missing_problem_record(c), "reasons": [f"harness-error: {type(exc).__name__}: {exc}"]}
             records.append(out_path, rec)
@@ -140,7 +155,7 @@ def run_ray(problems: dict[str, Problem], candidates: list[Candidate], out_path:
 
 def run_batch(problems: dict[str, Problem], candidates: list[Candidate], out_path: str | Path,
               opts: EvalOptions, backend: str = "local", workers: int | None = None,
-              progress: bool = False, ray_address: str | None = None) -> list[dict]:
+              progress: bool = False, ray_address: str | None = None, warm: bool = True) -> list[dict]:
     """Evaluate the candidates not yet in ``out_path``; return the new records."""
     todo = pending(candidates, out_path)
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
@@ -160,7 +175,7 @@ def run_batch(problems: dict[str, Problem], candidates: list[Candidate], out_pat
     try:
         if backend == "ray":
             return run_ray(problems, todo, out_path, opts, workers, ray_address, on_record)
-        return run_local(problems, todo, out_path, opts, workers, on_record)
+        return run_local(problems, todo, out_path, opts, workers, on_record, warm)
     finally:
         if bar is not None:
             bar.stop()

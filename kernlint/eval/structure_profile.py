@@ -11,6 +11,7 @@ candidates that passed correctness are profiled.
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -147,9 +148,10 @@ def profile_summary(rows: list[ncu.KernelMetrics], structure_kernels: list[dict]
 
 def wanted(job: dict, result: dict, cuda: bool) -> bool:
     """Profile when asked (``job["profile"]``, on by default when timing), on a GPU, for a candidate
-    that passed correctness, when ncu is there."""
+    that passed correctness and that no run-time check rejected (a profile cannot change a
+    rejection), when ncu is there."""
     return bool(job.get("profile") and cuda and (result.get("correctness") or {}).get("passed_all")
-                and result.get("status") == "ok" and ncu.find_ncu())
+                and result.get("status") == "ok" and not result.get("cheats") and ncu.find_ncu())
 
 
 def profile_argv(kernel_symbols: list[str], wanted_metrics: list[str], log: Path) -> list[str]:
@@ -174,7 +176,7 @@ def run_profile(judge, kernel_symbols: list[str]) -> dict:
     for attempt, extra in enumerate((True, False)):  # a metric this ncu does not know fails the pass
         wanted_metrics = metrics(extra)
         log = root / f"ncu-{attempt}.csv"
-        proc = Process(root, f"profile-{attempt}", judge.cand.env, None, judge.cand.cpu_seconds,
+        proc = Process(root, f"profile-{attempt}", _profile_env(judge.cand), None, judge.cand.cpu_seconds,
                        judge.cand.rss_limit_mb, wrapper=profile_argv(kernel_symbols, wanted_metrics, log))
         try:
             _profiled_call(judge, proc)
@@ -198,6 +200,16 @@ def run_profile(judge, kernel_symbols: list[str]) -> dict:
         out.setdefault("error", f"ncu exit code {proc.proc.returncode}: " + " ".join(text.split())[-400:])
     out["wall_s"] = round(time.monotonic() - t0, 3)
     return out
+
+
+def _profile_env(cand) -> dict | None:
+    """The candidate executor's environment, with its Triton cache (under its HOME) as the profiled
+    executor's: the same candidate's kernels are not compiled twice. Only this candidate's own
+    processes ever read or write that cache."""
+    env = dict(cand.env or {})
+    if "TRITON_CACHE_DIR" not in env and "TRITON_CACHE_DIR" not in os.environ:
+        env["TRITON_CACHE_DIR"] = str(cand.dir / ".triton" / "cache")
+    return env
 
 
 def _profiled_call(judge, proc) -> None:

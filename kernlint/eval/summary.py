@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 from kernlint.eval.policy import TAXONOMY
@@ -14,6 +15,16 @@ CORRECT = {"passed", "structurally-flawed", "slower-than-baseline", "low-occupan
 
 def _speedup(rec: dict) -> float | None:
     return (rec.get("speedup") or {}).get("vs_reference")
+
+
+def stage_seconds(recs: list[dict]) -> dict[str, float]:
+    """Mean seconds per candidate in each kind of stage (``correctness-v1-s0`` counts as
+    ``correctness``), most expensive first: where a batch spends its time."""
+    spent: Counter = Counter()
+    for r in recs:
+        for name, s in (r.get("stage_s") or {}).items():
+            spent[re.sub(r"(-[vs]\d+)+$", "", name)] += s
+    return {k: round(v / len(recs), 3) for k, v in spent.most_common()} if recs else {}
 
 
 def summarize(recs: list[dict]) -> dict:
@@ -47,6 +58,9 @@ def summarize(recs: list[dict]) -> dict:
         "top_reasons": dict(reasons.most_common(15)),
         "structural_failures": counts_by_kind(evaluated),  # structure hook (#22)
         "mean_reward": (sum(r.get("reward", 0.0) for r in evaluated) / n) if n else 0.0,
+        "mean_stage_s": stage_seconds(recs),
+        # records that took the reference's values from an earlier candidate's run (:mod:`kernlint.eval.reuse`)
+        "reused_reference_values": sum(bool(r.get("reused")) for r in recs),
     }
 
 

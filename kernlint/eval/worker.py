@@ -522,10 +522,25 @@ def serve(channel: int) -> None:
         wire.write(channel, ex.handle(req, values, texts))
 
 
+def warm_imports() -> None:
+    """What every job imports, imported before its first request: a spare executor
+    (:class:`kernlint.eval.isolation.Spares`) does this while the job before it is judged."""
+    import torch  # noqa: F401
+    import torch.profiler  # noqa: F401
+
+    from kernlint.eval import census, correctness, structure_capture, timing  # noqa: F401
+
+    try:
+        import triton.language  # noqa: F401
+    except ImportError:
+        pass
+
+
 def main() -> int:
     channel = os.dup(1)
     os.dup2(2, 1)  # prints go to the log, never into the channel
     sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    warm_imports()
     serve(channel)
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown (candidate threads, atexit hooks)
