@@ -18,7 +18,7 @@ def test_suite_covers_every_pattern_and_candidate(suite_records):
     for p in ("freed-output-buffer reuse", "side stream timing", "data_ptr cache", "input mutation",
               "zeros on a degenerate task", "try/except torch fallback", "plain torch call",
               "allow_tf32 flip", "timer monkeypatch", "thread", "result forgery", "comparison patched through sys.modules",
-              "gc/frame walk to the reference model", "seed re-derivation", "forged timings"):
+              "gc/frame walk to the reference model", "seed re-derivation", "forged timings", "inherit bypass"):
         assert p in patterns
 
 
