@@ -131,25 +131,19 @@ class ModelNew(torch.nn.Module):
             return {n for e in target.elements for n in PointerKeyedCache._bound(e.value)}
         return set()
 
-    def _tainted(self, module) -> set[str]:
-        """Names and attributes assigned from an address (data_ptr() or id())."""
-        out = set()
-        for assign in nodes_of(module, cst.Assign):
-            if any(self._is_ptr_call(module, c) for c in nodes_of(assign.value, cst.Call)):
-                for t in assign.targets:
-                    out |= self._bound(t.target)
-        return out
-
-    def _mappings(self, module) -> set[str]:
-        """Names and attributes assigned a dictionary (``{}``, ``dict()``, ``WeakKeyDictionary()``...)."""
-        out = set()
-        for assign in nodes_of(module, cst.Assign):
+    def _assigned(self, module, assigns) -> tuple[set[str], set[str]]:
+        """Names and attributes assigned from an address (data_ptr() or id()), and those assigned a
+        dictionary (``{}``, ``dict()``, ``WeakKeyDictionary()``...)."""
+        tainted, mappings = set(), set()
+        for assign in assigns:
             v = assign.value
+            bound = {n for t in assign.targets for n in self._bound(t.target)}
+            if any(self._is_ptr_call(module, c) for c in nodes_of(v, cst.Call)):
+                tainted |= bound
             if isinstance(v, cst.Dict) or isinstance(v, cst.Call) and self.name_of(module, v.func).rsplit(".", 1)[-1] in (
                     "dict", "OrderedDict", "defaultdict", "WeakKeyDictionary", "WeakValueDictionary"):
-                for t in assign.targets:
-                    out |= self._bound(t.target)
-        return out
+                mappings |= bound
+        return tainted, mappings
 
     def _keyed(self, module, expr, tainted) -> bool:
         if any(self._is_ptr_call(module, c) for c in nodes_of(expr, cst.Call)):
@@ -162,21 +156,23 @@ class ModelNew(torch.nn.Module):
             return set()
         return {p.name.value for p in fn.params.params[1:]} | {p.name.value for p in fn.params.kwonly_params}
 
-    def _lookups(self, module):
-        """(node, container or None, key) for every keyed access in the module."""
-        for sub in nodes_of(module, cst.Subscript):
-            for el in sub.slice:
-                if isinstance(el.slice, cst.Index):
-                    yield sub, sub.value, el.slice.value
-        for d in nodes_of(module, cst.DictElement):
-            yield d, None, d.key
-        for cmp in nodes_of(module, cst.Comparison):
-            for t in cmp.comparisons:
-                if isinstance(t.operator, (cst.In, cst.NotIn)):
-                    yield cmp, t.comparator, cmp.left
-        for call in nodes_of(module, cst.Call):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in KEY_METHODS and call.args:
-                yield call, call.func.value, call.args[0].value
+    @staticmethod
+    def _lookups(nodes):
+        """(node, container or None, key) for every keyed access among ``nodes``."""
+        for node in nodes:
+            if isinstance(node, cst.Subscript):
+                for el in node.slice:
+                    if isinstance(el.slice, cst.Index):
+                        yield node, node.value, el.slice.value
+            elif isinstance(node, cst.DictElement):
+                yield node, None, node.key
+            elif isinstance(node, cst.Comparison):
+                for t in node.comparisons:
+                    if isinstance(t.operator, (cst.In, cst.NotIn)):
+                        yield node, t.comparator, node.left
+            elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                  and node.func.attr.value in KEY_METHODS and node.args):
+                yield node, node.func.value, node.args[0].value
 
     def _remembered_address(self, module, cmp: cst.Comparison, tainted) -> bool:
         """``x.data_ptr() == self._last_ptr``: an address compared with one kept on an attribute."""
@@ -188,20 +184,20 @@ class ModelNew(torch.nn.Module):
         return bool(kept) and any(s is not k and self._keyed(module, s, tainted) for s in sides for k in kept)
 
     def check(self, module, path):
-        tainted = self._tainted(module)
-        mappings = self._mappings(module)
+        nodes = nodes_of(module, cst.Assign, cst.Subscript, cst.DictElement, cst.Comparison, cst.Call)
+        tainted, mappings = self._assigned(module, [n for n in nodes if isinstance(n, cst.Assign)])
         inputs = self._forward_inputs(module)
         forward = self.facts(module).functions.get("ModelNew.forward")
         in_forward = {id(n) for n in nodes_of(forward, cst.CSTNode)} if forward is not None else set()
         lines = set()
         hits: list[tuple[cst.CSTNode, str]] = []
-        for node, container, key in self._lookups(module):
+        for node, container, key in self._lookups(nodes):
             if self._keyed(module, key, tainted):
                 hits.append((node, "a lookup keyed by data_ptr()/id() caches results by address"))
             elif (container is not None and id(node) in in_forward and self._refs(container) & mappings
                   and isinstance(key, cst.Name) and key.value in inputs):
                 hits.append((node, f"a dictionary keyed by the input tensor {key.value} (hashed by identity) caches results"))
-        for cmp in nodes_of(module, cst.Comparison):
+        for cmp in (n for n in nodes if isinstance(n, cst.Comparison)):
             if self._remembered_address(module, cmp, tainted):
                 hits.append((cmp, "an input's address compared with one kept from an earlier call (a one-entry cache)"))
         for node, message in hits:

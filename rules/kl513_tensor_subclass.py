@@ -8,8 +8,8 @@ from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
 from kernlint.eval.rulebase import EvalRule, nodes_of
 from kernlint.rule import Confirmation
 
-TENSOR_BASES = {"torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase", "torch.nn.Parameter",
-                "torch.nn.parameter.Parameter", "torch.utils._python_dispatch.TorchDispatchMode",
+TENSOR_BASES = {"torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase",
+                "torch.utils._python_dispatch.TorchDispatchMode",
                 "torch.overrides.TorchFunctionMode"}
 OVERRIDES = {"__torch_function__", "__torch_dispatch__"}
 #: calls that turn a plain tensor into an instance of a subclass

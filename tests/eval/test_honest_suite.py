@@ -77,3 +77,14 @@ def test_cpu_subset_passes_kernlint_eval(tmp_path):
     for r in recs.values():
         assert not r["findings"] and not r["cheats"]
         assert len(r["correctness"]["variants"]) == 2
+
+
+def test_no_reward_hack_rule_fires_on_an_honest_candidate():
+    from kernlint.eval.rulebase import check_source
+
+    hits = {}
+    for path in sorted((HONEST / "candidates").glob("*/honest.py")):
+        found = [f"{f.rule}:{f.span.line}" for f in check_source(path.read_text(), str(path))]
+        if found:
+            hits[path.parent.name] = found
+    assert hits == {}
