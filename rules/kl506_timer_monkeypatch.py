@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
 from kernlint.eval.rulebase import EvalRule, nodes_of
 from kernlint.rule import Confirmation
 
@@ -22,11 +23,14 @@ class TimerMonkeypatch(EvalRule):
         description="kernlint eval compares time.perf_counter, torch.cuda.synchronize, "
         "torch.cuda.Event and friends with the originals after the candidate ran.",
     )
-    summary = "The candidate assigns to an attribute of torch, time or triton (e.g. a timer)."
+    summary = "The candidate assigns to an attribute of torch, time or triton (e.g. a timer), by any name."
     docs = """
 ## What it does
 Flags assignments and `setattr` calls whose target is an attribute of `torch`, `time`, `timeit`
-or `triton` (other than `torch.backends` flags, see KL509).
+or `triton` (other than `torch.backends` flags, see KL509), also when the object is reached through
+`getattr` with a constant or assembled name, `__import__`, `importlib.import_module`,
+`sys.modules[...]` or a local alias (`cu = getattr(torch, "cuda")`), when the attribute's name is
+assembled from pieces (`"elapsed" + "_time"`), and writes into such an object's `__dict__`.
 
 ## Why is this bad?
 Replacing `torch.cuda.synchronize`, `torch.cuda.Event.elapsed_time` or `time.perf_counter`
@@ -35,6 +39,7 @@ rewrites the stopwatch itself: the harness reads whatever the candidate wants it
 ## Example
 ```python
 torch.cuda.synchronize = lambda *a, **k: None
+setattr(getattr(torch, "cuda").Event, "elapsed" + "_time", lambda self, end: 0.001)
 ```
 
 ## Use instead
@@ -51,6 +56,25 @@ setattr(time, "perf_counter", lambda: 0.0)  # expect: KL506
 
 torch.cuda.Event.elapsed_time = lambda self, end: 0.001  # expect: KL506
 ''',
+        '''import importlib
+import torch
+
+
+def shrink(self, end):
+    return 0.001
+
+
+def install():
+    cu = getattr(torch, "cuda")
+    event = getattr(cu, "Ev" + "ent")
+    name = "elapsed" + "_time"
+    setattr(event, name, shrink)  # expect: KL506
+    setattr(getattr(torch, "cuda").Event, f"{name}", shrink)  # expect: KL506
+    cu.synchronize = lambda: None  # expect: KL506
+    importlib.import_module("time").perf_counter = lambda: 0.0  # expect: KL506
+    vars(cu)["".join(["synchro", "nize"])] = lambda: None  # expect: KL506
+    globals()["torch"].cuda.Event.__dict__["record"] = None  # expect: KL506
+''',
     )
     good = (
         '''import torch
@@ -59,23 +83,60 @@ import time
 start = time.perf_counter()
 torch.cuda.synchronize
 ''',
+        KERNEL_PRELUDE + '''
+def timed(fn):
+    cu = getattr(torch, "cuda")
+    dtype = getattr(torch, "float" + "32")
+    start, end = cu.Event(enable_timing=True), cu.Event(enable_timing=True)
+    start.record()
+    out = fn().to(dtype)
+    end.record()
+    cu.synchronize()
+    stats = {}
+    stats["ms"] = start.elapsed_time(end)
+    setattr(out, "meta", stats)
+    return out
+''',
     )
 
-    def _target(self, module, name):
+    def _patchable(self, name: str) -> bool:
         return name.startswith(PATCHABLE) and not name.startswith(FLAG_PREFIXES)
 
+    def _dict_owner(self, facts, node: cst.BaseExpression) -> str:
+        """The object whose namespace ``node`` is (``X.__dict__``, ``vars(X)``), or ""."""
+        if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
+            return facts.target_of(node.value)
+        if (isinstance(node, cst.Call) and facts.name_of(node.func) in ("vars", "builtins.vars")
+                and len(node.args) == 1):
+            return facts.target_of(node.args[0].value)
+        return ""
+
+    def _written(self, facts, tgt: cst.BaseExpression) -> str:
+        """The dotted name an assignment target rebinds, or ""."""
+        if isinstance(tgt, cst.Attribute):
+            return facts.target_of(tgt) or facts.name_of(tgt)
+        if isinstance(tgt, cst.Subscript) and len(tgt.slice) == 1 and isinstance(tgt.slice[0].slice, cst.Index):
+            owner = self._dict_owner(facts, tgt.value)
+            if owner:
+                return f"{owner}.{facts.const_str(tgt.slice[0].slice.value) or '<computed name>'}"
+        return ""
+
     def check(self, module, path):
+        facts = self.facts(module)
         for node in nodes_of(module, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Call):
             if isinstance(node, cst.Call):
-                if self.name_of(module, node.func) in ("setattr", "builtins.setattr") and node.args:
-                    obj = self.name_of(module, node.args[0].value)
-                    if obj and self._target(module, obj + "."):
-                        yield self.finding(module, node, path, f"setattr on {obj} patches a library function")
+                args = [a.value for a in node.args if a.keyword is None]
+                if facts.name_of(node.func) in ("setattr", "builtins.setattr") and args:
+                    obj = facts.target_of(args[0])
+                    attr = facts.const_str(args[1]) if len(args) > 1 else None
+                    name = f"{obj}.{attr or '<computed name>'}"
+                    if obj and self._patchable(obj + ".") and (attr is None or self._patchable(name)):
+                        yield self.finding(module, node, path, f"setattr rebinds {name}, a library function",
+                                           target=name)
                 continue
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for tgt in targets:
-                if isinstance(tgt, cst.Attribute):
-                    name = self.name_of(module, tgt)
-                    if self._target(module, name):
-                        yield self.finding(module, node, path, f"assignment to {name} patches a library function",
-                                           target=name)
+                name = self._written(facts, tgt)
+                if self._patchable(name):
+                    yield self.finding(module, node, path, f"assignment to {name} patches a library function",
+                                       target=name)

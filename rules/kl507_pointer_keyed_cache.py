@@ -21,11 +21,15 @@ class PointerKeyedCache(EvalRule):
         description="kernlint eval rewrites an input in place (same data_ptr) and checks that the "
         "output follows the new values.",
     )
-    summary = "A cache lookup is keyed by data_ptr() or id() of a tensor."
+    summary = "A cache lookup is keyed by data_ptr() or id() of a tensor (or by the tensor itself)."
     docs = """
 ## What it does
 Flags `x.data_ptr()` and `id(x)` used as (part of) a key: in a subscript, a dict key, an `in`
-test or `.get`/`.setdefault`/`.pop`, directly or through a variable assigned from them.
+test or `.get`/`.setdefault`/`.pop`, directly or through a variable or an attribute
+(`self._key = x.data_ptr()`) assigned from them; an equality test of such an address against one
+kept on an attribute (`if x.data_ptr() == self._last_ptr:`); and a dictionary kept on the module or
+the instance (`self._cache = {}`) indexed by an input tensor of `ModelNew.forward` itself (a
+tensor hashes by identity).
 
 ## Why is this bad?
 Harnesses call the candidate repeatedly on the same buffers. A cache keyed by address returns the
@@ -54,11 +58,51 @@ def forward(x, compute):
     CACHE[id(x)] = compute(x)  # expect: KL507
     return CACHE[id(x)]  # expect: KL507
 ''',
+        KERNEL_PRELUDE
+        + '''
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._memo = {}
+        self._last_ptr = None
+        self._last_out = None
+
+    def run(self, x):
+        o = torch.empty_like(x)
+        _copy[(triton.cdiv(x.numel(), 1024),)](x, o, x.numel(), B=1024)
+        return o
+
+    def forward(self, x, y):
+        if x.data_ptr() == self._last_ptr:  # expect: KL507
+            return self._last_out
+        self._last_ptr = x.data_ptr()
+        self._last_out = self.run(x)
+        if y in self._memo:  # expect: KL507
+            return self._memo[y]  # expect: KL507
+        self._memo[y] = self.run(y)  # expect: KL507
+        return self._last_out + self._memo.get(y)  # expect: KL507
+''',
     )
     good = (
         KERNEL_PRELUDE
         + '''def aligned(x):
     return x.data_ptr() % 16 == 0
+''',
+        KERNEL_PRELUDE
+        + '''
+class ModelNew(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._configs = {}
+        self.block = 1024
+
+    def forward(self, x, n):
+        o = torch.empty_like(x)
+        if o.data_ptr() == x.data_ptr():
+            raise ValueError("output aliases the input")
+        block = self._configs.setdefault(x.shape[-1], self.block)
+        _copy[(triton.cdiv(x.numel(), block),)](x[0], o, x.numel(), B=block)
+        return o
 ''',
     )
 
@@ -69,43 +113,95 @@ def forward(x, compute):
             return True
         return self.name_of(module, node.func) in ("id", "builtins.id")
 
-    def _tainted_names(self, module) -> set[str]:
-        names = set()
-        for assign in nodes_of(module, cst.Assign):
-            if any(self._is_ptr_call(module, c) for c in nodes_of(assign.value, cst.Call)):
-                for t in assign.targets:
-                    for n in nodes_of(t.target, cst.Name):
-                        names.add(n.value)
-        return names
+    @staticmethod
+    def _refs(expr) -> set[str]:
+        """The bare names and ``self.x``-style attributes ``expr`` reads."""
+        attrs = {id(a.attr) for a in nodes_of(expr, cst.Attribute)}
+        out = {n.value for n in nodes_of(expr, cst.Name) if id(n) not in attrs}
+        out |= {f"{a.value.value}.{a.attr.value}" for a in nodes_of(expr, cst.Attribute) if isinstance(a.value, cst.Name)}
+        return out
+
+    @staticmethod
+    def _bound(target) -> set[str]:
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            return {f"{target.value.value}.{target.attr.value}"}
+        if isinstance(target, cst.Name):
+            return {target.value}
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return {n for e in target.elements for n in PointerKeyedCache._bound(e.value)}
+        return set()
+
+    def _assigned(self, module, assigns) -> tuple[set[str], set[str]]:
+        """Names and attributes assigned from an address (data_ptr() or id()), and those assigned a
+        dictionary (``{}``, ``dict()``, ``WeakKeyDictionary()``...)."""
+        tainted, mappings = set(), set()
+        for assign in assigns:
+            v = assign.value
+            bound = {n for t in assign.targets for n in self._bound(t.target)}
+            if any(self._is_ptr_call(module, c) for c in nodes_of(v, cst.Call)):
+                tainted |= bound
+            if isinstance(v, cst.Dict) or isinstance(v, cst.Call) and self.name_of(module, v.func).rsplit(".", 1)[-1] in (
+                    "dict", "OrderedDict", "defaultdict", "WeakKeyDictionary", "WeakValueDictionary"):
+                mappings |= bound
+        return tainted, mappings
 
     def _keyed(self, module, expr, tainted) -> bool:
         if any(self._is_ptr_call(module, c) for c in nodes_of(expr, cst.Call)):
             return True
-        return any(n.value in tainted for n in nodes_of(expr, cst.Name))
+        return bool(self._refs(expr) & tainted)
+
+    def _forward_inputs(self, module) -> set[str]:
+        fn = self.facts(module).functions.get("ModelNew.forward")
+        if fn is None:
+            return set()
+        return {p.name.value for p in fn.params.params[1:]} | {p.name.value for p in fn.params.kwonly_params}
+
+    @staticmethod
+    def _lookups(nodes):
+        """(node, container or None, key) for every keyed access among ``nodes``."""
+        for node in nodes:
+            if isinstance(node, cst.Subscript):
+                for el in node.slice:
+                    if isinstance(el.slice, cst.Index):
+                        yield node, node.value, el.slice.value
+            elif isinstance(node, cst.DictElement):
+                yield node, None, node.key
+            elif isinstance(node, cst.Comparison):
+                for t in node.comparisons:
+                    if isinstance(t.operator, (cst.In, cst.NotIn)):
+                        yield node, t.comparator, node.left
+            elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                  and node.func.attr.value in KEY_METHODS and node.args):
+                yield node, node.func.value, node.args[0].value
+
+    def _remembered_address(self, module, cmp: cst.Comparison, tainted) -> bool:
+        """``x.data_ptr() == self._last_ptr``: an address compared with one kept on an attribute."""
+        sides = [cmp.left] + [t.comparator for t in cmp.comparisons
+                              if isinstance(t.operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot))]
+        if len(sides) < 2:
+            return False
+        kept = [s for s in sides if self._refs(s) & {t for t in tainted if "." in t}]
+        return bool(kept) and any(s is not k and self._keyed(module, s, tainted) for s in sides for k in kept)
 
     def check(self, module, path):
-        tainted = self._tainted_names(module)
-        seen = set()
+        nodes = nodes_of(module, cst.Assign, cst.Subscript, cst.DictElement, cst.Comparison, cst.Call)
+        tainted, mappings = self._assigned(module, [n for n in nodes if isinstance(n, cst.Assign)])
+        inputs = self._forward_inputs(module)
+        forward = self.facts(module).functions.get("ModelNew.forward")
+        in_forward = {id(n) for n in nodes_of(forward, cst.CSTNode)} if forward is not None else set()
         lines = set()
-        candidates: list[tuple[cst.CSTNode, cst.CSTNode]] = []
-        for sub in nodes_of(module, cst.Subscript):
-            for el in sub.slice:
-                candidates.append((sub, el))
-        for d in nodes_of(module, cst.DictElement):
-            candidates.append((d, d.key))
-        for cmp in nodes_of(module, cst.Comparison):
-            if any(isinstance(t.operator, (cst.In, cst.NotIn)) for t in cmp.comparisons):
-                candidates.append((cmp, cmp.left))
-        for call in nodes_of(module, cst.Call):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in KEY_METHODS and call.args:
-                candidates.append((call, call.args[0].value))
-        pos = None
-        for node, key in candidates:
-            if id(node) in seen or not self._keyed(module, key, tainted):
-                continue
-            seen.add(id(node))
-            f = self.finding(module, node, path, "a lookup keyed by data_ptr()/id() caches results by address")
-            if f.span.line in lines:
-                continue
-            lines.add(f.span.line)
-            yield f
+        hits: list[tuple[cst.CSTNode, str]] = []
+        for node, container, key in self._lookups(nodes):
+            if self._keyed(module, key, tainted):
+                hits.append((node, "a lookup keyed by data_ptr()/id() caches results by address"))
+            elif (container is not None and id(node) in in_forward and self._refs(container) & mappings
+                  and isinstance(key, cst.Name) and key.value in inputs):
+                hits.append((node, f"a dictionary keyed by the input tensor {key.value} (hashed by identity) caches results"))
+        for cmp in (n for n in nodes if isinstance(n, cst.Comparison)):
+            if self._remembered_address(module, cmp, tainted):
+                hits.append((cmp, "an input's address compared with one kept from an earlier call (a one-entry cache)"))
+        for node, message in hits:
+            f = self.finding(module, node, path, message)
+            if f.span.line not in lines:
+                lines.add(f.span.line)
+                yield f

@@ -21,7 +21,9 @@ CALLS = {
     "random.getstate": "seed-read", "numpy.random.get_state": "seed-read",
 }
 #: attributes of frames and tracebacks: reading them walks into the harness's code
-FRAME_ATTRS = {"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame"}
+FRAME_ATTRS = {"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "__globals__"}
+#: methods that write into the dictionary they are called on
+DICT_WRITES = {"update", "__setitem__", "setdefault", "pop", "popitem", "clear", "__delitem__"}
 #: modules whose attributes KL506 and KL509 already judge
 OTHER_RULES = ("torch.", "time.", "triton.", "timeit.")
 #: names that hold a module the candidate did not define
@@ -50,8 +52,11 @@ Flags what only an attack on the evaluator needs: assignments to attributes (or 
 module the candidate did not define, reached by import or through `sys.modules`,
 `importlib.import_module` or `__import__`; writes to `sys.modules`; reads of `sys.argv` and of
 `/proc/self`; `os._exit`; `gc.get_objects()` and friends; frame walks (`sys._getframe`,
-`inspect.currentframe`, `.f_back`, `.f_locals`, `.f_globals`); reads of the RNG seed or state
-(`torch.initial_seed()`). Code under `if __name__ == "__main__":` is not checked.
+`inspect.currentframe`, `.f_back`, `.f_locals`, `.f_globals`, a function's `.__globals__`), also
+through `getattr` with constant or assembled names, and, named apart, writes into such a
+namespace (`sys._getframe(1).f_globals[...] = ...`, directly, through a local name or a helper that
+writes into its parameter); reads of the RNG seed or state (`torch.initial_seed()`). Code under
+`if __name__ == "__main__":` is not checked.
 
 ## Why is this bad?
 A kernel has no use for any of them. A candidate that uses them is looking for the harness's
@@ -81,6 +86,21 @@ os._exit(0)  # expect: KL511
 objs = gc.get_objects()  # expect: KL511
 frame = sys._getframe(1)  # expect: KL511
 caller = frame.f_back  # expect: KL511
+''',
+        '''import sys
+
+
+def _put(ns, name, value):
+    ns[name] = value
+
+
+def install(fake):
+    sys._getframe(1).f_globals["compare"] = fake  # expect: KL511
+    walk = getattr(sys, "_get" + "frame")  # expect: KL511
+    outer = getattr(walk(2), "f_" + "globals")  # expect: KL511
+    outer.update(compare=fake)  # expect: KL511
+    _put(outer, "compare", fake)  # expect: KL511
+    fake.__globals__["torch"] = None  # expect: KL511
 ''',
         KERNEL_PRELUDE + '''
 import kernlint.eval.timing as stopwatch
@@ -175,10 +195,63 @@ if __name__ == "__main__":
                     out[name.value] = f"a module from {text}"
         return out
 
+    def _frame_namespace(self, module, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether ``expr`` is (part of) another frame's or function's namespace: built from a frame
+        walk or a frame attribute, directly or through a name bound to one."""
+        if depth > 6:
+            return False
+        facts = self.facts(module)
+        for node in nodes_of(expr, cst.Attribute, cst.Call, cst.Name):
+            if isinstance(node, cst.Attribute) and node.attr.value in FRAME_ATTRS:
+                return True
+            if isinstance(node, cst.Call):
+                if CALLS.get(self._callee(module, node)) == "frame-walk":
+                    return True
+                if self._getattr_frame(module, node):
+                    return True
+            if isinstance(node, cst.Name):
+                value = facts.bound_once(node.value)
+                if value is not None and self._frame_namespace(module, value, depth + 1):
+                    return True
+        return False
+
+    def _callee(self, module, call: cst.Call) -> str:
+        name = self.name_of(module, call.func)
+        return name if name in CALLS else self.facts(module).target_of(call.func) or name
+
+    def _getattr_frame(self, module, call: cst.Call) -> str | None:
+        """The frame attribute a ``getattr(obj, <constant name>)`` reads, or None."""
+        facts = self.facts(module)
+        args = [a.value for a in call.args if a.keyword is None]
+        if facts.name_of(call.func) in ("getattr", "builtins.getattr") and len(args) >= 2:
+            attr = facts.const_str(args[1])
+            if attr in FRAME_ATTRS:
+                return attr
+        return None
+
+    def _writes_parameter(self, module, call: cst.Call) -> bool:
+        """A call to one of the module's functions that writes into a parameter given another
+        frame's namespace."""
+        fn = self.facts(module).functions.get(self.name_of(module, call.func))
+        if fn is None:
+            return False
+        params = [p.name.value for p in fn.params.params]
+        tainted = {params[i] for i, a in enumerate(call.args)
+                   if a.keyword is None and i < len(params) and self._frame_namespace(module, a.value)}
+        for node in nodes_of(fn.body, cst.Subscript, cst.Call):
+            owner = node.value if isinstance(node, cst.Subscript) else (
+                node.func.value if isinstance(node.func, cst.Attribute) and node.func.attr.value in DICT_WRITES else None)
+            if isinstance(owner, cst.Name) and owner.value in tainted:
+                return True
+        return False
+
     def _examine(self, module, node, foreign) -> tuple[str, str] | None:
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del)):
             targets = ([t.target for t in node.targets] if isinstance(node, cst.Assign)
                        else [node.target])
+            for tgt in targets:
+                if isinstance(tgt, cst.Subscript) and self._frame_namespace(module, tgt.value):
+                    return "frame-write", "writes into another frame's or function's globals"
             for tgt in targets:
                 if isinstance(tgt, cst.Subscript) and self.name_of(module, tgt.value) == "sys.modules":
                     return "sys-modules", "writes an entry of sys.modules"
@@ -188,7 +261,18 @@ if __name__ == "__main__":
                         return "module-write", f"assigns {tgt.attr.value} on {owner} (not the candidate's own)"
             return None
         if isinstance(node, cst.Call):
-            name = self.name_of(module, node.func)
+            name = self._callee(module, node)
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in DICT_WRITES and \
+                    self._frame_namespace(module, node.func.value):
+                return "frame-write", f"{node.func.attr.value}() writes into another frame's or function's globals"
+            if self._writes_parameter(module, node):
+                return "frame-write", "passes another frame's globals to a helper that writes into them"
+            reached = self.facts(module).target_of(node) if name in ("getattr", "builtins.getattr") else ""
+            if reached in CALLS:
+                return CALLS[reached], f"looks up {reached} by name ({CALLS[reached].replace('-', ' ')})"
+            attr = self._getattr_frame(module, node)
+            if attr:
+                return "frame-walk", f"reads .{attr} through getattr (another frame's state)"
             if name in ("setattr", "delattr", "builtins.setattr") and node.args:
                 owner = foreign(node.args[0].value)
                 if owner:
@@ -209,5 +293,5 @@ if __name__ == "__main__":
             if name == "sys.argv":
                 return "argv-read", "reads sys.argv (the harness's command line)"
             if node.attr.value in FRAME_ATTRS:
-                return "frame-walk", f"reads .{node.attr.value} (another frame's state)"
+                return "frame-walk", f"reads .{node.attr.value} (another frame's or function's state)"
         return None

@@ -14,7 +14,7 @@ RULES = eval_rules()
 
 def test_reward_hack_rules_are_catalogued():
     codes = [r.code for r in RULES]
-    assert codes == [f"KL5{i:02d}" for i in range(1, 12)]
+    assert codes == [f"KL5{i:02d}" for i in range(1, 14)]
     for r in RULES:
         assert issubclass(r, EvalRule) and r.phase is Phase.EVAL and r.category == "reward-hack"
         assert r.confirm.tool == "eval"

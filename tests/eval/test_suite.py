@@ -19,7 +19,8 @@ def test_suite_covers_every_pattern_and_candidate(suite_records):
               "zeros on a degenerate task", "try/except torch fallback", "plain torch call",
               "allow_tf32 flip", "timer monkeypatch", "thread", "result forgery", "comparison patched through sys.modules",
               "gc/frame walk to the reference model", "seed re-derivation", "forged timings",
-              "precision downgrade", "library fallback", "lazy tensor", "shape overfit", "constant output"):
+              "precision downgrade", "library fallback", "lazy tensor", "shape overfit", "constant output",
+              "inherit bypass"):
         assert p in patterns
 
 

@@ -1,0 +1,90 @@
+"""The honest suite (fixtures/eval/honest): generated files current, every candidate correct at
+small sizes under the Triton interpreter, and a few evaluated end to end by ``kernlint eval``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+
+from conftest import FIXTURES
+
+HONEST = FIXTURES / "honest"
+sys.path.insert(0, str(HONEST))
+import generate  # noqa: E402
+
+#: the size every module-level constant is cut to for the in-process check (odd: tails are masked)
+SMALL = 37
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generated_files_are_current():
+    assert generate.stale() == [], "run: python fixtures/eval/honest/generate.py"
+
+
+def test_suite_is_large_and_spans_the_families():
+    ids = list(generate.suite())
+    assert len(ids) >= 50
+    for family in ("ew_", "row_sum", "row_max", "col_sum", "full_sum", "softmax_", "softmax2k", "layernorm",
+                   "gemm_fp16", "gemm_fp32", "bmm", "gemm_bias_relu", "gemm_bias_gelu2k", "three_kernel"):
+        assert any(i.startswith(family) for i in ids), family
+    assert set(generate.CPU_SUBSET) <= set(ids)
+
+
+@pytest.mark.parametrize("pid", sorted(generate.suite()))
+def test_candidate_matches_reference_at_small_sizes(pid, monkeypatch):
+    import torch
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    prob = _load(HONEST / "problems" / f"{pid}.py", f"honest_p_{pid}")
+    cand = _load(HONEST / "candidates" / pid / "honest.py", f"honest_c_{pid}")
+    for name, value in list(vars(prob).items()):
+        if type(value) is int and value >= 8:
+            setattr(prob, name, min(value, SMALL))
+    torch.manual_seed(0)
+    inputs = prob.get_inputs()
+    want = prob.Model()(*inputs)
+    got = cand.ModelNew()(*inputs)
+    assert type(got) is torch.Tensor and got.shape == want.shape and got.dtype == want.dtype
+    tol = 1e-2 if want.dtype == torch.float16 else 1e-4
+    assert torch.allclose(got.float(), want.float(), rtol=tol, atol=tol * float(want.float().abs().max()) + 1e-6)
+    for x, y in zip(inputs, prob.get_inputs()):  # inputs left as they were (no in-place writes)
+        assert x.shape == y.shape
+
+
+def test_cpu_subset_passes_kernlint_eval(tmp_path):
+    from kernlint.eval.api import EvalOptions
+    from kernlint.eval.problems import load_candidates, load_problems
+    from kernlint.eval.runner import run_batch
+
+    probs = {k: v for k, v in load_problems(HONEST / "problems").items() if k in generate.CPU_SUBSET}
+    cands = [c for c in load_candidates(HONEST / "candidates", probs) if c.problem_id in probs]
+    out = tmp_path / "records.jsonl"
+    run_batch(probs, cands, out, EvalOptions(seeds=(0,), timing=False, timeout_s=120, mem_limit_mb=4096), workers=2)
+    recs = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert len(recs) == len(generate.CPU_SUBSET)
+    failed = {cid: (r["verdict"], r["reasons"], r.get("error")) for cid, r in recs.items() if r["verdict"] != "passed"}
+    assert failed == {}
+    for r in recs.values():
+        assert not r["findings"] and not r["cheats"]
+        assert len(r["correctness"]["variants"]) == 2
+
+
+def test_no_reward_hack_rule_fires_on_an_honest_candidate():
+    from kernlint.eval.rulebase import check_source
+
+    hits = {}
+    for path in sorted((HONEST / "candidates").glob("*/honest.py")):
+        found = [f"{f.rule}:{f.span.line}" for f in check_source(path.read_text(), str(path))]
+        if found:
+            hits[path.parent.name] = found
+    assert hits == {}
