@@ -8,7 +8,7 @@ expression and records the events rules read: memory accesses, reductions, branc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -715,23 +715,23 @@ class Interpreter:
         if base.rank == 0:
             return base
         out = V.subscript(base, pattern)
-        padded = base.facts_of(PaddedAxis)
-        if padded and "None" in pattern:
-            # padded axes move with the block's axes (`z[:, None]`: axis -1 becomes -2)
+        on_axes = base.facts_of(PaddedAxis) + base.facts_of(PaddingSide)
+        if on_axes and "None" in pattern:
+            # facts about an axis move with the block's axes (`z[:, None]`: axis -1 becomes -2)
             kept = [i for i, p in enumerate(pattern) if p == ":"]
             moved = set()
-            for pad in padded:
-                src = base.rank + pad.axis
+            for fact in on_axes:
+                src = base.rank + fact.axis
                 if 0 <= src < len(kept):
-                    moved.add(PaddedAxis(kept[src] - len(pattern)))
-            out = out.with_(facts=(out.facts - set(padded)) | moved)
+                    moved.add(replace(fact, axis=kept[src] - len(pattern)))
+            out = out.with_(facts=(out.facts - set(on_axes)) | moved)
         return out
 
     def call(self, node: cst.Call) -> Val:
         self.state.anchors[id(node)] = self.current
         fname = self.imports.resolve(node.func) or ""
         # method calls: x.to(tl.int64), x.to(tl.float32)
-        if isinstance(node.func, cst.Attribute) and fname.split(".")[-1] == "to" and not fname.startswith(TL):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to" and not fname.startswith(TL):
             base = self.expr(node.func.value)
             target = self.imports.resolve(node.args[0].value) if node.args else None
             target = target or ""
