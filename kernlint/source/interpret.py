@@ -40,6 +40,8 @@ NONE = Val(constexpr=True)
 RECORDED_CALLS = frozenset({TL + "arange", *(TL + n for n in (
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas",
     "debug_barrier", "dot", "device_assert"))})
+#: element-wise functions whose value on the padding the interpreter follows, by name
+MATH = frozenset({"exp", "log", "exp2", "log2", "sqrt", "rsqrt"})
 PASSTHROUGH = {TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")}
 
 
@@ -173,6 +175,44 @@ def _is_advance(node: cst.Assign) -> bool:
 def _zero_padded(v: Val) -> bool:
     """Padding lanes hold 0 (``other=0``, or no ``other``: what a sum already assumes)."""
     return bool(v.facts & ZERO_PADDED) and Fact.PAD_NONZERO not in v.facts
+
+
+def _kept_padding(arg: Val, reduced: int, facts: frozenset) -> frozenset:
+    """A reduction along axis ``reduced`` (negative) of a block padded with 0 keeps the padding of
+    the other axes: a padding row of ``tl.sum(x * y, axis=-1)`` is a sum of zeros."""
+    if not _zero_padded(arg):
+        return facts
+    on_axes = arg.facts_of(PaddedAxis) + arg.facts_of(PaddingSide)
+    kept = {replace(f, axis=f.axis + 1 if f.axis < reduced else f.axis) for f in on_axes if f.axis != reduced}
+    if not any(isinstance(f, PaddedAxis) for f in kept):
+        return facts
+    return (facts - set(arg.facts_of(PaddingSide))) | kept | (arg.facts & ZERO_PADDED)
+
+
+#: what a value holds on its padding lanes
+PAD_VALUES = frozenset({Fact.PAD_UNDEFINED, Fact.PAD_ZERO, Fact.PAD_NONZERO, Fact.PAD_INF, Fact.PAD_NEG_INF})
+
+
+def _dot(a: Val, b: Val, joined: Val) -> Val:
+    """``tl.dot(a, b)``: the rows of the result are ``a``'s (axis -2), the columns ``b``'s (axis -1);
+    the padding of the contracted axis (``a``'s -1, ``b``'s -2) is summed away when one side is 0
+    there. Otherwise (or for operands of unknown shape) every fact of either operand is kept."""
+    if a.rank < 2 or b.rank < 2:
+        return joined
+    a_k, b_k = -1 in _padded_axes(a), -2 in _padded_axes(b)
+    if (a_k or b_k) and not (a_k and _zero_padded(a)) and not (b_k and _zero_padded(b)):
+        return joined  # non-zero padding on both sides of the contraction: every lane changes
+    facts = set(joined.facts - PAD_VALUES) - set(joined.facts_of(PaddedAxis)) - set(joined.facts_of(PaddingSide))
+    for operand, contracted in ((a, -1), (b, -2)):
+        kept = {f for f in operand.facts_of(PaddedAxis) + operand.facts_of(PaddingSide) if f.axis != contracted}
+        facts |= kept
+        if any(isinstance(f, PaddedAxis) for f in kept):
+            facts |= operand.facts & PAD_VALUES
+    return joined.with_(facts=frozenset(facts))
+
+
+def _padded_axes(v: Val) -> set[int]:
+    return {f.axis for f in v.facts_of(PaddedAxis)}
 
 
 def _has_floor_div(node: cst.CSTNode) -> bool:
@@ -593,6 +633,8 @@ class Interpreter:
         if name == "Divide" and b.facts & ZERO_PADDED:
             if Fact.PAD_NONZERO not in b.facts:  # dividing by padding zeros
                 out = out.with_(facts=out.facts | {Fact.PAD_NONZERO, Fact.PAD_INF})
+            elif _zero_padded(a):  # 0 / (x + eps): the padding is 0 again
+                out = out.with_(facts=out.facts - {Fact.PAD_NONZERO, Fact.PAD_INF})
             else:  # by padding made non-zero (`sqrt(var + eps)`): finite, not 0
                 out = out.with_(facts=out.facts | {Fact.PAD_NONZERO})
         return out
@@ -650,7 +692,11 @@ class Interpreter:
         other = b if a.facts & ZERO_PADDED else a
         # a scalar (or a broadcast reduction, e.g. a row mean) shifts every padding lane away from 0
         broadcast = other.rank == 0 or Fact.REDUCED in other.facts
-        zero_in_padding = other.const == 0 or bool(other.facts & ZERO_PADDED) or Fact.FILL in other.facts
+        padded = a if other is b else b
+        # a broadcast value is 0 on the padding only where it is padded along every padded axis (a row
+        # sum padded along the rows is not 0 on the padding columns)
+        zero_in_padding = other.const == 0 or Fact.FILL in other.facts or bool(other.facts & ZERO_PADDED) and (
+            other.rank == 0 or _zero_padded(other) and _padded_axes(padded) <= _padded_axes(other))
         if broadcast and not zero_in_padding:
             return out.with_(facts=out.facts | {Fact.PAD_NONZERO})
         return out
@@ -780,15 +826,20 @@ class Interpreter:
             if self.recording and arg_node is not None:
                 self.state.reductions.append(Reduction(REDUCTIONS[fname], node, arg, arg_node))
             axis = args[1] if len(args) > 1 else kwargs.get("axis")
-            # a reduced value carries no padding lanes of its own
-            facts = V.without_padding(arg.facts, {Fact.PAD_NONZERO}) | {Fact.REDUCED}
+            # a reduced value carries no padding lanes of its own (the max of a row padded with -inf is
+            # the row's max)
+            facts = V.without_padding(arg.facts, {Fact.PAD_NONZERO, Fact.PAD_NEG_INF}) | {Fact.REDUCED}
             if axis is None or axis.const is None or arg.rank == 0:
                 return arg.with_(rank=0, lanes=(), bounds=(), facts=facts)
             ax = int(axis.const) % max(arg.rank, 1)
             lanes = tuple((d if d < ax else d - 1, l) for d, l in arg.lanes if d != ax)
+            if "keep_dims" not in kwargs:
+                facts = _kept_padding(arg, ax - arg.rank, facts)
             return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), facts=facts)
         if fname in PASSTHROUGH:
             return args[0] if args else V.TOP
+        if fname == TL + "dot" and len(args) >= 2:
+            return _dot(args[0], args[1], V.join(*args, *kwargs.values()).with_(bounds=(), index=frozenset()))
         if fname == TL + "maximum" and len(args) == 2:
             out = V.join(*args)
             if out.facts & ZERO_PADDED and any(x.rank == 0 or x.constexpr for x in args):
@@ -833,7 +884,9 @@ class Interpreter:
             return Val(constexpr=True, facts=frozenset({Fact.FILL}))
         if fname in ("triton.cdiv", TL + "cdiv"):
             return V.join(*args).with_(facts=V.join(*args).facts | {Fact.COUNT, Fact.CEIL})  # rounds up: a partial last block
-        if fname.startswith(TL) and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "sqrt", "rsqrt"):
+        if fname.rsplit(".", 1)[-1] in MATH and (fname.startswith(TL) or len(args) == 1):
+            # Triton's, libdevice's or a project's own one-argument wrapper (`def exp(x): return
+            # tl.exp(x.to(tl.float32))`, often imported from another module whose body is not read)
             out = V.join(*args)
             fn = fname.rsplit(".", 1)[-1]
             facts = out.facts
