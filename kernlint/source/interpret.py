@@ -28,6 +28,8 @@ ATOMICS = {
     TL + n: "atomic"
     for n in ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas")
 }
+#: reductions that keep the shape (their padding lanes hold a prefix, not a sum of zeros)
+SCANS = frozenset({"cumsum", "cumprod"})
 REDUCTIONS = {TL + n: n for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum")}
 SIZE_NAME = re.compile(
     r"^(?:[MNKDLTH]|n|[a-z]*_?(?:n|num|len|size|dim|cols|rows|elements|numel|length|width|height)"
@@ -187,6 +189,14 @@ def _kept_padding(arg: Val, reduced: int, facts: frozenset) -> frozenset:
     if not any(isinstance(f, PaddedAxis) for f in kept):
         return facts
     return (facts - set(arg.facts_of(PaddingSide))) | kept | (arg.facts & ZERO_PADDED)
+
+
+def _transposed(v: Val) -> Val:
+    """``x.T`` / ``tl.trans(x)`` of a 2-D block: lanes and padded axes swap."""
+    on_axes = v.facts_of(PaddedAxis) + v.facts_of(PaddingSide)
+    swapped = {replace(f, axis=-3 - f.axis) for f in on_axes}
+    return v.with_(lanes=tuple(sorted((1 - d, l) for d, l in v.lanes)), bounds=(),
+                   facts=(v.facts - set(on_axes)) | swapped)
 
 
 #: what a value holds on its padding lanes
@@ -575,7 +585,7 @@ class Interpreter:
         if isinstance(node, cst.Attribute):
             base = self.expr(node.value)
             if node.attr.value == "T" and base.rank == 2:
-                return base.with_(lanes=tuple((1 - d, l) for d, l in base.lanes), bounds=())
+                return _transposed(base)
             if node.attr.value in ("dtype", "shape", "element_ty", "numel"):
                 return Val(constexpr=True)
             return base
@@ -597,9 +607,10 @@ class Interpreter:
             return self._pad_nonzero(out, a, b)
         if name in ("Multiply", "LeftShift"):
             out = _wrapped(V.mul(a, b), a, b)
-            if (name == "Multiply" and (Fact.PAD_NEG_INF in a.facts or Fact.PAD_NEG_INF in b.facts)
-                    and (_zero_padded(a) or _zero_padded(b))):
-                # -inf padding times 0 padding is NaN
+            if (name == "Multiply" and (Fact.PAD_NEG_INF in a.facts and _zero_padded(b)
+                                        or Fact.PAD_NEG_INF in b.facts and _zero_padded(a))):
+                # -inf padding times 0 padding is NaN (one operand's facts may hold both: they come
+                # from the two sides of an `if`, not from one lane)
                 out = out.with_(facts=(out.facts - {Fact.PAD_NEG_INF}) | {Fact.PAD_NONZERO, Fact.PAD_INF, Fact.PAD_ZERO})
             elif (name == "Multiply" and Fact.PAD_NONZERO in out.facts and Fact.PAD_INF not in out.facts
                     and (_zero_padded(a) or _zero_padded(b))):
@@ -833,11 +844,13 @@ class Interpreter:
                 return arg.with_(rank=0, lanes=(), bounds=(), facts=facts)
             ax = int(axis.const) % max(arg.rank, 1)
             lanes = tuple((d if d < ax else d - 1, l) for d, l in arg.lanes if d != ax)
-            if "keep_dims" not in kwargs:
+            if "keep_dims" not in kwargs and REDUCTIONS[fname] not in SCANS:
                 facts = _kept_padding(arg, ax - arg.rank, facts)
             return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), facts=facts)
         if fname in PASSTHROUGH:
             return args[0] if args else V.TOP
+        if fname == TL + "trans" and len(args) == 1 and args[0].rank == 2:
+            return _transposed(args[0])
         if fname == TL + "dot" and len(args) >= 2:
             return _dot(args[0], args[1], V.join(*args, *kwargs.values()).with_(bounds=(), index=frozenset()))
         if fname == TL + "maximum" and len(args) == 2:
