@@ -175,7 +175,9 @@ class Int32OffsetOverflow(SourceRule):
 ## What it does
 Finds products of a program id (or anything derived from it) and a runtime size or stride — `pid *
 stride`, `row * n_cols` — that are computed in 32 bits and flow into the address of a load or store,
-with neither factor widened by `.to(tl.int64)` first.
+with neither factor widened by `.to(tl.int64)` first. Widening another term of the address does
+not help (`b.to(tl.int64) * stride_b + h * stride_h` overflows in `h * stride_h`), nor does a cast
+after the product (`(h * stride_h).to(tl.int64)`).
 
 Products that stay small whatever the input are not reported, judged from how the kernel walks each
 dimension of the tensor (the launches say which stride parameter is `t.stride(k)`):
