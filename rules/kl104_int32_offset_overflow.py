@@ -175,7 +175,9 @@ class Int32OffsetOverflow(SourceRule):
 ## What it does
 Finds products of a program id (or anything derived from it) and a runtime size or stride — `pid *
 stride`, `row * n_cols` — that are computed in 32 bits and flow into the address of a load or store,
-with neither factor widened by `.to(tl.int64)` first.
+with neither factor widened by `.to(tl.int64)` first. Widening another term of the address does
+not help (`b.to(tl.int64) * stride_b + h * stride_h` overflows in `h * stride_h`), nor does a cast
+after the product (`(h * stride_h).to(tl.int64)`).
 
 Products that stay small whatever the input are not reported, judged from how the kernel walks each
 dimension of the tensor (the launches say which stride parameter is `t.stride(k)`):
@@ -316,14 +318,15 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
     def check(self, state):
         products: dict[str, tuple] = {}
         found = set()
+        # an int32 product overflows before it meets a widened term (`b.to(tl.int64) * sb + h * sh`):
+        # the address being int64 somewhere does not protect it
         for access in state.accesses:
-            if not access.ptr.int64:
-                found.update(access.ptr.facts_of(Int32Product))
+            found.update(access.ptr.facts_of(Int32Product))
         for product in found:
             if _exempt(state, product):
                 continue
             node = state.products[product]
-            fed = [a for a in state.accesses if product in a.ptr.facts and not a.ptr.int64]
+            fed = [a for a in state.accesses if product in a.ptr.facts]
             text = state.code(node)
             if text not in products or products[text][0] > product.order:
                 products[text] = (product.order, node, fed, product)

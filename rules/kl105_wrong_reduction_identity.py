@@ -52,6 +52,15 @@ every lane (`tl.arange(0, B) < B`) pads nothing, and padding on an axis the redu
 only affects rows that are not stored.
 A forward `tl.cumsum` over padding that trails the real lanes (a mask `offs < n`) reaches it only
 after every real lane; `reverse=True` adds it to all of them.
+A one-argument function named `exp`, `exp2`, `log`, `log2`, `sqrt` or `rsqrt` (libdevice's, or a
+project's own wrapper such as `def exp(x): return tl.exp(x.to(tl.float32))`, whose body may live in
+another module) is followed as that function. `0 / (d + eps)` stays 0. A reduction of a block padded
+with 0 keeps the padding of the axes it does not reduce (`tl.sum(A * x[:, None], 0)` is 0 on the
+padding columns). `tl.dot(a, b)` keeps `a`'s row padding and `b`'s column padding; padding of the
+contracted axis is summed away when one side is 0 there, and otherwise taints the result.
+Not modelled: loop ranges that only visit whole blocks (`range(0, i * B, B)` below a block that is
+in bounds), padding of block pointers with `boundary_check`, and which axis a padding *value* sits
+on (NaN on padding rows also taints a reduction along the columns).
 
 ## Why is this bad?
 0 is the identity of a sum, not of a max (a row of negative numbers gets max 0) nor of a sum of

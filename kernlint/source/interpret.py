@@ -8,7 +8,7 @@ expression and records the events rules read: memory accesses, reductions, branc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -28,6 +28,8 @@ ATOMICS = {
     TL + n: "atomic"
     for n in ("atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas")
 }
+#: reductions that keep the shape (their padding lanes hold a prefix, not a sum of zeros)
+SCANS = frozenset({"cumsum", "cumprod"})
 REDUCTIONS = {TL + n: n for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum")}
 SIZE_NAME = re.compile(
     r"^(?:[MNKDLTH]|n|[a-z]*_?(?:n|num|len|size|dim|cols|rows|elements|numel|length|width|height)"
@@ -40,6 +42,8 @@ NONE = Val(constexpr=True)
 RECORDED_CALLS = frozenset({TL + "arange", *(TL + n for n in (
     "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas",
     "debug_barrier", "dot", "device_assert"))})
+#: element-wise functions whose value on the padding the interpreter follows, by name
+MATH = frozenset({"exp", "log", "exp2", "log2", "sqrt", "rsqrt"})
 PASSTHROUGH = {TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")}
 
 
@@ -173,6 +177,52 @@ def _is_advance(node: cst.Assign) -> bool:
 def _zero_padded(v: Val) -> bool:
     """Padding lanes hold 0 (``other=0``, or no ``other``: what a sum already assumes)."""
     return bool(v.facts & ZERO_PADDED) and Fact.PAD_NONZERO not in v.facts
+
+
+def _kept_padding(arg: Val, reduced: int, facts: frozenset) -> frozenset:
+    """A reduction along axis ``reduced`` (negative) of a block padded with 0 keeps the padding of
+    the other axes: a padding row of ``tl.sum(x * y, axis=-1)`` is a sum of zeros."""
+    if not _zero_padded(arg):
+        return facts
+    on_axes = arg.facts_of(PaddedAxis) + arg.facts_of(PaddingSide)
+    kept = {replace(f, axis=f.axis + 1 if f.axis < reduced else f.axis) for f in on_axes if f.axis != reduced}
+    if not any(isinstance(f, PaddedAxis) for f in kept):
+        return facts
+    return (facts - set(arg.facts_of(PaddingSide))) | kept | (arg.facts & ZERO_PADDED)
+
+
+def _transposed(v: Val) -> Val:
+    """``x.T`` / ``tl.trans(x)`` of a 2-D block: lanes and padded axes swap."""
+    on_axes = v.facts_of(PaddedAxis) + v.facts_of(PaddingSide)
+    swapped = {replace(f, axis=-3 - f.axis) for f in on_axes}
+    return v.with_(lanes=tuple(sorted((1 - d, l) for d, l in v.lanes)), bounds=(),
+                   facts=(v.facts - set(on_axes)) | swapped)
+
+
+#: what a value holds on its padding lanes
+PAD_VALUES = frozenset({Fact.PAD_UNDEFINED, Fact.PAD_ZERO, Fact.PAD_NONZERO, Fact.PAD_INF, Fact.PAD_NEG_INF})
+
+
+def _dot(a: Val, b: Val, joined: Val) -> Val:
+    """``tl.dot(a, b)``: the rows of the result are ``a``'s (axis -2), the columns ``b``'s (axis -1);
+    the padding of the contracted axis (``a``'s -1, ``b``'s -2) is summed away when one side is 0
+    there. Otherwise (or for operands of unknown shape) every fact of either operand is kept."""
+    if a.rank < 2 or b.rank < 2:
+        return joined
+    a_k, b_k = -1 in _padded_axes(a), -2 in _padded_axes(b)
+    if (a_k or b_k) and not (a_k and _zero_padded(a)) and not (b_k and _zero_padded(b)):
+        return joined  # non-zero padding on both sides of the contraction: every lane changes
+    facts = set(joined.facts - PAD_VALUES) - set(joined.facts_of(PaddedAxis)) - set(joined.facts_of(PaddingSide))
+    for operand, contracted in ((a, -1), (b, -2)):
+        kept = {f for f in operand.facts_of(PaddedAxis) + operand.facts_of(PaddingSide) if f.axis != contracted}
+        facts |= kept
+        if any(isinstance(f, PaddedAxis) for f in kept):
+            facts |= operand.facts & PAD_VALUES
+    return joined.with_(facts=frozenset(facts))
+
+
+def _padded_axes(v: Val) -> set[int]:
+    return {f.axis for f in v.facts_of(PaddedAxis)}
 
 
 def _has_floor_div(node: cst.CSTNode) -> bool:
@@ -535,7 +585,7 @@ class Interpreter:
         if isinstance(node, cst.Attribute):
             base = self.expr(node.value)
             if node.attr.value == "T" and base.rank == 2:
-                return base.with_(lanes=tuple((1 - d, l) for d, l in base.lanes), bounds=())
+                return _transposed(base)
             if node.attr.value in ("dtype", "shape", "element_ty", "numel"):
                 return Val(constexpr=True)
             return base
@@ -557,9 +607,10 @@ class Interpreter:
             return self._pad_nonzero(out, a, b)
         if name in ("Multiply", "LeftShift"):
             out = _wrapped(V.mul(a, b), a, b)
-            if (name == "Multiply" and (Fact.PAD_NEG_INF in a.facts or Fact.PAD_NEG_INF in b.facts)
-                    and (_zero_padded(a) or _zero_padded(b))):
-                # -inf padding times 0 padding is NaN
+            if (name == "Multiply" and (Fact.PAD_NEG_INF in a.facts and _zero_padded(b)
+                                        or Fact.PAD_NEG_INF in b.facts and _zero_padded(a))):
+                # -inf padding times 0 padding is NaN (one operand's facts may hold both: they come
+                # from the two sides of an `if`, not from one lane)
                 out = out.with_(facts=(out.facts - {Fact.PAD_NEG_INF}) | {Fact.PAD_NONZERO, Fact.PAD_INF, Fact.PAD_ZERO})
             elif (name == "Multiply" and Fact.PAD_NONZERO in out.facts and Fact.PAD_INF not in out.facts
                     and (_zero_padded(a) or _zero_padded(b))):
@@ -593,6 +644,8 @@ class Interpreter:
         if name == "Divide" and b.facts & ZERO_PADDED:
             if Fact.PAD_NONZERO not in b.facts:  # dividing by padding zeros
                 out = out.with_(facts=out.facts | {Fact.PAD_NONZERO, Fact.PAD_INF})
+            elif _zero_padded(a):  # 0 / (x + eps): the padding is 0 again
+                out = out.with_(facts=out.facts - {Fact.PAD_NONZERO, Fact.PAD_INF})
             else:  # by padding made non-zero (`sqrt(var + eps)`): finite, not 0
                 out = out.with_(facts=out.facts | {Fact.PAD_NONZERO})
         return out
@@ -650,7 +703,11 @@ class Interpreter:
         other = b if a.facts & ZERO_PADDED else a
         # a scalar (or a broadcast reduction, e.g. a row mean) shifts every padding lane away from 0
         broadcast = other.rank == 0 or Fact.REDUCED in other.facts
-        zero_in_padding = other.const == 0 or bool(other.facts & ZERO_PADDED) or Fact.FILL in other.facts
+        padded = a if other is b else b
+        # a broadcast value is 0 on the padding only where it is padded along every padded axis (a row
+        # sum padded along the rows is not 0 on the padding columns)
+        zero_in_padding = other.const == 0 or Fact.FILL in other.facts or bool(other.facts & ZERO_PADDED) and (
+            other.rank == 0 or _zero_padded(other) and _padded_axes(padded) <= _padded_axes(other))
         if broadcast and not zero_in_padding:
             return out.with_(facts=out.facts | {Fact.PAD_NONZERO})
         return out
@@ -715,23 +772,23 @@ class Interpreter:
         if base.rank == 0:
             return base
         out = V.subscript(base, pattern)
-        padded = base.facts_of(PaddedAxis)
-        if padded and "None" in pattern:
-            # padded axes move with the block's axes (`z[:, None]`: axis -1 becomes -2)
+        on_axes = base.facts_of(PaddedAxis) + base.facts_of(PaddingSide)
+        if on_axes and "None" in pattern:
+            # facts about an axis move with the block's axes (`z[:, None]`: axis -1 becomes -2)
             kept = [i for i, p in enumerate(pattern) if p == ":"]
             moved = set()
-            for pad in padded:
-                src = base.rank + pad.axis
+            for fact in on_axes:
+                src = base.rank + fact.axis
                 if 0 <= src < len(kept):
-                    moved.add(PaddedAxis(kept[src] - len(pattern)))
-            out = out.with_(facts=(out.facts - set(padded)) | moved)
+                    moved.add(replace(fact, axis=kept[src] - len(pattern)))
+            out = out.with_(facts=(out.facts - set(on_axes)) | moved)
         return out
 
     def call(self, node: cst.Call) -> Val:
         self.state.anchors[id(node)] = self.current
         fname = self.imports.resolve(node.func) or ""
         # method calls: x.to(tl.int64), x.to(tl.float32)
-        if isinstance(node.func, cst.Attribute) and fname.split(".")[-1] == "to" and not fname.startswith(TL):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to" and not fname.startswith(TL):
             base = self.expr(node.func.value)
             target = self.imports.resolve(node.args[0].value) if node.args else None
             target = target or ""
@@ -780,15 +837,22 @@ class Interpreter:
             if self.recording and arg_node is not None:
                 self.state.reductions.append(Reduction(REDUCTIONS[fname], node, arg, arg_node))
             axis = args[1] if len(args) > 1 else kwargs.get("axis")
-            # a reduced value carries no padding lanes of its own
-            facts = V.without_padding(arg.facts, {Fact.PAD_NONZERO}) | {Fact.REDUCED}
+            # a reduced value carries no padding lanes of its own (the max of a row padded with -inf is
+            # the row's max)
+            facts = V.without_padding(arg.facts, {Fact.PAD_NONZERO, Fact.PAD_NEG_INF}) | {Fact.REDUCED}
             if axis is None or axis.const is None or arg.rank == 0:
                 return arg.with_(rank=0, lanes=(), bounds=(), facts=facts)
             ax = int(axis.const) % max(arg.rank, 1)
             lanes = tuple((d if d < ax else d - 1, l) for d, l in arg.lanes if d != ax)
+            if "keep_dims" not in kwargs and REDUCTIONS[fname] not in SCANS:
+                facts = _kept_padding(arg, ax - arg.rank, facts)
             return arg.with_(rank=arg.rank - 1, lanes=lanes, bounds=(), facts=facts)
         if fname in PASSTHROUGH:
             return args[0] if args else V.TOP
+        if fname == TL + "trans" and len(args) == 1 and args[0].rank == 2:
+            return _transposed(args[0])
+        if fname == TL + "dot" and len(args) >= 2:
+            return _dot(args[0], args[1], V.join(*args, *kwargs.values()).with_(bounds=(), index=frozenset()))
         if fname == TL + "maximum" and len(args) == 2:
             out = V.join(*args)
             if out.facts & ZERO_PADDED and any(x.rank == 0 or x.constexpr for x in args):
@@ -833,7 +897,9 @@ class Interpreter:
             return Val(constexpr=True, facts=frozenset({Fact.FILL}))
         if fname in ("triton.cdiv", TL + "cdiv"):
             return V.join(*args).with_(facts=V.join(*args).facts | {Fact.COUNT, Fact.CEIL})  # rounds up: a partial last block
-        if fname.startswith(TL) and fname.rsplit(".", 1)[-1] in ("exp", "log", "exp2", "log2", "sqrt", "rsqrt"):
+        if fname.rsplit(".", 1)[-1] in MATH and (fname.startswith(TL) or len(args) == 1):
+            # Triton's, libdevice's or a project's own one-argument wrapper (`def exp(x): return
+            # tl.exp(x.to(tl.float32))`, often imported from another module whose body is not read)
             out = V.join(*args)
             fn = fname.rsplit(".", 1)[-1]
             facts = out.facts
