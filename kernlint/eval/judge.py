@@ -31,6 +31,7 @@ import time
 from typing import Any
 
 from kernlint.eval import correctness as C, roofline
+from kernlint.eval.cutlass_baseline import default_cache as cutlass_cache
 from kernlint.eval.isolation import Gone, Process
 
 #: checks of the candidate's compiled kernels: ``check(artifacts, judge)``; they may add to
@@ -412,7 +413,20 @@ class Judge:
                 self.res["timings"]["torch_compile"] = head["timing"]
             except Failed as exc:
                 self.note(f"torch.compile baseline failed: {str(exc)[:200]}")
-        self.note("CUTLASS baseline skipped: no CUTLASS recipe for this problem")
+        if job.get("cutlass_baseline", self.cuda):
+            self.stage("baseline-cutlass")
+            try:
+                head, _ = self.ask(self.ref, {"op": "cutlass_baseline", "iters": int(job.get("iters", 50)),
+                                              "cache": job.get("cutlass_cache") or str(cutlass_cache())})
+                self.res["metrics"]["cutlass"] = head.get("info")
+                if head.get("timing"):
+                    self.res["timings"]["cutlass"] = head["timing"]
+                else:
+                    self.note(f"CUTLASS baseline skipped: {head.get('skipped')}")
+            except Failed as exc:
+                self.note(f"CUTLASS baseline failed: {str(exc)[:300]}")
+        else:
+            self.note("CUTLASS baseline skipped: " + ("disabled" if self.cuda else "no CUDA device"))
 
     def device_checks(self, t_c: dict, t_r: dict, inputs, out_r) -> None:
         """GPU: events against the judge-validated wall clock, and the roofline."""

@@ -1,0 +1,142 @@
+"""The CUTLASS baseline (kernlint.eval.cutlass_baseline): which problems are GEMM-family, the
+operand layouts and alignments it derives, the C++ it emits through nvidia-cutlass, the build
+(nvcc, when present) and the baseline itself (GPU)."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kernlint.eval import cutlass_baseline as CB  # noqa: E402
+from kernlint.eval.problems import load_problems  # noqa: E402
+from kernlint.eval.worker import load_module  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBLEMS = ROOT / "fixtures" / "eval" / "problems"
+needs_cutlass = pytest.mark.skipif(CB.unavailable(True) is not None and "nvidia-cutlass" in (CB.unavailable(True) or ""),
+                                   reason="nvidia-cutlass is not installed")
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc")
+
+
+def family_of(forward, *args) -> tuple[bool, str]:
+    with CB.AtenOps() as ops:
+        forward(*args)
+    return CB.gemm_family(ops.names)
+
+
+def test_gemm_family_is_read_from_the_references_aten_ops():
+    a, b, x = torch.randn(8, 4), torch.randn(4, 6), torch.randn(3, 8, 4)
+    lin, lin_nb = torch.nn.Linear(4, 5), torch.nn.Linear(4, 5, bias=False)
+    assert family_of(torch.matmul, a, b)[0]
+    assert family_of(torch.bmm, x, torch.randn(3, 4, 2))[0]
+    assert family_of(lambda t: t @ b, x)[0]  # a batched matmul ATen lowers to a view + mm
+    assert family_of(lin, a)[0]  # addmm
+    assert family_of(lin_nb, x)[0]
+    assert family_of(lambda p, q: p.t() @ q.t(), torch.randn(4, 8), torch.randn(6, 4))[0]
+    no, why = family_of(lambda p, q: torch.relu(p @ q), a, b)
+    assert not no and "relu" in why
+    no, why = family_of(torch.relu, a)
+    assert not no and "no GEMM" in why
+    assert not family_of(lambda p, q: (p @ q).sum(), a, b)[0]
+
+
+def test_the_matmul_fixture_is_gemm_family_and_the_elementwise_ones_are_not():
+    probs = load_problems(PROBLEMS)
+    seen = {}
+    for pid, prob in probs.items():
+        if prob.kind != "kernelbench":
+            continue
+        mod = load_module(Path(prob.path), f"_problem_{pid}")
+        model = mod.Model(*mod.get_init_inputs())
+        seen[pid] = family_of(model, *mod.get_inputs())[0]
+    assert seen["matmul"] is True
+    assert seen["relu"] is False and seen["vector_add"] is False
+
+
+def test_layouts_are_those_of_packed_matrices_and_their_transposes():
+    a = torch.randn(6, 4)
+    assert CB.layout(a) == "row"
+    assert CB.layout(a.t()) == "col"
+    assert CB.layout(torch.randn(3, 6, 4)) == "row"
+    assert CB.layout(torch.randn(3, 4, 6).transpose(1, 2)) == "col"
+    assert CB.layout(torch.randn(6, 8)[:, :4]) is None  # a leading dimension that is not packed
+    assert CB.layout(torch.randn(6, 3, 4).transpose(0, 1)) is None  # batch stride not packed
+
+
+def test_alignment_is_the_largest_dividing_every_extent_and_address():
+    assert CB.alignment("float16", (64, 48, 48), (0, 256)) == 8
+    assert CB.alignment("bfloat16", (64, 12, 48), (0, 256)) == 4
+    assert CB.alignment("float16", (64, 48, 48), (0, 4)) == 2  # an address off by 4 bytes
+    assert CB.alignment("float16", (63, 48, 48), (0, 0)) == 1
+    assert CB.alignment("float32", (64, 64, 64), (0, 0)) == 1  # SIMT kernels: any alignment
+
+
+def test_only_aligned_half_precision_on_sm90_takes_the_tma_kernels():
+    assert CB.GemmConfig("float16", "row", "col", 8).sm90
+    assert not CB.GemmConfig("float16", "row", "col", 4).sm90
+    assert not CB.GemmConfig("float32", "row", "row", 1).sm90
+    assert not CB.GemmConfig("bfloat16", "row", "row", 8, cc=80).sm90
+
+
+def test_without_a_device_or_the_package_the_baseline_says_why(monkeypatch):
+    got = CB.measure(lambda args: args[0] @ args[1], [[torch.randn(4, 4), torch.randn(4, 4)]], torch.device("cpu"),
+                     Path("unused"))
+    assert set(got) == {"skipped"} and got["skipped"]
+    monkeypatch.setitem(sys.modules, "cutlass_cppgen", None)  # an import of it fails as if it were absent
+    assert "nvidia-cutlass is not installed" in CB.unavailable(True)
+    assert "kernlint[cutlass]" in CB.unavailable(True)
+
+
+@pytest.mark.slow
+@needs_cutlass
+@needs_nvcc  # the interface reads nvcc's version to pick the kernels it may emit
+def test_the_interface_emits_each_kind_of_kernel_with_the_entry_points():
+    for cfg, kind in [(CB.GemmConfig("float16", "row", "row", 8), "cutlass3x_sm90_tensorop"),
+                      (CB.GemmConfig("bfloat16", "row", "col", 8), "cutlass3x_sm90_tensorop"),
+                      (CB.GemmConfig("float16", "col", "row", 2), "cutlass_tensorop_f16_s16816gemm"),
+                      (CB.GemmConfig("float32", "row", "col", 1), "cutlass_simt_sgemm")]:
+        text, kernel = CB.source(cfg)
+        assert kernel.startswith(kind), (cfg, kernel)
+        assert f"_align{cfg.alignment}" in kernel
+        assert "using DeviceKernel" in text and 'extern "C" int kernlint_gemm(' in text
+        assert ("cutlass::arch::Sm90" in text) == cfg.sm90
+    with pytest.raises(NotImplementedError, match="alignment"):
+        CB.source(CB.GemmConfig("float16", "row", "row", 1))
+
+
+@pytest.mark.slow
+@needs_cutlass
+@needs_nvcc
+def test_nvcc_builds_a_loadable_library_and_the_cache_serves_it_again(tmp_path):
+    # about 1 to 3 minutes of nvcc per kernel on two cores; the SIMT kernel is the cheapest kind
+    cfg = CB.GemmConfig("float32", "row", "row", 1)
+    so, info = CB.build(cfg, tmp_path)
+    assert not info["cached"] and info["kernel"].startswith("cutlass_simt_sgemm") and info["compile_s"] > 0
+    lib = ctypes.CDLL(str(so))
+    assert lib.kernlint_gemm and lib.kernlint_gemm_workspace
+    again, info2 = CB.build(cfg, tmp_path)
+    assert again == so and info2["cached"] and info2["kernel"] == info["kernel"]
+
+
+@pytest.mark.gpu
+@needs_cutlass
+@needs_nvcc
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_the_cutlass_gemms_agree_with_torch(dtype, tmp_path):
+    gemms = CB.CutlassGemms(tmp_path, 10 * torch.cuda.get_device_capability()[0] + torch.cuda.get_device_capability()[1])
+    a = torch.randn(3, 128, 64, device="cuda", dtype=dtype)
+    b = torch.randn(64, 96, device="cuda", dtype=dtype)
+    w = torch.randn(96, 64, device="cuda", dtype=dtype)
+    with gemms:
+        got = [a[0] @ b, a @ b, torch.bmm(a, b.expand(3, 64, 96).contiguous()), torch.nn.functional.linear(a[1], w, b[0, :96])]
+    want = [a[0] @ b, a @ b, torch.bmm(a, b.expand(3, 64, 96).contiguous()), torch.nn.functional.linear(a[1], w, b[0, :96])]
+    assert gemms.calls == 4
+    tol = 1e-2 if dtype != torch.float32 else 1e-4
+    for g, e in zip(got, want):
+        assert g.shape == e.shape and torch.allclose(g.float(), e.float(), rtol=tol, atol=tol * e.abs().max().item())
