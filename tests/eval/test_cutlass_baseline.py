@@ -5,6 +5,7 @@ operand layouts and alignments it derives, the C++ it emits through nvidia-cutla
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -113,6 +114,8 @@ def test_the_interface_emits_each_kind_of_kernel_with_the_entry_points():
 @pytest.mark.slow
 @needs_cutlass
 @needs_nvcc
+@pytest.mark.skipif(not os.environ.get("KERNLINT_TEST_NVCC"),
+                    reason="nvcc builds a CUTLASS kernel for 1 to 3 minutes: set KERNLINT_TEST_NVCC=1 to run it")
 def test_nvcc_builds_a_loadable_library_and_the_cache_serves_it_again(tmp_path):
     # about 1 to 3 minutes of nvcc per kernel on two cores; the SIMT kernel is the cheapest kind
     cfg = CB.GemmConfig("float32", "row", "row", 1)
@@ -140,3 +143,18 @@ def test_the_cutlass_gemms_agree_with_torch(dtype, tmp_path):
     tol = 1e-2 if dtype != torch.float32 else 1e-4
     for g, e in zip(got, want):
         assert g.shape == e.shape and torch.allclose(g.float(), e.float(), rtol=tol, atol=tol * e.abs().max().item())
+
+
+def test_the_planning_pass_names_one_kernel_per_dtype_layout_and_alignment(tmp_path):
+    plan = CB.CutlassGemms(tmp_path, 90, dry=True)
+    h = torch.randn(64, 32).half()
+    with plan:
+        torch.matmul(torch.randn(64, 32), torch.randn(32, 48))  # the matmul fixture: fp32, SIMT
+        torch.nn.functional.linear(h, torch.randn(16, 32).half())  # x @ W.t(): B column-major
+        torch.bmm(torch.randn(2, 8, 6).bfloat16(), torch.randn(2, 6, 4).bfloat16().transpose(1, 2).contiguous().transpose(1, 2))
+        h @ torch.randn(32, 48).half()[:, :6]  # B not packed: copied, row-major; 6 columns: alignment 2
+    assert plan.configs == [CB.GemmConfig("float32", "row", "row", 1), CB.GemmConfig("float16", "row", "col", 8),
+                            CB.GemmConfig("bfloat16", "row", "col", 2), CB.GemmConfig("float16", "row", "row", 2)]
+    assert plan.calls == 0 and not list(tmp_path.iterdir())  # nothing built
+    with pytest.raises(NotImplementedError, match="float64"), plan:
+        torch.randn(2, 2).double() @ torch.randn(2, 2).double()
