@@ -131,14 +131,23 @@ def test_nvcc_builds_a_loadable_library_and_the_cache_serves_it_again(tmp_path):
 @needs_cutlass
 @needs_nvcc
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
-def test_the_cutlass_gemms_agree_with_torch(dtype, tmp_path):
-    gemms = CB.CutlassGemms(tmp_path, 10 * torch.cuda.get_device_capability()[0] + torch.cuda.get_device_capability()[1])
+def test_the_cutlass_gemms_agree_with_torch(dtype):
+    major, minor = torch.cuda.get_device_capability()
     a = torch.randn(3, 128, 64, device="cuda", dtype=dtype)
     b = torch.randn(64, 96, device="cuda", dtype=dtype)
     w = torch.randn(96, 64, device="cuda", dtype=dtype)
+
+    def calls():
+        return [a[0] @ b, a @ b, torch.bmm(a, b.expand(3, 64, 96).contiguous()), torch.nn.functional.linear(a[1], w, b[0, :96])]
+
+    # the shared cache (benchmarks/gpu_cutlass_check.py fills it), the kernels built in parallel
+    planned = CB.CutlassGemms(CB.default_cache(), 10 * major + minor, dry=True)
+    with planned:
+        want = calls()
+    CB.build_many(planned.configs, CB.default_cache(), jobs=os.cpu_count() or 1)
+    gemms = CB.CutlassGemms(CB.default_cache(), 10 * major + minor)
     with gemms:
-        got = [a[0] @ b, a @ b, torch.bmm(a, b.expand(3, 64, 96).contiguous()), torch.nn.functional.linear(a[1], w, b[0, :96])]
-    want = [a[0] @ b, a @ b, torch.bmm(a, b.expand(3, 64, 96).contiguous()), torch.nn.functional.linear(a[1], w, b[0, :96])]
+        got = calls()
     assert gemms.calls == 4
     tol = 1e-2 if dtype != torch.float32 else 1e-4
     for g, e in zip(got, want):
@@ -158,3 +167,33 @@ def test_the_planning_pass_names_one_kernel_per_dtype_layout_and_alignment(tmp_p
     assert plan.calls == 0 and not list(tmp_path.iterdir())  # nothing built
     with pytest.raises(NotImplementedError, match="float64"), plan:
         torch.randn(2, 2).double() @ torch.randn(2, 2).double()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("asked", [None, True])
+def test_the_judge_records_the_cutlass_baseline_or_says_why_not(asked, tmp_path):
+    """On a GPU with the package and nvcc, the matmul problem's record has ``timings.cutlass`` and
+    ``speedup.vs_cutlass``; elsewhere a note says why, whether the judge skips the stage (the
+    default off a GPU) or the reference executor is asked anyway (``asked``)."""
+    import json
+
+    from kernlint.eval.api import EvalOptions
+    from kernlint.eval.problems import load_candidates
+    from kernlint.eval.runner import run_batch
+
+    probs = {"matmul": load_problems(PROBLEMS)["matmul"]}
+    cands = [c for c in load_candidates(ROOT / "fixtures" / "eval" / "candidates", probs) if c.id == "matmul/honest"]
+    out = tmp_path / "records.jsonl"
+    run_batch(probs, cands, out, EvalOptions(seeds=(0,), shape_variants=(0,), timeout_s=120, mem_limit_mb=4096,
+                                             cutlass_baseline=asked, cuda=None))
+    (rec,) = map(json.loads, out.read_text().splitlines())
+    assert rec["verdict"] != "runtime-error", rec
+    notes = [n for n in rec.get("notes", []) if "CUTLASS" in n]
+    if torch.cuda.is_available() and CB.unavailable(True) is None:
+        assert rec["timings"]["cutlass"]["median_ms"] > 0 and rec["speedup"]["vs_cutlass"] > 0, notes
+        assert rec["metrics"]["cutlass"]["gemm_family"] is True
+    else:
+        assert notes and all(n.startswith("CUTLASS baseline skipped: ") for n in notes), rec.get("notes")
+        assert "cutlass" not in rec["timings"] and "vs_cutlass" not in rec["speedup"]
+        if asked:
+            assert any(("no CUDA device" in n) or ("not installed" in n) or ("nvcc" in n) for n in notes)
