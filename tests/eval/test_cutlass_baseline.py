@@ -197,3 +197,20 @@ def test_the_judge_records_the_cutlass_baseline_or_says_why_not(asked, tmp_path)
         assert "cutlass" not in rec["timings"] and "vs_cutlass" not in rec["speedup"]
         if asked:
             assert any(("no CUDA device" in n) or ("not installed" in n) or ("nvcc" in n) for n in notes)
+
+
+def test_speedups_and_the_report_cover_the_three_baselines():
+    from kernlint.eval import policy, report_html
+
+    timings = {"candidate": {"median_ms": 1.0}, "reference": {"median_ms": 2.0}, "cutlass": {"median_ms": 0.5}}
+    assert policy.speedups(timings) == {"vs_reference": 2.0, "vs_cutlass": 0.5}
+    recs = [{"id": "matmul/a", "problem": "matmul", "verdict": "passed", "reasons": [], "reward": 1.0,
+             "speedup": policy.speedups(timings)},
+            {"id": "relu/a", "problem": "relu", "verdict": "passed", "reasons": [], "reward": 1.0,
+             "speedup": {"vs_reference": 4.0, "vs_torch_compile": 1.0}}]
+    page = report_html.render(recs)
+    assert "<th>vs CUTLASS</th>" in page and "<th>vs torch.compile</th>" in page
+    # per baseline: candidates timed against it, geometric mean, how many beat it
+    assert "<tr><td>CUTLASS</td><td>1</td><td>0.50x</td><td>0</td></tr>" in page
+    assert "<tr><td>torch.compile</td><td>1</td><td>1.00x</td><td>0</td></tr>" in page
+    assert "<td>2.83x</td><td>2</td></tr>" in page  # the reference: sqrt(2 * 4)
