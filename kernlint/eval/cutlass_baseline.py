@@ -440,11 +440,12 @@ class CutlassGemms:
         return self.mode.__exit__(*exc)
 
 
-def baseline(forward: Callable[[list], Any], sample: list, cache: Path, cc: int = 90) -> tuple[Callable | None, dict]:
+def baseline(forward: Callable[[list], Any], sample: list, cache: Path, cc: int | None = None) -> tuple[Callable | None, dict]:
     """``(timed callable or None, info)`` for the reference ``forward`` on the inputs ``sample``:
-    the callable runs the reference with its GEMMs on CUTLASS; info says why there is none, or
-    which kernels it uses and how far their result is from the reference's (``max_abs_error``,
-    ``relative_error``: to the reference output's largest magnitude)."""
+    the callable runs the reference with its GEMMs on CUTLASS kernels for compute capability
+    ``cc`` (None: the current device's); info says why there is none, or which kernels it uses and
+    how far their result is from the reference's (``max_abs_error``, ``relative_error``: to the
+    reference output's largest magnitude)."""
     import torch
 
     with AtenOps() as ops:
@@ -452,7 +453,13 @@ def baseline(forward: Callable[[list], Any], sample: list, cache: Path, cc: int 
     family, why = gemm_family(ops.names)
     info: dict = {"gemm_family": family, "why": why}
     if not family:
-        return None, info
+        return None, {**info, "skipped": f"not GEMM-family: {why}"}
+    missing = unavailable(torch.cuda.is_available())
+    if missing:
+        return None, {**info, "skipped": missing}
+    if cc is None:
+        major, minor = torch.cuda.get_device_capability()
+        cc = 10 * major + minor
     gemms = CutlassGemms(cache, cc)
     try:
         planned = CutlassGemms(cache, cc, dry=True)
@@ -486,19 +493,13 @@ def baseline(forward: Callable[[list], Any], sample: list, cache: Path, cc: int 
 MAX_RELATIVE_ERROR = 1e-2
 
 
-def measure(forward: Callable[[list], Any], sets: list[list], device, cache: Path, iters: int = 50) -> dict:
+def measure(forward: Callable[[list], Any], sets: list[list], cache: Path, iters: int = 50) -> dict:
     """The reference executor's op: ``{"timing", "info"}``, or ``{"skipped": why, "info"}``."""
-    why = unavailable(getattr(device, "type", str(device)) == "cuda")
-    if why:
-        return {"skipped": why}
-    import torch
-
     from kernlint.eval import timing
 
-    major, minor = torch.cuda.get_device_capability(device)
-    fn, info = baseline(forward, sets[0], cache, major * 10 + minor)
+    fn, info = baseline(forward, sets[0], cache)
     if fn is None:
-        return {"skipped": info.get("skipped") or info["why"], "info": info}
+        return {"skipped": info["skipped"], "info": info}
     if info.get("relative_error", 0.0) > MAX_RELATIVE_ERROR:
         return {"skipped": f"the CUTLASS result differs from the reference (max abs error {info['max_abs_error']:.3g})",
                 "info": info}

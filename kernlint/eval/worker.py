@@ -444,8 +444,7 @@ class Executor:
         candidate; ``skipped`` says why there is no timing (:mod:`kernlint.eval.cutlass_baseline`)."""
         from kernlint.eval import cutlass_baseline
 
-        return cutlass_baseline.measure(self._call, self.sets, self.device, Path(req["cache"]),
-                                        int(req.get("iters", 50))), {}
+        return cutlass_baseline.measure(self._call, self.sets, Path(req["cache"]), int(req.get("iters", 50))), {}
 
     def handle(self, req: dict, values: dict, texts: dict) -> bytes:
         op = getattr(self, f"op_{req.get('op')}", None)

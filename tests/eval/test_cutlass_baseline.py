@@ -85,13 +85,20 @@ def test_only_aligned_half_precision_on_sm90_takes_the_tma_kernels():
     assert not CB.GemmConfig("bfloat16", "row", "row", 8, cc=80).sm90
 
 
-def test_without_a_device_or_the_package_the_baseline_says_why(monkeypatch):
-    got = CB.measure(lambda args: args[0] @ args[1], [[torch.randn(4, 4), torch.randn(4, 4)]], torch.device("cpu"),
-                     Path("unused"))
-    assert set(got) == {"skipped"} and got["skipped"]
+def test_without_a_device_or_the_package_the_baseline_says_why(monkeypatch, tmp_path):
+    sets = [[torch.randn(4, 4), torch.randn(4, 4)]]
+    got = CB.measure(lambda args: args[0] @ args[1], sets, tmp_path)
+    assert set(got) == {"skipped", "info"} and got["info"]["gemm_family"] is True
+    if not torch.cuda.is_available():
+        assert got["skipped"] in ("no CUDA device", "nvcc is not on PATH (the CUTLASS kernels are compiled with it)") \
+            or "nvidia-cutlass" in got["skipped"]
+    got = CB.measure(lambda args: torch.relu(args[0]), sets, tmp_path)
+    assert got["skipped"] == "not GEMM-family: the reference runs no GEMM (mm, bmm, addmm)"
     monkeypatch.setitem(sys.modules, "cutlass_cppgen", None)  # an import of it fails as if it were absent
     assert "nvidia-cutlass is not installed" in CB.unavailable(True)
     assert "kernlint[cutlass]" in CB.unavailable(True)
+    assert "nvidia-cutlass is not installed" in CB.measure(lambda args: args[0] @ args[1], sets, tmp_path)["skipped"]
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.slow
