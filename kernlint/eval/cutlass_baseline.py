@@ -470,7 +470,7 @@ def baseline(forward: Callable[[list], Any], sample: list, cache: Path, cc: int 
         with gemms:
             got = forward(list(sample))
         torch.cuda.synchronize()
-    except (NotImplementedError, RuntimeError, subprocess.TimeoutExpired) as exc:
+    except (NotImplementedError, RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
         info["skipped"] = f"{type(exc).__name__}: {exc}"[:500]
         return None, info
     if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
