@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import inspect
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -115,6 +117,8 @@ class GemmConfig:
     layout_b: str
     alignment: int  # elements, for A, B and D
     cc: int = 90
+    #: SM90 kernels: a key of SM90_TILES (chosen by the problem's size, :func:`sm90_tile`); else ""
+    tile: str = "large"
 
     @property
     def sm90(self) -> bool:
@@ -122,7 +126,24 @@ class GemmConfig:
 
     @property
     def name(self) -> str:
-        return f"{DTYPES[self.dtype]}_{self.layout_a[0]}{self.layout_b[0]}_a{self.alignment}_sm{self.cc}"
+        tile = f"_{self.tile}" if self.sm90 else ""
+        return f"{DTYPES[self.dtype]}_{self.layout_a[0]}{self.layout_b[0]}_a{self.alignment}_sm{self.cc}{tile}"
+
+
+#: the SM90 kernels' tiles (threadblock shape, cluster shape; TMA warp-specialized cooperative
+#: mainloop and epilogue): the interface's first choice (256x256) leaves most of the SMs idle on
+#: GEMMs up to a few thousand wide; there is no autotuning here, one tile for large outputs and
+#: one for those that would not fill the GPU with it
+SM90_TILES = {"large": ((128, 256, 64), (2, 1, 1)), "small": ((128, 128, 64), (2, 1, 1))}
+
+
+#: the SM count a dry planning pass on CPU tensors assumes (an H100 or H200 SXM)
+PLANNING_SMS = 132
+
+
+def sm90_tile(m: int, n: int, batch: int, sms: int) -> str:
+    (tm, tn, _), _ = SM90_TILES["large"]
+    return "large" if -(-m // tm) * -(-n // tn) * batch >= sms else "small"
 
 
 def layout(t) -> str | None:
@@ -263,6 +284,16 @@ def source(cfg: GemmConfig) -> tuple[str, str]:
                            **({} if cfg.sm90 else {"kernel_cc": 80}))
     if cfg.dtype == "float32":
         plan.opclass = cutlass.OpcodeClass.Simt
+    if cfg.sm90:
+        from cutlass_library import EpilogueScheduleType, KernelScheduleType
+
+        shape, cluster = SM90_TILES[cfg.tile]
+        chosen = [td for td in plan.tile_descriptions()
+                  if tuple(td.threadblock_shape) == shape and tuple(td.cluster_shape) == cluster
+                  and td.kernel_schedule == KernelScheduleType.TmaWarpSpecializedCooperative
+                  and td.epilogue_schedule == EpilogueScheduleType.TmaWarpSpecializedCooperative]
+        if chosen:
+            plan.tile_description = chosen[0]
     try:
         op = plan.construct(**({} if cfg.sm90 else {f"alignment_{x}": cfg.alignment for x in "ABC"}))
     except Exception as exc:  # noqa: BLE001 - the interface raises bare Exceptions for unsupported kinds
@@ -293,7 +324,7 @@ def cache_key(cfg: GemmConfig) -> str:
 
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1:]
     parts = [repr(cfg), version("nvidia-cutlass"), *nvcc, INCLUDES, ENTRY_3X, ENTRY_2X, ENTRY_COMMON,
-             " ".join(nvcc_command(Path("k.cu"), Path("k.so"), cfg))]
+             inspect.getsource(source), repr(SM90_TILES), " ".join(nvcc_command(Path("k.cu"), Path("k.so"), cfg))]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
@@ -397,6 +428,11 @@ class CutlassGemms:
 
         self.mode = Mode()
 
+    def sms(self, t) -> int:
+        import torch
+
+        return torch.cuda.get_device_properties(t.device).multi_processor_count if t.is_cuda else PLANNING_SMS
+
     def library(self, cfg: GemmConfig) -> Library:
         if cfg not in self.libs:
             self.libs[cfg] = Library(build(cfg, self.cache)[0])
@@ -414,7 +450,10 @@ class CutlassGemms:
         # the contiguous extents of A, B and D (row-major), which are also their leading dimensions
         extents = (a.shape[-1] if la == "row" else a.shape[-2], b.shape[-1] if lb == "row" else b.shape[-2], b.shape[-1])
         align = alignment(dtype, extents, (a.data_ptr(), b.data_ptr()))
-        cfg = GemmConfig(dtype, la, lb, align, self.cc)
+        cfg = GemmConfig(dtype, la, lb, align, self.cc, tile="")
+        if cfg.sm90:
+            batch = math.prod(a.shape[:-2])
+            cfg = replace(cfg, tile=sm90_tile(a.shape[-2], b.shape[-1], batch, self.sms(a)))
         if self.dry:
             self.configs.append(cfg)
             return a @ b

@@ -78,6 +78,13 @@ def test_alignment_is_the_largest_dividing_every_extent_and_address():
     assert CB.alignment("float32", (64, 64, 64), (0, 0)) == 1  # SIMT kernels: any alignment
 
 
+def test_the_sm90_tile_is_the_large_one_only_when_its_tiles_fill_the_gpu():
+    assert CB.sm90_tile(4096, 4096, 1, 132) == "large"  # 32 x 16 tiles of 128x256
+    assert CB.sm90_tile(1024, 1024, 1, 132) == "small"  # 8 x 4
+    assert CB.sm90_tile(1024, 1024, 8, 132) == "large"  # batched: 256
+    assert CB.sm90_tile(64, 48, 1, 132) == "small"
+
+
 def test_only_aligned_half_precision_on_sm90_takes_the_tma_kernels():
     assert CB.GemmConfig("float16", "row", "col", 8).sm90
     assert not CB.GemmConfig("float16", "row", "col", 4).sm90
@@ -106,11 +113,14 @@ def test_without_a_device_or_the_package_the_baseline_says_why(monkeypatch, tmp_
 @needs_nvcc  # the interface reads nvcc's version to pick the kernels it may emit
 def test_the_interface_emits_each_kind_of_kernel_with_the_entry_points():
     for cfg, kind in [(CB.GemmConfig("float16", "row", "row", 8), "cutlass3x_sm90_tensorop"),
-                      (CB.GemmConfig("bfloat16", "row", "col", 8), "cutlass3x_sm90_tensorop"),
-                      (CB.GemmConfig("float16", "col", "row", 2), "cutlass_tensorop_f16_s16816gemm"),
-                      (CB.GemmConfig("float32", "row", "col", 1), "cutlass_simt_sgemm")]:
+                      (CB.GemmConfig("bfloat16", "row", "col", 8, tile="small"), "cutlass3x_sm90_tensorop"),
+                      (CB.GemmConfig("float16", "col", "row", 2, tile=""), "cutlass_tensorop_f16_s16816gemm"),
+                      (CB.GemmConfig("float32", "row", "col", 1, tile=""), "cutlass_simt_sgemm")]:
         text, kernel = CB.source(cfg)
         assert kernel.startswith(kind), (cfg, kernel)
+        if cfg.sm90:  # the tile asked for, with the cooperative schedule
+            (tm, tn, tk), _ = CB.SM90_TILES[cfg.tile]
+            assert f"_{tm}x{tn}x{tk}_" in kernel and "KernelTmaWarpSpecializedCooperative" in text, kernel
         assert f"_align{cfg.alignment}" in kernel
         assert "using DeviceKernel" in text and 'extern "C" int kernlint_gemm(' in text
         assert ("cutlass::arch::Sm90" in text) == cfg.sm90
@@ -169,9 +179,12 @@ def test_the_planning_pass_names_one_kernel_per_dtype_layout_and_alignment(tmp_p
         torch.nn.functional.linear(h, torch.randn(16, 32).half())  # x @ W.t(): B column-major
         torch.bmm(torch.randn(2, 8, 6).bfloat16(), torch.randn(2, 6, 4).bfloat16().transpose(1, 2).contiguous().transpose(1, 2))
         h @ torch.randn(32, 48).half()[:, :6]  # B not packed: copied, row-major; 6 columns: alignment 2
-    assert plan.configs == [CB.GemmConfig("float32", "row", "row", 1), CB.GemmConfig("float16", "row", "col", 8),
-                            CB.GemmConfig("bfloat16", "row", "col", 2), CB.GemmConfig("float16", "row", "row", 2)]
+    assert plan.configs == [CB.GemmConfig("float32", "row", "row", 1, tile=""), CB.GemmConfig("float16", "row", "col", 8, tile="small"),
+                            CB.GemmConfig("bfloat16", "row", "col", 2, tile=""), CB.GemmConfig("float16", "row", "row", 2, tile="")]
     assert plan.calls == 0 and not list(tmp_path.iterdir())  # nothing built
+    with plan:
+        torch.randn(2048, 64).half() @ torch.randn(64, 8192).half()
+    assert plan.configs[-1] == CB.GemmConfig("float16", "row", "row", 8, tile="large")
     with pytest.raises(NotImplementedError, match="float64"), plan:
         torch.randn(2, 2).double() @ torch.randn(2, 2).double()
 
