@@ -10,7 +10,8 @@ like the reference.
 The kernels come from ``cutlass_cppgen`` (the CUTLASS Python interface in ``nvidia-cutlass``): it
 picks the kernel for the data type, layouts and alignment and emits its CUTLASS C++ declaration;
 this module wraps it in a C entry point (:data:`ENTRY_3X`, :data:`ENTRY_2X`), builds it with nvcc
-against the package's headers into a shared library (cached by the source's hash) and calls it
+against the package's headers into a shared library (cached under a hash of what decides its
+bytes, :func:`cache_key`) and calls it
 with ctypes on torch tensors, on torch's current stream. No CUDA Python binding is needed: the
 interface is given the target architecture instead of asking a device (:func:`registry`).
 
@@ -23,6 +24,7 @@ a TF32 kernel would be a faster but less exact baseline).
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import inspect
 import json
@@ -317,13 +319,17 @@ def default_cache() -> Path:
     return Path(os.environ.get("KERNLINT_CUTLASS_CACHE") or Path.home() / ".cache" / "kernlint" / "cutlass")
 
 
+@functools.lru_cache(maxsize=1)
+def nvcc_version() -> str:
+    return subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+
+
 def cache_key(cfg: GemmConfig) -> str:
     """What decides the library's bytes: the configuration, the package, nvcc and this module's
     C++ (so a cached kernel is found without building the interface's registry, ~10 s)."""
     from importlib.metadata import version
 
-    nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1:]
-    parts = [repr(cfg), version("nvidia-cutlass"), *nvcc, INCLUDES, ENTRY_3X, ENTRY_2X, ENTRY_COMMON,
+    parts = [repr(cfg), version("nvidia-cutlass"), nvcc_version(), INCLUDES, ENTRY_3X, ENTRY_2X, ENTRY_COMMON,
              inspect.getsource(source), repr(SM90_TILES), " ".join(nvcc_command(Path("k.cu"), Path("k.so"), cfg))]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
@@ -393,7 +399,7 @@ class Library:
 
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
         batch = a.shape[:-2]
-        count = int(torch.Size(batch).numel()) if batch else 1
+        count = math.prod(batch)
         d = torch.empty(*batch, m, n, dtype=a.dtype, device=a.device)
         ws_bytes = self.lib.kernlint_gemm_workspace(m, n, k, count)
         ws = torch.empty(max(1, ws_bytes), dtype=torch.uint8, device=a.device)
