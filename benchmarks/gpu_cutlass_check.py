@@ -56,6 +56,17 @@ def ensure_cutlass(wheel_dirs: list[Path]) -> str:
     return f"pip --target from {wheels[-1].name}"
 
 
+def ensure_nvcc() -> None:
+    """nvcc on PATH: from CUDA_HOME or the usual install folders when it is not there already."""
+    if shutil.which("nvcc"):
+        return
+    homes = [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda", *sorted(map(str, Path("/usr/local").glob("cuda-*")))]
+    for home in filter(None, homes):
+        if (Path(home) / "bin" / "nvcc").exists():
+            os.environ["PATH"] = f"{Path(home) / 'bin'}{os.pathsep}{os.environ['PATH']}"
+            return
+
+
 def environment() -> dict:
     import torch
     import triton
@@ -241,6 +252,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     t_start = time.time()
     how = ensure_cutlass(args.wheels)
+    ensure_nvcc()
     import torch
 
     from kernlint.eval import cutlass_baseline as CB
