@@ -132,11 +132,11 @@ class GemmConfig:
         return f"{DTYPES[self.dtype]}_{self.layout_a[0]}{self.layout_b[0]}_a{self.alignment}_sm{self.cc}{tile}"
 
 
-#: the SM90 kernels' tiles (threadblock shape, cluster shape; TMA warp-specialized cooperative
-#: mainloop and epilogue): the interface's first choice (256x256) leaves most of the SMs idle on
-#: GEMMs up to a few thousand wide; there is no autotuning here, one tile for large outputs and
-#: one for those that would not fill the GPU with it
-SM90_TILES = {"large": ((128, 256, 64), (2, 1, 1)), "small": ((128, 128, 64), (2, 1, 1))}
+#: the SM90 kernels' CTA tiles and cluster shapes (the schedules are the collective builders'
+#: choice): the interface's first choice (a 128x256 CTA tile) for outputs it fills the GPU with,
+#: a 64x128 one for smaller outputs (a 1024x1024 output makes 32 CTAs of the first, 128 of the
+#: second, on 132 SMs); there is no autotuning across the interface's other tiles here
+SM90_TILES = {"large": ((128, 256, 64), (2, 1, 1)), "small": ((64, 128, 64), (2, 1, 1))}
 
 
 #: the SM count a dry planning pass on CPU tensors assumes (an H100 or H200 SXM)
@@ -289,13 +289,17 @@ def source(cfg: GemmConfig) -> tuple[str, str]:
     if cfg.sm90:
         from cutlass_library import EpilogueScheduleType, KernelScheduleType
 
-        shape, cluster = SM90_TILES[cfg.tile]
+        (tm, tn, tk), cluster = SM90_TILES[cfg.tile]
+        # the interface names a tile by the cluster's extent; the schedules are left to CUTLASS's
+        # collective builders, as in the interface's own first choice
         chosen = [td for td in plan.tile_descriptions()
-                  if tuple(td.threadblock_shape) == shape and tuple(td.cluster_shape) == cluster
-                  and td.kernel_schedule == KernelScheduleType.TmaWarpSpecializedCooperative
-                  and td.epilogue_schedule == EpilogueScheduleType.TmaWarpSpecializedCooperative]
-        if chosen:
-            plan.tile_description = chosen[0]
+                  if tuple(td.threadblock_shape) == (tm * cluster[0], tn * cluster[1], tk)
+                  and tuple(td.cluster_shape) == cluster
+                  and td.kernel_schedule == KernelScheduleType.ScheduleAuto
+                  and td.epilogue_schedule == EpilogueScheduleType.ScheduleAuto]
+        if not chosen:
+            raise NotImplementedError(f"the CUTLASS interface offers no {tm}x{tn}x{tk} tile for {cfg.name}")
+        plan.tile_description = chosen[0]
     try:
         op = plan.construct(**({} if cfg.sm90 else {f"alignment_{x}": cfg.alignment for x in "ABC"}))
     except Exception as exc:  # noqa: BLE001 - the interface raises bare Exceptions for unsupported kinds
@@ -354,7 +358,9 @@ def compile_library(cfg: GemmConfig, so: Path, text: str, kernel: str, timeout_s
         t0 = time.perf_counter()
         run = subprocess.run(nvcc_command(cu, out, cfg), capture_output=True, text=True, timeout=timeout_s)
         if run.returncode != 0:
-            raise RuntimeError(f"nvcc failed on {kernel}: {(run.stderr or run.stdout)[-1500:]}")
+            log = (run.stderr or run.stdout).splitlines()
+            errors = [line for line in log if "error" in line][:5]
+            raise RuntimeError(f"nvcc failed on {kernel}: " + "\n".join(errors or log[-20:])[:1500])
         info["compile_s"] = round(time.perf_counter() - t0, 1)
         os.replace(out, so)
         so.with_suffix(".json").write_text(json.dumps(info))

@@ -118,9 +118,10 @@ def test_the_interface_emits_each_kind_of_kernel_with_the_entry_points():
                       (CB.GemmConfig("float32", "row", "col", 1, tile=""), "cutlass_simt_sgemm")]:
         text, kernel = CB.source(cfg)
         assert kernel.startswith(kind), (cfg, kernel)
-        if cfg.sm90:  # the tile asked for, with the cooperative schedule
-            (tm, tn, tk), _ = CB.SM90_TILES[cfg.tile]
-            assert f"_{tm}x{tn}x{tk}_" in kernel and "KernelTmaWarpSpecializedCooperative" in text, kernel
+        if cfg.sm90:  # the CTA tile asked for (the interface's name gives the cluster's extent)
+            (tm, tn, tk), (cm, cn, ck) = CB.SM90_TILES[cfg.tile]
+            assert f"_{tm * cm}x{tn * cn}x{tk}_{cm}x{cn}x{ck}_" in kernel, kernel
+            assert f"cute::Shape<cute::_{tm}, cute::_{tn}, cute::_{tk}>" in text
         assert f"_align{cfg.alignment}" in kernel
         assert "using DeviceKernel" in text and 'extern "C" int kernlint_gemm(' in text
         assert ("cutlass::arch::Sm90" in text) == cfg.sm90
