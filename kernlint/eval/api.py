@@ -29,6 +29,8 @@ class EvalOptions:
     timing: bool = True
     iters: int = 50
     compile_baseline: bool | None = None  # None: on GPU only
+    #: the CUTLASS baseline of GEMM-family problems (None: on GPU only; needs kernlint[cutlass] and nvcc)
+    cutlass_baseline: bool | None = None
     policy: P.Policy = field(default_factory=P.Policy)
     env: dict[str, str] = field(default_factory=dict)
     inject_fault: str | None = None
@@ -42,6 +44,8 @@ class EvalOptions:
              "profile": self.timing if self.profile is None else self.profile}
         if self.compile_baseline is not None:
             d["compile_baseline"] = self.compile_baseline
+        if self.cutlass_baseline is not None:
+            d["cutlass_baseline"] = self.cutlass_baseline
         if self.inject_fault:
             d["inject_fault"] = self.inject_fault
         return d

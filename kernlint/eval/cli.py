@@ -70,6 +70,9 @@ def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
 @click.option("--iters", type=int, default=50, show_default=True, help="Timed iterations (GPU).")
 @click.option("--compile-baseline/--no-compile-baseline", default=None,
               help="Time torch.compile of the reference too (default: on GPU only).")
+@click.option("--cutlass-baseline/--no-cutlass-baseline", default=None,
+              help="Time GEMM-family references with their GEMMs on CUTLASS too (default: on GPU only; "
+                   "needs kernlint[cutlass] and nvcc; kernels cached in $KERNLINT_CUTLASS_CACHE or ~/.cache/kernlint/cutlass).")
 @click.option("--max-slowdown", type=float, default=0.05, show_default=True,
               help="Reject candidates slower than the reference (the problem's own module) by more than this fraction.")
 @click.option("--min-occupancy", type=float, default=0.0, show_default=True)
@@ -89,7 +92,7 @@ def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
               "candidate, and start each candidate's executors only when its turn comes (default: once per problem "
               "and worker, the next candidate's executors started while one is judged).")
 def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend, ray_address, workers, seeds, shape_variants,
-                 timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline,
+                 timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline, cutlass_baseline,
                  max_slowdown, min_occupancy, max_library_share, fail_level, profile, structure_opts, include_correct, limit,
                  progress, no_reuse):
     """Evaluate generated kernels in CANDIDATES (folder or JSONL of answers) against PROBLEMS
@@ -117,7 +120,7 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
     opts = EvalOptions(
         seeds=seeds, shape_variants=shape_variants, timeout_s=timeout,
         mem_limit_mb=mem_limit_mb, rss_limit_mb=rss_limit_mb, tolerance_scale=tolerance_scale,
-        timing=not no_timing, iters=iters, compile_baseline=compile_baseline,
+        timing=not no_timing, iters=iters, compile_baseline=compile_baseline, cutlass_baseline=cutlass_baseline,
         policy=Policy(max_slowdown=max_slowdown, min_occupancy=min_occupancy,
                       max_library_share=None if max_library_share > 1 else max_library_share,
                       fail_level=None if fail_level == "none" else fail_level, structure=structure_opts),

@@ -37,6 +37,7 @@ import time
 from typing import Any
 
 from kernlint.eval import correctness as C, device_trace, roofline
+from kernlint.eval.cutlass_baseline import default_cache as cutlass_cache
 from kernlint.eval.reuse import ProblemCache, Reuse
 from kernlint.eval.isolation import Gone, Process
 
@@ -476,7 +477,23 @@ class Judge:
                     "torch-compile", lambda: self.ask(self.ref, req)[0]["timing"], req, self.staged)
             except Failed as exc:
                 self.note(f"torch.compile baseline failed: {str(exc)[:200]}")
-        self.note("CUTLASS baseline skipped: no CUTLASS recipe for this problem")
+        if job.get("cutlass_baseline", self.cuda) and self.res["cheats"]:
+            self.note(f"CUTLASS baseline skipped: already rejected ({self.res['cheats'][0]['reason']})")
+        elif job.get("cutlass_baseline", self.cuda):
+            self.stage("baseline-cutlass")
+            try:
+                req = {"op": "cutlass_baseline", "iters": int(job.get("iters", 50)),
+                       "cache": job.get("cutlass_cache") or str(cutlass_cache())}
+                head = self.per_problem("cutlass", lambda: self.ask(self.ref, req)[0], req, self.staged)
+                self.res["metrics"]["cutlass"] = head.get("info")
+                if head.get("timing"):
+                    self.res["timings"]["cutlass"] = head["timing"]
+                else:
+                    self.note(f"CUTLASS baseline skipped: {head.get('skipped')}")
+            except Failed as exc:
+                self.note(f"CUTLASS baseline failed: {str(exc)[:300]}")
+        else:
+            self.note("CUTLASS baseline skipped: " + ("disabled" if self.cuda else "no CUDA device"))
 
     def library_flops(self, ref_flops: int | None) -> None:
         """The FLOPs the candidate's torch operators do (torch's FLOP counter in its process: its

@@ -50,10 +50,15 @@ class Policy:
         return asdict(self)
 
 
+#: the timings a candidate is compared with: the reference as written (its GEMMs on cuBLAS through
+#: torch), torch.compile of it, and the reference with its GEMMs on CUTLASS (GEMM-family problems)
+BASELINES = ("reference", "torch_compile", "cutlass")
+
+
 def speedups(timings: dict) -> dict:
     out = {}
     cand = (timings.get("candidate") or {}).get("median_ms")
-    for base in ("reference", "torch_compile"):
+    for base in BASELINES:
         b = (timings.get(base) or {}).get("median_ms")
         if cand and b:
             out[f"vs_{base}"] = b / cand

@@ -6,6 +6,7 @@ import html
 import math
 
 from kernlint.eval import structure_report
+from kernlint.eval.policy import BASELINES
 from kernlint.eval.summary import CORRECT, summarize
 
 COLORS = {"passed": "#2e7d32", "library-fallback": "#8d6e63", "structurally-flawed": "#d84315", "slower-than-baseline": "#f9a825", "low-occupancy": "#ef6c00",
@@ -51,6 +52,27 @@ def histogram_svg(values: list[float], width: int = 520, height: int = 200, bins
     return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">{"".join(parts)}</svg>'
 
 
+def _times(x: float | None) -> str:
+    return "" if x is None else f"{x:.2f}x"
+
+
+BASELINE_NAMES = {"reference": "the reference (torch eager, cuBLAS)", "torch_compile": "torch.compile", "cutlass": "CUTLASS"}
+
+
+def baseline_table(recs: list[dict]) -> str:
+    """Per baseline: how many correct candidates were compared with it, their geometric-mean
+    speedup and how many beat it."""
+    rows = []
+    for b in BASELINES:
+        sps = [sp for r in recs if r.get("verdict") in CORRECT
+               and (sp := (r.get("speedup") or {}).get(f"vs_{b}")) and sp > 0]
+        geo = _times(math.exp(sum(map(math.log, sps)) / len(sps)) if sps else None) or "-"
+        rows.append(f"<tr><td>{BASELINE_NAMES[b]}</td><td>{len(sps)}</td><td>{geo}</td>"
+                    f"<td>{sum(sp > 1 for sp in sps)}</td></tr>")
+    return ("<table><tr><th>baseline</th><th>candidates timed against it</th><th>geomean speedup</th>"
+            f"<th>faster than it</th></tr>{''.join(rows)}</table>")
+
+
 def render(recs: list[dict], title: str = "kernlint eval") -> str:
     s = summarize(recs)
     verdicts = dict(s["taxonomy"])
@@ -64,10 +86,11 @@ def render(recs: list[dict], title: str = "kernlint eval") -> str:
         for k in ("pass_rate", "correct_rate", "fast_0", "fast_1", "fast_1.5", "fast_2", "geomean_speedup", "mean_reward"))
     rows = []
     for r in sorted(recs, key=lambda r: r["id"]):
-        sp = (r.get("speedup") or {}).get("vs_reference")
+        sps = r.get("speedup") or {}
+        cells = "".join(f"<td>{_times(sps.get('vs_' + b))}</td>" for b in BASELINES)
         rows.append(
             f"<tr><td>{html.escape(r['id'])}</td><td style='color:{COLORS.get(r['verdict'], '#000')}'>"
-            f"{html.escape(r['verdict'])}</td><td>{'' if sp is None else f'{sp:.2f}x'}</td>"
+            f"{html.escape(r['verdict'])}</td>{cells}"
             f"<td>{html.escape('; '.join(r.get('reasons', []))[:400])}</td></tr>")
     cpu_note = ""
     if any("cpu-perf-counter" in t for t in s["timers"]):
@@ -81,6 +104,7 @@ def render(recs: list[dict], title: str = "kernlint eval") -> str:
 <h2>Speedup over the reference (correct candidates)</h2>{histogram_svg(speedups)}
 <h2>Metrics</h2><table>{metric_rows}</table>
 {structure_report.section(recs, COLORS, s["structural_failures"])}
-<h2>Candidates</h2><table><tr><th>id</th><th>verdict</th><th>speedup</th><th>reasons</th></tr>{''.join(rows)}</table>
+<h2>Speedup over each baseline (correct candidates)</h2>{baseline_table(recs)}
+<h2>Candidates</h2><table><tr><th>id</th><th>verdict</th>{''.join(f"<th>vs {BASELINE_NAMES[b]}</th>" for b in BASELINES)}<th>reasons</th></tr>{''.join(rows)}</table>
 </body></html>
 """

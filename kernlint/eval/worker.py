@@ -484,6 +484,13 @@ class Executor:
             t = timing.time_cpu(lambda *a: compiled(*a), self.sets, iters=2)
         return {"timing": t}, {}
 
+    def op_cutlass_baseline(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
+        """Reference only: the reference with its GEMMs run by CUTLASS kernels, timed like the
+        candidate; ``skipped`` says why there is no timing (:mod:`kernlint.eval.cutlass_baseline`)."""
+        from kernlint.eval import cutlass_baseline
+
+        return cutlass_baseline.measure(self._call, self.sets, Path(req["cache"]), int(req.get("iters", 50))), {}
+
     def handle(self, req: dict, values: dict, texts: dict) -> bytes:
         op = getattr(self, f"op_{req.get('op')}", None)
         self.cheats = []
