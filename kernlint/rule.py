@@ -8,16 +8,19 @@ the pipeline calls it:
   libcst pass (kernel dataflow events).
 - ``ir``: subclasses :class:`kernlint.ir.rulebase.IRRule`, fed compiled artefacts.
 - ``dynamic``: only produced by the GPU/interpreter run (no static check).
-- ``eval``: anti-cheat checks run by ``kernlint eval`` on candidate modules.
+- ``eval``: subclasses :class:`kernlint.eval.rulebase.EvalRule`, fed one candidate module.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from kernlint.model import CATEGORIES, Level, Phase
+
+if TYPE_CHECKING:
+    from kernlint.model import Finding
 
 _CODE = re.compile(r"^KL\d{3}$")
 _NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -70,6 +73,12 @@ class Rule:
     bad: ClassVar[tuple[str, ...]] = ()
     #: good examples: yield nothing
     good: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, subject) -> Iterable[Finding]:
+        """The rule's findings on one subject of its phase, typed by the phase's base class: a
+        kernel's interpreted state (source), a :class:`~kernlint.ir.artifacts.CompiledKernel` (IR),
+        a :class:`~kernlint.eval.rulebase.CandidateModule` (eval)."""
+        raise NotImplementedError
 
     @classmethod
     def validate(cls) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule
+from kernlint.eval.rulebase import CandidateModule, EvalRule
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE, METHOD_COMPUTE, NN_NOT_COMPUTE, is_torch_compute
@@ -75,14 +75,15 @@ class ModelNew(torch.nn.Module):
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         facts = self.facts(module)
         flagged = set()
         for qual, node in self.reachable_nodes(module, cst.Call, cst.BinaryOperation):
             owner = qual.split(".")[0] if "." in qual else None
             if isinstance(node, cst.BinaryOperation):
                 if isinstance(node.operator, cst.MatrixMultiply):
-                    yield self.finding(module, node, path, "`@` computes with the torch library")
+                    yield self.finding(candidate, node, "`@` computes with the torch library")
                 continue
             name = self.name_of(module, node.func)
             what = None
@@ -102,7 +103,7 @@ class ModelNew(torch.nn.Module):
             if what and id(node) not in flagged:
                 flagged.add(id(node))
                 yield self.finding(
-                    module, node, path,
+                    candidate, node,
                     f"{what} computes with the torch library on the path from forward",
                     call=what,
                 )

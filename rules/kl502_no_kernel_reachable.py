@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule
+from kernlint.eval.rulebase import CandidateModule, EvalRule
 from kernlint.rule import Confirmation
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
 
@@ -70,15 +70,16 @@ class ModelNew(torch.nn.Module):
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         facts = self.facts(module)
         if facts.has_model_new:
             if not facts.kernels_reachable:
                 node = facts.classes["ModelNew"]
                 why = "defines no kernel" if not facts.kernels else (
                     "never launches its kernels " + ", ".join(sorted(facts.kernels)))
-                yield self.finding(module, node, path,
+                yield self.finding(candidate, node,
                                    f"no Triton/TileLang kernel is reachable from ModelNew.forward: the module {why}")
         elif facts.functions and not facts.kernels:
             first = next(iter(facts.functions.values()))
-            yield self.finding(module, first, path, "the module defines host code but no Triton/TileLang kernel")
+            yield self.finding(candidate, first, "the module defines host code but no Triton/TileLang kernel")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
 
 
@@ -57,7 +57,8 @@ class ModelNew(torch.nn.Module):
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         for _qual, handler in self.reachable_nodes(module, cst.ExceptHandler):
             calls = nodes_of(handler.body, cst.Call)
             torch_calls = [c for c in calls if self.name_of(module, c.func).startswith("torch")]
@@ -67,5 +68,5 @@ class ModelNew(torch.nn.Module):
             if raises and not returns:
                 continue
             if torch_calls or returns or method_calls:
-                yield self.finding(module, handler, path,
+                yield self.finding(candidate, handler,
                                    "this except handler computes a fallback result instead of failing")

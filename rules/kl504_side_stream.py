@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.rule import Confirmation
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
 
@@ -66,8 +66,9 @@ current = torch.cuda.current_stream
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         for call in nodes_of(module, cst.Call):
             name = self.name_of(module, call.func)
             if name in STREAM_CALLS:
-                yield self.finding(module, call, path, f"{name} moves work off the timed stream", call=name)
+                yield self.finding(candidate, call, f"{name} moves work off the timed stream", call=name)

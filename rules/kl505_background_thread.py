@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.rule import Confirmation
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
 
@@ -66,8 +66,9 @@ LOCK = threading.Lock()
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         for call in nodes_of(module, cst.Call):
             name = self.name_of(module, call.func)
             if name in THREAD_CALLS:
-                yield self.finding(module, call, path, f"{name} runs work outside the timed call", call=name)
+                yield self.finding(candidate, call, f"{name} runs work outside the timed call", call=name)

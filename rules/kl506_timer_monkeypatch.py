@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.rule import Confirmation
 
 PATCHABLE = ("torch.", "time.", "triton.", "timeit.")
@@ -121,7 +121,8 @@ def timed(fn):
                 return f"{owner}.{facts.const_str(tgt.slice[0].slice.value) or '<computed name>'}"
         return ""
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         facts = self.facts(module)
         for node in nodes_of(module, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Call):
             if isinstance(node, cst.Call):
@@ -131,12 +132,12 @@ def timed(fn):
                     attr = facts.const_str(args[1]) if len(args) > 1 else None
                     name = f"{obj}.{attr or '<computed name>'}"
                     if obj and self._patchable(obj + ".") and (attr is None or self._patchable(name)):
-                        yield self.finding(module, node, path, f"setattr rebinds {name}, a library function",
+                        yield self.finding(candidate, node, f"setattr rebinds {name}, a library function",
                                            target=name)
                 continue
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for tgt in targets:
                 name = self._written(facts, tgt)
                 if self._patchable(name):
-                    yield self.finding(module, node, path, f"assignment to {name} patches a library function",
+                    yield self.finding(candidate, node, f"assignment to {name} patches a library function",
                                        target=name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.rule import Confirmation
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
 
@@ -183,7 +183,8 @@ class ModelNew(torch.nn.Module):
         kept = [s for s in sides if self._refs(s) & {t for t in tainted if "." in t}]
         return bool(kept) and any(s is not k and self._keyed(module, s, tainted) for s in sides for k in kept)
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         nodes = nodes_of(module, cst.Assign, cst.Subscript, cst.DictElement, cst.Comparison, cst.Call)
         tainted, mappings = self._assigned(module, [n for n in nodes if isinstance(n, cst.Assign)])
         inputs = self._forward_inputs(module)
@@ -201,7 +202,7 @@ class ModelNew(torch.nn.Module):
             if self._remembered_address(module, cmp, tainted):
                 hits.append((cmp, "an input's address compared with one kept from an earlier call (a one-entry cache)"))
         for node, message in hits:
-            f = self.finding(module, node, path, message)
+            f = self.finding(candidate, node, message)
             if f.span.line not in lines:
                 lines.add(f.span.line)
                 yield f

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule
+from kernlint.eval.rulebase import CandidateModule, EvalRule
 from kernlint.model import Level
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
 
@@ -60,7 +60,8 @@ class ModelNew(torch.nn.Module):
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         for _qual, call in self.reachable_nodes(module, cst.Call):
             name = self.name_of(module, call.func)
             hit = None
@@ -76,4 +77,4 @@ class ModelNew(torch.nn.Module):
                         if dt.startswith("torch.") and dt.split(".", 1)[1] in LOW:
                             hit = f".{meth}({dt})"
             if hit:
-                yield self.finding(module, call, path, f"{hit} lowers the precision of the computation", call=hit)
+                yield self.finding(candidate, call, f"{hit} lowers the precision of the computation", call=hit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.rule import Confirmation
 
 FLAG_CALLS = {"torch.set_float32_matmul_precision", "torch.set_flush_denormal",
@@ -54,17 +54,18 @@ uses_tf32 = torch.backends.cuda.matmul.allow_tf32
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         for node in nodes_of(module, cst.Assign, cst.AugAssign, cst.Call):
             if isinstance(node, cst.Call):
                 name = self.name_of(module, node.func)
                 if name in FLAG_CALLS:
-                    yield self.finding(module, node, path, f"{name}(...) changes global precision", call=name)
+                    yield self.finding(candidate, node, f"{name}(...) changes global precision", call=name)
                 elif name in ("setattr",) and node.args and self.name_of(module, node.args[0].value).startswith("torch.backends"):
-                    yield self.finding(module, node, path, "setattr on torch.backends changes global flags")
+                    yield self.finding(candidate, node, "setattr on torch.backends changes global flags")
                 continue
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for tgt in targets:
                 name = self.name_of(module, tgt) if isinstance(tgt, cst.Attribute) else ""
                 if name.startswith("torch.backends.") or name.startswith("torch._C._set"):
-                    yield self.finding(module, node, path, f"assignment to {name} changes a global flag", target=name)
+                    yield self.finding(candidate, node, f"assignment to {name} changes a global flag", target=name)

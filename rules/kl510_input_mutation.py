@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
@@ -65,7 +65,8 @@ class ModelNew(torch.nn.Module):
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         facts = self.facts(module)
         fn = facts.functions.get("ModelNew.forward")
         if fn is None:
@@ -77,11 +78,11 @@ class ModelNew(torch.nn.Module):
                 if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
                         and f.value.value in params and f.attr.value.endswith("_")
                         and not f.attr.value.startswith("_")):
-                    yield self.finding(module, node, path,
+                    yield self.finding(candidate, node,
                                        f"{f.value.value}.{f.attr.value}() mutates an input of forward")
                 continue
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for tgt in targets:
                 base = tgt.value if isinstance(tgt, cst.Subscript) else (tgt if isinstance(node, cst.AugAssign) else None)
                 if isinstance(base, cst.Name) and base.value in params:
-                    yield self.finding(module, node, path, f"assignment writes into input {base.value}")
+                    yield self.finding(candidate, node, f"assignment writes into input {base.value}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.rule import Confirmation
 
 #: calls that only a harness attack needs, by what they are for
@@ -145,7 +145,8 @@ if __name__ == "__main__":
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         facts = self.facts(module)
         guarded = {id(n) for g in nodes_of(module, cst.If) if _main_guard(g) for n in nodes_of(g, cst.CSTNode)}
         imported = set(facts.aliases)
@@ -171,7 +172,7 @@ if __name__ == "__main__":
             hit = self._examine(module, node, foreign)
             if hit:
                 kind, message = hit
-                yield self.finding(module, node, path, message, kind=kind)
+                yield self.finding(candidate, node, message, kind=kind)
 
     def _module_handles(self, module) -> dict[str, str]:
         """Local names bound to a module looked up at run time (``h = sys.modules.get(...)``,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.rule import Confirmation
 
 #: the name KernelBench gives the reference module's class
@@ -135,24 +135,25 @@ class ModelNew(_Base):
         name = self.name_of(module, node)
         return name == REFERENCE or name.endswith("." + REFERENCE)
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         facts = self.facts(module)
         cls = facts.classes.get("ModelNew")
         if cls is None:
             return
         base = self._reaches_reference(module, cls, {"ModelNew"})
         if base:
-            yield self.finding(module, cls, path, f"ModelNew derives from the reference {base}: its forward is "
+            yield self.finding(candidate, cls, f"ModelNew derives from the reference {base}: its forward is "
                                "the PyTorch computation it should replace", base=base)
         for call in nodes_of(cls, cst.Call):
             func = call.func
             if self._is_reference(module, func):
-                yield self.finding(module, call, path, "ModelNew builds the reference Model and can run it")
+                yield self.finding(candidate, call, "ModelNew builds the reference Model and can run it")
                 continue
             if not isinstance(func, cst.Attribute):
                 continue
             owner = func.value
             if func.attr.value == "forward" and isinstance(owner, cst.Call) and self.name_of(module, owner.func) == "super":
-                yield self.finding(module, call, path, "super().forward runs the parent's forward, not a kernel")
+                yield self.finding(candidate, call, "super().forward runs the parent's forward, not a kernel")
             elif func.attr.value in ("forward", "__call__") and self._is_reference(module, owner):
-                yield self.finding(module, call, path, f"{self.name_of(module, func)} runs the reference's forward")
+                yield self.finding(candidate, call, f"{self.name_of(module, func)} runs the reference's forward")

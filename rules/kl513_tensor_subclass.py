@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from kernlint.eval.hack_vocabulary import KERNEL_PRELUDE
-from kernlint.eval.rulebase import EvalRule, nodes_of
+from kernlint.eval.rulebase import CandidateModule, EvalRule, nodes_of
 from kernlint.rule import Confirmation
 
 TENSOR_BASES = {"torch.Tensor", "torch._C.TensorBase", "torch._C._TensorBase",
@@ -101,19 +101,20 @@ class ModelNew(torch.nn.Module):
 ''',
     )
 
-    def check(self, module, path):
+    def check(self, candidate: CandidateModule):
+        module = candidate.module
         facts = self.facts(module)
         for cls in nodes_of(module, cst.ClassDef):
             bases = [facts.target_of(b.value) or facts.name_of(b.value) for b in cls.bases]
             hit = next((b for b in bases if b in TENSOR_BASES), None)
             overrides = sorted({f.name.value for f in cls.body.body if isinstance(f, cst.FunctionDef)} & OVERRIDES)
             if hit:
-                yield self.finding(module, cls, path, f"class {cls.name.value} derives from {hit}: an output of it can "
+                yield self.finding(candidate, cls, f"class {cls.name.value} derives from {hit}: an output of it can "
                                    "defer or fake its values", base=hit)
             elif overrides:
-                yield self.finding(module, cls, path, f"class {cls.name.value} defines {', '.join(overrides)}: torch "
+                yield self.finding(candidate, cls, f"class {cls.name.value} defines {', '.join(overrides)}: torch "
                                    "operations on it run the candidate's code")
         for call in nodes_of(module, cst.Call):
             name = facts.target_of(call.func) or facts.name_of(call.func)
             if name in SUBCLASS_CALLS or isinstance(call.func, cst.Attribute) and call.func.attr.value == "as_subclass":
-                yield self.finding(module, call, path, "re-types a tensor as a subclass")
+                yield self.finding(candidate, call, "re-types a tensor as a subclass")

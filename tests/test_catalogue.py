@@ -7,6 +7,7 @@ import pytest
 
 from kernlint import catalogue
 from kernlint.model import CATEGORIES, Phase
+from kernlint.eval.rulebase import CandidateModule
 from kernlint.rule import expected_lines
 from tests.helpers import lint
 
@@ -55,7 +56,7 @@ def test_eval_bad_example_yields_the_rule(code, index):
     rule = EVAL[code]
     example = rule.bad[index]
     expected = {line for line, codes in expected_lines(example).items() if code in codes}
-    found = list(rule().check(cst.parse_module(example), "candidate.py"))
+    found = list(rule().check(CandidateModule(cst.parse_module(example), "candidate.py")))
     assert {f.span.line for f in found} == expected
     assert {f.rule for f in found} == {code}
 
@@ -63,7 +64,7 @@ def test_eval_bad_example_yields_the_rule(code, index):
 @pytest.mark.parametrize("code,index", _examples(EVAL, "good"))
 def test_eval_good_example_is_clean(code, index):
     rule = RULES[code]
-    assert list(rule().check(cst.parse_module(rule.good[index]), "candidate.py")) == []
+    assert list(rule().check(CandidateModule(cst.parse_module(rule.good[index]), "candidate.py"))) == []
 
 
 def test_rules_ship_inside_the_package():

@@ -1,13 +1,14 @@
 """Base class of the anti-cheat (reward-hack) rules that ``kernlint eval`` runs on candidates.
 
 An :class:`EvalRule` is a catalogue rule (``rules/kl5*.py``) with ``phase = Phase.EVAL``; its
-``check`` takes the candidate's libcst module and yields findings with 1-based spans taken from
-libcst's ``PositionProvider``.
+``check`` takes a :class:`CandidateModule` (the candidate's libcst module and its path) and yields
+findings with 1-based spans taken from libcst's ``PositionProvider``.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import ClassVar, Iterable, Iterator
 
 import libcst as cst
@@ -50,6 +51,14 @@ def nodes_of(root: cst.CSTNode, *types: type) -> list[cst.CSTNode]:
     return g.found
 
 
+@dataclass(frozen=True)
+class CandidateModule:
+    """What an eval rule reads: a candidate's parsed module and the path its findings name."""
+
+    module: cst.Module
+    path: str = "<candidate>"
+
+
 class EvalRule(Rule):
     phase: ClassVar[Phase] = Phase.EVAL
     category: ClassVar[str] = "reward-hack"
@@ -58,7 +67,7 @@ class EvalRule(Rule):
         "eval", description="kernlint eval's runtime checks on the candidate"
     )
 
-    def check(self, module: cst.Module, path: str) -> Iterable[Finding]:  # pragma: no cover
+    def check(self, candidate: CandidateModule) -> Iterable[Finding]:  # pragma: no cover
         raise NotImplementedError
 
     # helpers -------------------------------------------------------------------------------
@@ -75,12 +84,11 @@ class EvalRule(Rule):
             for node in nodes_of(fn, *types):
                 yield qual, node
 
-    def finding(self, module: cst.Module, node: cst.CSTNode, path: str, message: str,
-                **evidence) -> Finding:
-        r = positions(module)[node]
+    def finding(self, candidate: CandidateModule, node: cst.CSTNode, message: str, **evidence) -> Finding:
+        r = positions(candidate.module)[node]
         return Finding(
             rule=self.code,
-            path=path,
+            path=candidate.path,
             span=Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1),
             message=message,
             level=self.level,
@@ -97,10 +105,10 @@ def eval_rules() -> list[type[EvalRule]]:
 
 def check_source(source: str, path: str = "<candidate>", select: set[str] | None = None) -> list[Finding]:
     """Run every eval rule on ``source``; raises ``libcst.ParserSyntaxError`` on bad syntax."""
-    module = cst.parse_module(source)
+    candidate = CandidateModule(cst.parse_module(source), path)
     out: list[Finding] = []
     for rule in eval_rules():
         if select is not None and rule.code not in select:
             continue
-        out.extend(rule().check(module, path))
+        out.extend(rule().check(candidate))
     return sorted(out, key=lambda f: f.sort_key)

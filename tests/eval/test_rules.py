@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from kernlint.eval.rulebase import EvalRule, check_source, eval_rules
+from kernlint.eval.rulebase import CandidateModule, EvalRule, check_source, eval_rules
 from kernlint.model import Phase
 from kernlint.rule import expected_lines
 
@@ -29,7 +29,7 @@ def test_metadata_valid(rule):
 def test_bad_examples_flag_exactly_the_marked_lines(rule):
     for example in rule.bad:
         got: dict[int, set[str]] = {}
-        for f in rule().check(cst.parse_module(example), "example.py"):
+        for f in rule().check(CandidateModule(cst.parse_module(example), "example.py")):
             assert f.phase is Phase.EVAL and f.span.line >= 1 and f.span.col >= 1
             got.setdefault(f.span.line, set()).add(f.rule)
         assert got == expected_lines(example)
