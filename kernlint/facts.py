@@ -861,13 +861,12 @@ def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[
 def facts_for_source(path: str, source: str) -> ModuleFacts:
     """Facts of a module given as text, for callers that hold no parsed tree (an unparsable module
     has no facts)."""
-    from kernlint.source.discover import discover
-    from kernlint.source.phase import parse
+    from kernlint.source.phase import read_module
 
-    module, text, error = parse(path, source)
-    if module is None or error is not None:
+    info = read_module(path, source)
+    if info is None:
         return ModuleFacts(path)
     try:
-        return discover(path, text, module).facts
+        return info.facts
     except RecursionError:
         return ModuleFacts(path)
