@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 import z3
 
+from kernlint.source import names as N
+
 MAX_SIZE = 2 ** 31
 
 
@@ -321,19 +323,10 @@ _SAME_METHODS = {"contiguous": False, "clone": False, "detach": False, "float": 
                  "cuda": False, "flatten": True}
 
 
-def _dotted(node) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else ""
-    return ""
-
-
 def _created_kind(node) -> str | None:
     """``torch.empty(...)`` and the other allocators: the allocator's name."""
     if isinstance(node, cst.Call):
-        name = _dotted(node.func)
+        name = N.dotted(node.func) or ""
         if name.startswith("torch.") and name[6:] in _ALLOCATORS:
             return name[6:]
     return None
@@ -341,8 +334,8 @@ def _created_kind(node) -> str | None:
 
 def _like(node) -> str | None:
     """``torch.empty_like(x, ...)``: ``x``."""
-    if (isinstance(node, cst.Call) and _dotted(node.func).startswith("torch.")
-            and _dotted(node.func)[6:] in _LIKE_ALLOCATORS and node.args and node.args[0].keyword is None
+    if (isinstance(node, cst.Call) and (N.dotted(node.func) or "") in {f"torch.{a}" for a in _LIKE_ALLOCATORS}
+            and node.args and node.args[0].keyword is None
             and not node.args[0].star and isinstance(node.args[0].value, cst.Name)):
         return node.args[0].value.value
     return None

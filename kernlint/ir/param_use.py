@@ -13,6 +13,8 @@ from typing import Iterator
 
 import libcst as cst
 
+from kernlint.source import names as N
+
 POINTER_USERS = {
     "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
     "atomic_xor", "atomic_xchg", "atomic_cas", "make_block_ptr", "make_tensor_descriptor",
@@ -149,36 +151,6 @@ def keywords(call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
     return [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
 
 
-def names(node: cst.CSTNode) -> set[str]:
-    """The variables an expression mentions (an attribute's or a keyword's own name is not one)."""
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Name):
-            if n.value not in _CONSTANT_NAMES:
-                out.add(n.value)
-        elif isinstance(n, cst.Attribute):
-            stack.append(n.value)
-        elif isinstance(n, cst.Arg):
-            stack.append(n.value)
-        elif isinstance(n, cst.Param):
-            if n.default is not None:
-                stack.append(n.default)
-        else:
-            stack.extend(c for c in walk_children(n))
-    return out
-
-
-def walk_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    for name in _child_fields(type(node)):
-        v = getattr(node, name)
-        if isinstance(v, cst.CSTNode):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            yield from (x for x in v if isinstance(x, cst.CSTNode))
-
-
 def _variable(node: cst.CSTNode | None) -> str | None:
     return node.value if isinstance(node, cst.Name) and node.value not in _CONSTANT_NAMES else None
 
@@ -259,14 +231,14 @@ def _index_pointers(fn: cst.FunctionDef, params: set[str], dereferenced: set[str
             direct = _loaded_from(node.value, params)
             derived = set().union(*(sources.get(n, set()) for n in _arith_names(node.value)))
             for t in targets(node):
-                for n in names(t):
+                for n in N.names_in(t):
                     sources.setdefault(n, set()).update(direct | derived)
     # a parameter rebound to what it points at (``bias = tl.load(bias + rn)``) names both: skip it
     sources = {k: v for k, v in sources.items() if v and k not in params}
     if not sources:
         return set()
     used: set[str] = set()
-    local = {n for node in assigns for t in targets(node) for n in names(t)}
+    local = {n for node in assigns for t in targets(node) for n in N.names_in(t)}
     for node in walk(fn):
         if isinstance(node, cst.Call):
             func = attr_name(node.func)
@@ -277,7 +249,7 @@ def _index_pointers(fn: cst.FunctionDef, params: set[str], dereferenced: set[str
         elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _INT_OPS):
             used |= _arith_names(node.left) | _arith_names(node.right)
     for node in assigns:  # the offsets of pointer variables: o_ptrs = Out + dest_index * stride
-        if node.value is not None and any(n in dereferenced for t in targets(node) for n in names(t)):
+        if node.value is not None and any(n in dereferenced for t in targets(node) for n in N.names_in(t)):
             used |= _arith_names(node.value)
     out: set[str] = set()
     for n in used:
@@ -320,7 +292,7 @@ def _dereferenced(fn: cst.FunctionDef, funcs: dict[str, cst.FunctionDef], visiti
     while changed:
         changed = False
         for node in assigns:
-            tnames = {n for t in targets(node) for n in names(t)}
+            tnames = {n for t in targets(node) for n in N.names_in(t)}
             # ``ptr += step`` / ``idx -= start``: the value is an offset, never the pointer
             if tnames & dereferenced and node.value is not None and not isinstance(node, cst.AugAssign):
                 new = _pointer_roots(node.value) - dereferenced
