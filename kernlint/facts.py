@@ -473,7 +473,13 @@ def _merge(into: dict, *branches: dict) -> None:
         vals = [b.get(name) for b in branches]
         first = vals[0]
         same = first is not None and all(v is first or v is not None and _same(v.value, first.value) for v in vals)
-        into[name] = first if same else _Value(UNKNOWN, "branches disagree")
+        if same:
+            into[name] = first
+            continue
+        # the value is unknown; the symbolic engine reads the binding of the last path that has one
+        # (the branch written last), as a reader of the text would
+        last = next((v for v in reversed(vals) if v is not None and v.node is not None), None)
+        into[name] = _Value(UNKNOWN, "branches disagree", *((last.node, last.index, last.arity) if last else ()))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -537,8 +543,18 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 held = [(t, False) for t, _ in possible[:i] if t is not None]
                 branch_env[_PATH] = _Value((*path, *held, *([(test, True)] if test is not None else [])), "branch")
                 run_block(ev, body, branch_env, on_statement)
-                outcomes.append(branch_env)
-            _merge(env, *outcomes)
+                if not _raises(body):
+                    outcomes.append(branch_env)
+            if outcomes:
+                _merge(env, *outcomes)
+            # ``if not ok: raise ...``: what follows runs only where the leading raising tests failed
+            guards = []
+            for test, body in possible:
+                if test is None or not _raises(body):
+                    break
+                guards.append((test, False))
+            if guards:
+                env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), *guards), "guard")
         elif isinstance(stmt, (cst.For, cst.While)):
             if want_return:
                 return None
@@ -547,7 +563,7 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 for name in _targets(stmt.target):
                     looped[name] = _Value(UNKNOWN, "loop variable")
             run_block(ev, stmt.body.body, looped, on_statement)
-            _merge(env, looped, dict(env))
+            _merge(env, dict(env), looped)
         elif isinstance(stmt, cst.With):
             result = run_block(ev, stmt.body.body, env, on_statement, want_return)
             if want_return and result is not None:
@@ -565,6 +581,12 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
         elif isinstance(stmt, cst.ClassDef):
             env[stmt.name.value] = _Value(UNKNOWN, "class")
     return None
+
+
+def _raises(body) -> bool:
+    """A branch that always raises: its last statement is a ``raise``."""
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and bool(last.body) and isinstance(last.body[-1], cst.Raise)
 
 
 def _simple(ev: HostEvaluator, small: cst.BaseSmallStatement, env: dict) -> None:

@@ -179,6 +179,9 @@ class _Wrapper:
             return {"LessThan": lambda: a < b, "LessThanEqual": lambda: a <= b, "GreaterThan": lambda: a > b,
                     "GreaterThanEqual": lambda: a >= b, "Equal": lambda: a == b,
                     "NotEqual": lambda: a != b}.get(op, lambda: None)()
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            a = self.node(node.expression)
+            return z3.Not(a) if a is not None and z3.is_bool(a) else None
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
             a, b = self.node(node.left), self.node(node.right)
             return None if a is None or b is None else z3.And(a, b)
@@ -251,7 +254,8 @@ class _Wrapper:
         return None
 
     def branch_conditions(self) -> list:
-        """The wrapper's ``if``/``elif``/``else`` branches the launch sits in, as assumptions."""
+        """The wrapper's ``if``/``elif``/``else`` branches the launch sits in, and the tests of the
+        ``if not ok: raise`` guards it passed, as assumptions."""
         out = []
         for test, holds in self.scope.conditions if self.scope is not None else ():
             term = self.node(test)
