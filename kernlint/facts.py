@@ -6,7 +6,9 @@ literals, tuple unpacking, augmented assignment, module constants, dict/list con
 items, helpers that return an expression, ``triton.next_power_of_2``, ``triton.cdiv``, ``min``,
 ``max``, ``int``, arithmetic, and the tensors behind pointer arguments (allocations, ``*_like``,
 views, slices, ``.contiguous()``, size asserts). What does not resolve stays unresolved: consumers
-that need a value anyway choose one and mark it *guessed*.
+that need a value anyway choose one and mark it *guessed*. Each launch also keeps the evaluator's
+state where it stands (:class:`HostScope`: what each name was bound to, the asserts, ``raise``
+guards and branch tests on its path), which the symbolic engine turns into terms.
 """
 
 from __future__ import annotations
