@@ -950,17 +950,3 @@ def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[
     if target is not node or not isinstance(node, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
         return (_bound(ev, "grid[0]", target, env),)
     return None
-
-
-def facts_for_source(path: str, source: str) -> ModuleFacts:
-    """Facts of a module given as text, for callers that hold no parsed tree (an unparsable module
-    has no facts)."""
-    from kernlint.source.phase import read_module
-
-    info = read_module(path, source)
-    if info is None:
-        return ModuleFacts(path)
-    try:
-        return info.facts
-    except RecursionError:
-        return ModuleFacts(path)
