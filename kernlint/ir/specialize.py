@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kernlint.ir.param_use import ParamUse, param_use
-from kernlint.model import BoundArg, Frontend, Kernel, ModuleFacts
+from kernlint.model import BoundArg, Frontend, Kernel, Launch
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
 
 SPECIALIZE_COMMENT = re.compile(r"#\s*kernlint:\s*specialize\((?P<body>.*)\)\s*$")
@@ -142,8 +142,8 @@ class _Target:
 
     kernel: Kernel
     use: ParamUse
-    #: each launch as param (or launch option) -> argument text, host values resolved to literals
-    launches: list[dict[str, str]]
+    #: the kernel's launches in the module's facts (each parameter's bound argument, typed)
+    launches: list[Launch]
     #: the element type of float pointers without a hint in their name (:func:`module_float_type`)
     float_type: str
     #: first decorator line (1-based)
@@ -183,7 +183,8 @@ class _Target:
         for p in self.params:
             if p in constexpr or "stride" not in p.lower():
                 continue
-            verdicts = [_unit_argument(launch, p) for launch in self.launches if p in launch]
+            texts = [_argument_texts(launch) for launch in self.launches]
+            verdicts = [_unit_argument(launch, p) for launch in texts if p in launch]
             if verdicts and all(v == "one" for v in verdicts):
                 out.add(p)
             elif p in self.use.last_axis_strides and "other" not in verdicts:
@@ -211,7 +212,7 @@ def _target(info: ModuleInfo, found: DiscoveredKernel) -> _Target:
     constexpr = {p.name for p in kernel.params if p.annotation and "constexpr" in p.annotation}
     first = found.locator.span(fn.decorators[0]).line if fn.decorators else kernel.span.line
     return _Target(kernel, param_use(fn, params, constexpr, info.functions),
-                   launch_arguments(info.facts, kernel.name), module_float_type(info.source), first)
+                   info.facts.launches_of(kernel.name), module_float_type(info.source), first)
 
 
 _STRIDE_CALL = re.compile(r"^(?P<t>[\w.\[\]]+?)\.stride\(\s*(?P<d>-?\d+)\s*\)$")
@@ -251,15 +252,29 @@ def _argument_text(arg: BoundArg) -> str:
     return arg.text
 
 
-def launch_arguments(facts: ModuleFacts, name: str) -> list[dict[str, str]]:
-    """The launches of kernel ``name`` in the module's facts, each as param (or launch option) ->
-    argument text, with host values resolved to literals."""
-    out = []
-    for launch in facts.launches_of(name):
-        bound = {p: _argument_text(a) for p, a in launch.options.items()}
-        bound.update({p: _argument_text(a) for p, a in launch.args.items()})
-        out.append(bound)
-    return out
+def _argument_texts(launch: Launch) -> dict[str, str]:
+    """A launch as param (or launch option) -> argument text, host values resolved to literals."""
+    bound = {p: _argument_text(a) for p, a in launch.options.items()}
+    bound.update({p: _argument_text(a) for p, a in launch.args.items()})
+    return bound
+
+
+_NO_VALUE = object()
+
+
+def _launch_value(launch: Launch, name: str) -> Any:
+    """What a launch passes for a parameter or option: the value the module's facts resolved (a
+    literal, a dtype as its text), else the literal the argument is; ``_NO_VALUE`` otherwise."""
+    arg = launch.args.get(name) or launch.options.get(name)
+    if arg is None:
+        return _NO_VALUE
+    value = arg.value.value if arg.resolved else None
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    try:
+        return _constexpr_literal(arg.text)
+    except (ValueError, SyntaxError):
+        return _NO_VALUE
 
 
 # --------------------------------------------------------------------------------------------
@@ -504,8 +519,7 @@ def specializations_for(kernel: Kernel | str, module: ModuleInfo | str, max_conf
         return specs, problems
     seen = set()
     for launch, values in zip(ks.launches, launch_values):
-        nw = _literal_int(launch.get("num_warps"))
-        ns = _literal_int(launch.get("num_stages"))
+        nw, ns = (v if isinstance(v := _launch_value(launch, o), int) else None for o in ("num_warps", "num_stages"))
         spec = _override(base, values, nw, ns, "launch " + _describe(values, nw or base.num_warps,
                                                                          ns or base.num_stages), "launch",
                          declared=ks.constexpr, guessed=_guessed(ks, values))
@@ -517,15 +531,12 @@ def specializations_for(kernel: Kernel | str, module: ModuleInfo | str, max_conf
     return (specs or [replace(base, guessed=_guessed(ks, {}))]), problems
 
 
-def _launch_constexprs(ks: _Target, launch: dict[str, str]) -> dict[str, Any]:
+def _launch_constexprs(ks: _Target, launch: Launch) -> dict[str, Any]:
     values = {}
     constexpr = ks.constexpr
     for p in ks.params:
-        if p in constexpr and p in launch:
-            try:
-                values[p] = _constexpr_literal(launch[p])
-            except ValueError:
-                pass
+        if p in constexpr and (v := _launch_value(launch, p)) is not _NO_VALUE:
+            values[p] = v
     return values
 
 
@@ -541,13 +552,3 @@ def _guessed(ks: _Target, values: dict[str, Any]) -> tuple[str, ...]:
         except (KeyError, ValueError):
             out.append(p)
     return tuple(out)
-
-
-def _literal_int(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        v = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return None
-    return v if isinstance(v, int) else None
