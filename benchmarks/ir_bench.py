@@ -67,13 +67,14 @@ print(time.perf_counter() - t0)
 
 def bare_jobs(paths: list[str]) -> list[dict]:
     jobs = []
-    for path, kernels in _collect(paths).items():
-        source = Path(path).read_text()
-        helpers = helper_functions(source)
+    modules: dict = {}
+    for path, kernels in _collect(paths, modules).items():
+        info = modules[path]
+        helpers = helper_functions(info)
         for k in kernels:
             if k.name in helpers or k.frontend is not Frontend.TRITON:
                 continue
-            for s in specializations_for(k, source)[0]:
+            for s in specializations_for(k, info)[0]:
                 jobs.append({"path": path, "kernel": k.name, "signature": s.signature,
                              "constexprs": s.constexprs, "divisible": list(s.divisible),
                              "num_warps": s.num_warps, "num_stages": s.num_stages})

@@ -6,7 +6,9 @@ literals, tuple unpacking, augmented assignment, module constants, dict/list con
 items, helpers that return an expression, ``triton.next_power_of_2``, ``triton.cdiv``, ``min``,
 ``max``, ``int``, arithmetic, and the tensors behind pointer arguments (allocations, ``*_like``,
 views, slices, ``.contiguous()``, size asserts). What does not resolve stays unresolved: consumers
-that need a value anyway choose one and mark it *guessed*.
+that need a value anyway choose one and mark it *guessed*. Each launch also keeps the evaluator's
+state where it stands (:class:`HostScope`: what each name was bound to, the asserts, ``raise``
+guards and branch tests on its path), which the symbolic engine turns into terms.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ UNKNOWN = _Unknown()
 #: the environment's entry for size asserts (not a Python name: no host variable can shadow it);
 #: its value is immutable, so that a branch's copy of the environment cannot leak into another's
 _SIZES = "<same size>"
+#: the asserts run on the path to a statement (their test expressions), and the branch tests that
+#: hold there (test, whether it is true): entries of the environment no host variable can shadow
+_ASSERTS = "<asserts>"
+_PATH = "<path>"
+_PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH)
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
 _DTYPE_MODULES = ("triton.language.", "torch.")
 
@@ -61,10 +68,52 @@ class _Lambda:
 
 @dataclass
 class _Value:
-    """A resolved value with how it was found (kept beside the value in the environment)."""
+    """A resolved value with how it was found (kept beside the value in the environment), and the
+    expression it was assigned from: ``index`` is its position when a name was unpacked from one
+    value (``M, N = x.shape``: ``x.shape`` at 0 and 1, of ``arity`` 2)."""
 
     value: Any
     how: str
+    node: cst.BaseExpression | None = None
+    index: int | None = None
+    arity: int = 0
+
+
+#: a name's binding in the host code at a launch (:class:`HostScope`)
+Binding = _Value
+
+
+@dataclass(frozen=True)
+class HostScope:
+    """The host code's state at one launch, as the evaluator reached it on its path: each name's
+    binding, the asserts run before it and the branch tests that hold at it. The symbolic engine
+    reads launches through it (:mod:`kernlint.engine.launch_terms`)."""
+
+    env: dict
+
+    def binding(self, name: str) -> Binding | None:
+        return self.env.get(name) if name not in _PATH_ENTRIES else None
+
+    @property
+    def asserts(self) -> tuple[cst.BaseExpression, ...]:
+        held = self.env.get(_ASSERTS)
+        return held.value if held is not None else ()
+
+    @property
+    def conditions(self) -> tuple[tuple[cst.BaseExpression, bool], ...]:
+        """(test, holds) of the ``if``/``elif`` branches the launch sits in (``holds`` False: an
+        earlier test of the chain that failed)."""
+        held = self.env.get(_PATH)
+        return held.value if held is not None else ()
+
+    def unpacked_rank(self, tensor: str) -> int | None:
+        """The number of names ``tensor.shape`` was unpacked into (``M, N = x.shape``) on the path."""
+        for b in self.env.values():
+            node = b.node
+            if (b.index is not None and isinstance(node, cst.Attribute) and node.attr.value == "shape"
+                    and isinstance(node.value, cst.Name) and node.value.value == tensor):
+                return b.arity
+        return None
 
 
 def _literal(node: cst.Integer | cst.Float | cst.SimpleString) -> Any:
@@ -375,18 +424,31 @@ def _targets(node: cst.BaseAssignTargetExpression | cst.BaseExpression) -> list[
     return []
 
 
-def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict, how: str) -> None:
+def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict, how: str,
+            node: cst.BaseExpression | None = None) -> None:
     if isinstance(target, cst.Name):
-        env[target.value] = _Value(value, how)
+        env[target.value] = _Value(value, how, node)
     elif isinstance(target, (cst.Tuple, cst.List)):
         elements = target.elements
-        if isinstance(value, (tuple, list)) and len(value) == len(elements) and not any(
-                isinstance(el, cst.StarredElement) for el in elements):
-            for el, v in zip(elements, value):
-                _assign(ev, el.value, v, env, "tuple unpacking")
+        starred = any(isinstance(el, cst.StarredElement) for el in elements)
+        if isinstance(value, (tuple, list)) and len(value) == len(elements) and not starred:
+            nodes = [el.value for el in node.elements] if isinstance(node, (cst.Tuple, cst.List)) and len(
+                node.elements) == len(elements) and not any(isinstance(el, cst.StarredElement)
+                                                              for el in node.elements) else None
+            for i, (el, v) in enumerate(zip(elements, value)):
+                if nodes is not None:
+                    _assign(ev, el.value, v, env, "tuple unpacking", nodes[i])
+                elif isinstance(el.value, cst.Name):
+                    env[el.value.value] = _Value(v, "tuple unpacking", node, i, len(elements))
+                else:
+                    _assign(ev, el.value, v, env, "tuple unpacking")
         else:
             for name in _targets(target):
                 env[name] = _Value(UNKNOWN, how)
+            if node is not None and not starred:
+                for i, el in enumerate(elements):
+                    if isinstance(el.value, cst.Name):
+                        env[el.value.value] = _Value(UNKNOWN, how, node, i, len(elements))
     elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in env:
         base = env[target.value.value].value
         if isinstance(base, (dict, list)) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
@@ -403,14 +465,23 @@ def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict
 def _merge(into: dict, *branches: dict) -> None:
     """After a branch point a name keeps its value only where every path agrees, and a size fact
     holds only where every path asserted it."""
-    names = set().union(*(b.keys() for b in branches)) - {_SIZES}
+    names = set().union(*(b.keys() for b in branches)) - set(_PATH_ENTRIES)
     if any(_SIZES in b for b in branches):
         into[_SIZES] = _Value(frozenset.intersection(*(same_size_pairs(b) for b in branches)), "asserts")
+    if any(_ASSERTS in b for b in branches):  # the asserts every path ran
+        held = [b[_ASSERTS].value if _ASSERTS in b else () for b in branches]
+        into[_ASSERTS] = _Value(tuple(t for t in held[0] if all(t in h for h in held[1:])), "asserts")
     for name in names:
         vals = [b.get(name) for b in branches]
         first = vals[0]
-        same = all(v is not None and first is not None and _same(v.value, first.value) for v in vals)
-        into[name] = first if same else _Value(UNKNOWN, "branches disagree")
+        same = first is not None and all(v is first or v is not None and _same(v.value, first.value) for v in vals)
+        if same:
+            into[name] = first
+            continue
+        # the value is unknown; the symbolic engine reads the binding of the last path that has one
+        # (the branch written last), as a reader of the text would
+        last = next((v for v in reversed(vals) if v is not None and v.node is not None), None)
+        into[name] = _Value(UNKNOWN, "branches disagree", *((last.node, last.index, last.arity) if last else ()))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -451,13 +522,13 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
             for test, body in branches:
                 value = ev.value(test, env) if test is not None else True
                 if not _const(value):
-                    possible.append(body)
+                    possible.append((test, body))
                     continue
                 if value:
                     if not possible:
                         taken = body
                     else:
-                        possible.append(body)
+                        possible.append((None, body))
                     break
             if taken is not None:
                 result = run_block(ev, taken, env, on_statement, want_return)
@@ -467,11 +538,25 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
             if want_return:
                 return None  # a helper whose result depends on a runtime branch: unknown
             outcomes = []
-            for body in possible:
+            path = env[_PATH].value if _PATH in env else ()
+            for i, (test, body) in enumerate(possible):
                 branch_env = dict(env)
+                # the tests before it failed, its own holds (an else, or a test known true: nothing)
+                held = [(t, False) for t, _ in possible[:i] if t is not None]
+                branch_env[_PATH] = _Value((*path, *held, *([(test, True)] if test is not None else [])), "branch")
                 run_block(ev, body, branch_env, on_statement)
-                outcomes.append(branch_env)
-            _merge(env, *outcomes)
+                if not _raises(body):
+                    outcomes.append(branch_env)
+            if outcomes:
+                _merge(env, *outcomes)
+            # ``if not ok: raise ...``: what follows runs only where the leading raising tests failed
+            guards = []
+            for test, body in possible:
+                if test is None or not _raises(body):
+                    break
+                guards.append((test, False))
+            if guards:
+                env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), *guards), "guard")
         elif isinstance(stmt, (cst.For, cst.While)):
             if want_return:
                 return None
@@ -480,7 +565,7 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 for name in _targets(stmt.target):
                     looped[name] = _Value(UNKNOWN, "loop variable")
             run_block(ev, stmt.body.body, looped, on_statement)
-            _merge(env, looped, dict(env))
+            _merge(env, dict(env), looped)
         elif isinstance(stmt, cst.With):
             result = run_block(ev, stmt.body.body, env, on_statement, want_return)
             if want_return and result is not None:
@@ -500,14 +585,20 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
     return None
 
 
+def _raises(body) -> bool:
+    """A branch that always raises: its last statement is a ``raise``."""
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and bool(last.body) and isinstance(last.body[-1], cst.Raise)
+
+
 def _simple(ev: HostEvaluator, small: cst.BaseSmallStatement, env: dict) -> None:
     if isinstance(small, cst.Assign):
         value = ev.value(small.value, env)
         how = "tuple unpacking" if isinstance(small.value, (cst.Tuple, cst.List)) else "assignment"
         for t in small.targets:
-            _assign(ev, t.target, value, env, how)
+            _assign(ev, t.target, value, env, how, small.value)
     elif isinstance(small, cst.AnnAssign) and small.value is not None:
-        _assign(ev, small.target, ev.value(small.value, env), env, "assignment")
+        _assign(ev, small.target, ev.value(small.value, env), env, "assignment", small.value)
     elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
         name = small.target.value
         old = env.get(name, _Value(UNKNOWN, "")).value
@@ -515,6 +606,8 @@ def _simple(ev: HostEvaluator, small: cst.BaseSmallStatement, env: dict) -> None
         env[name] = _Value(_binary(op, old, ev.value(small.value, env)), "augmented assignment")
     elif isinstance(small, cst.Assert):
         _assert_sizes(ev, small.test, env)
+        held = env[_ASSERTS].value if _ASSERTS in env else ()
+        env[_ASSERTS] = _Value((*held, small.test), "asserts")
 
 
 def _assert_sizes(ev: HostEvaluator, test: cst.BaseExpression, env: dict) -> None:
@@ -671,7 +764,7 @@ def build(info) -> ModuleFacts:
     except RecursionError:
         module_env.clear()
     for name, v in module_env.items():
-        if name != _SIZES and not name.startswith("__") and _const(v.value):
+        if name not in _PATH_ENTRIES and not name.startswith("__") and _const(v.value):
             facts.constants[name] = HostValue(v.value, "module constant")
     if not info._launches and info.kernels:
         info._launches = find_launches(info.source, set(kernels))
@@ -746,7 +839,7 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
         env: dict = {}
         body = info.module.body
     else:
-        env = dict(module_env)
+        env = {k: v for k, v in module_env.items() if k not in _PATH_ENTRIES}  # the function's own path
         bind_params(ev, scope.node, env)
         body = scope.node.body.body if isinstance(scope.node.body, cst.IndentedBlock) else []
     start_env = dict(env)
@@ -771,6 +864,7 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
         launch = _launch(ev, kernels[kernel], call, env, span, info.path,
                          scope.node.name.value if scope.node is not None else None, site)
         launch.offset = site.start
+        launch.scope = HostScope(env)
         out.append(launch)
     return out
 
@@ -797,10 +891,10 @@ def _bound(ev: HostEvaluator, param: str, node: cst.BaseExpression, env: dict, w
             root = node.value
         peers = sorted({n for pair in same if root in pair for n in pair} - {root}) if root else []
         tensor = TensorExtent(text, root, value.shape, value.numel, value.derived, tuple(peers))
-        return BoundArg(param, text, None, tensor)
+        return BoundArg(param, text, None, tensor, node)
     if _const(value) and not isinstance(value, (dict, list)) or isinstance(value, tuple):
-        return BoundArg(param, text, HostValue(value, how))
-    return BoundArg(param, text)
+        return BoundArg(param, text, HostValue(value, how), node=node)
+    return BoundArg(param, text, node=node)
 
 
 def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, path: str,
@@ -856,18 +950,3 @@ def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[
     if target is not node or not isinstance(node, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
         return (_bound(ev, "grid[0]", target, env),)
     return None
-
-
-def facts_for_source(path: str, source: str) -> ModuleFacts:
-    """Facts of a module given as text, for callers that hold no parsed tree (an unparsable module
-    has no facts)."""
-    from kernlint.source.discover import discover
-    from kernlint.source.phase import parse
-
-    module, text, error = parse(path, source)
-    if module is None or error is not None:
-        return ModuleFacts(path)
-    try:
-        return discover(path, text, module).facts
-    except RecursionError:
-        return ModuleFacts(path)

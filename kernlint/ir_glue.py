@@ -8,7 +8,8 @@ from pathlib import Path
 
 from kernlint import catalogue
 from kernlint.config import Config
-from kernlint.model import ModuleFacts, Phase, RunResult
+from kernlint.model import Phase, RunResult
+from kernlint.source.discover import ModuleInfo
 
 
 def cache_dir(root: Path) -> Path:
@@ -26,7 +27,7 @@ def cache_dir(root: Path) -> Path:
 
 
 def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: str, jobs: int = 0,
-                    facts: dict[str, ModuleFacts] | None = None, on_progress=None) -> None:
+                    modules: dict[str, ModuleInfo] | None = None, on_progress=None) -> None:
     from kernlint.ir.phase import attach_to_source_findings, run_ir_phase
 
     ir_codes = {c for c in codes if catalogue.all_rules()[c].phase is Phase.IR}
@@ -44,7 +45,7 @@ def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: st
     ir_findings = run_ir_phase(
         kernels, arch=arch, select=sorted(ir_codes), cache_dir=str(cache_dir(root)),
         jobs=jobs or min(os.cpu_count() or 1, 8), max_configs=config.autotune_limit, options=options or None,
-        stats=stats, facts=facts, specialize=config.specialize or None, on_progress=on_progress,
+        stats=stats, modules=modules, specialize=config.specialize or None, on_progress=on_progress,
     )
     result.notices.extend(stats.get("notices", []))
     result.errors.extend(replace(e, path=config.relpath(Path(e.path))) for e in stats.get("errors", []))

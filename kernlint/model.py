@@ -163,6 +163,8 @@ class BoundArg:
     text: str
     value: HostValue | None = None
     tensor: TensorExtent | None = None
+    #: the host expression itself (a libcst node of the module's tree)
+    node: Any = field(default=None, compare=False, repr=False)
 
     @property
     def resolved(self) -> bool:
@@ -188,6 +190,8 @@ class Launch:
     starred: bool = False
     #: character offset of the launch in the module's text
     offset: int = -1
+    #: the host code's state at the launch (:class:`kernlint.facts.HostScope`): bindings, asserts, branches
+    scope: Any = field(default=None, compare=False, repr=False)
 
     def value(self, param: str) -> HostValue | None:
         arg = self.args.get(param) or self.options.get(param)

@@ -13,7 +13,8 @@ from pathlib import Path
 from kernlint import catalogue
 from kernlint.config import Config
 from kernlint.registry import for_phase
-from kernlint.model import FileError, Finding, Level, ModuleFacts, Phase, RunResult, Span
+from kernlint.model import FileError, Finding, Level, Phase, RunResult, Span
+from kernlint.source.discover import ModuleInfo
 from kernlint.source.phase import contained, lint_text
 from kernlint.source.suppress import Suppressions
 
@@ -42,7 +43,8 @@ class _FileState:
     """What the filter needs of each file: its suppression comments (None: it has none)."""
 
     suppressions: dict[str, Suppressions] = field(default_factory=dict)
-    facts: dict[str, ModuleFacts] = field(default_factory=dict)
+    #: the source phase's model of each file with kernels, by real path, for the IR phase
+    modules: dict[str, ModuleInfo] = field(default_factory=dict)
 
 
 def collect_files(paths: list[Path], config: Config, force_exclude: bool
@@ -126,14 +128,15 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
             if options.ir_arch is not None and info.kernels:
                 key = str((config.root / display).resolve())
                 with contained(display, file_result.errors):  # facts no source rule asked for are built here
-                    state.facts[key] = info.facts
-                if key not in state.facts:
+                    info.facts  # noqa: B018
+                    state.modules[key] = info
+                if key not in state.modules:
                     file_result.kernels = []  # nothing to compile from a file kernlint could not model
         result.extend(file_result)
     if options.ir_arch is not None:
         from kernlint.ir_glue import add_ir_findings
 
-        add_ir_findings(result, config, codes, options.ir_arch, facts=state.facts, on_progress=on_ir_progress)
+        add_ir_findings(result, config, codes, options.ir_arch, modules=state.modules, on_progress=on_ir_progress)
     if options.confirm is not None:
         from kernlint.confirm_glue import confirm_result
 

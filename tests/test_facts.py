@@ -163,3 +163,31 @@ def launch(a, c, M, N, d):
     assert inside.args["a_ptr"].tensor.same_size_as == ("c",)
     assert other.args["a_ptr"].tensor.same_size_as == ()
     assert other.args["c_ptr"].tensor.same_size_as == ("d",)
+
+
+def test_the_launch_scope_holds_bindings_asserts_guards_and_branches():
+    """What the symbolic engine reads of a launch: the expression each name was bound to (multi-line
+    statements whole, unpackings of a shape with their position), the asserts and ``if ...: raise``
+    guards it passed and the branch tests it sits under; a branch it does not sit in does not count."""
+    f = facts('''
+def launch(a, c, flag):
+    M, N = a.shape
+    stride = a.stride(
+        0)
+    assert M > 0
+    if N > 4096:
+        raise ValueError("too wide")
+    if flag:
+        assert N > 1
+    if M > 8:
+        mm[(M,)](a, c, M, N, BLOCK_M=64, BLOCK_N=64, BLOCK_K=BLOCK_K)
+''')
+    (launch,) = f.launches_of("mm")
+    scope = launch.scope
+    code = cst.Module([]).code_for_node
+    assert code(scope.binding("stride").node).split() == ["a.stride(", "0)"]
+    assert (scope.binding("N").index, scope.binding("N").arity, code(scope.binding("N").node)) == (1, 2, "a.shape")
+    assert scope.unpacked_rank("a") == 2 and scope.binding("flag").how == "parameter"
+    assert [code(t) for t in scope.asserts] == ["M > 0"]  # ``N > 1`` holds on one path only
+    assert [(code(t), holds) for t, holds in scope.conditions] == [("N > 4096", False), ("M > 8", True)]
+    assert launch.args["N"].node is not None and code(launch.args["N"].node) == "N"

@@ -2,8 +2,9 @@
 
 This is the engine's narrow interface to launch facts (:class:`LaunchFacts`). ``launch_facts``
 reads each launch from the module's :class:`~kernlint.model.ModuleFacts` (the bound argument of
-every parameter, resolved values, the tensor behind each pointer) and turns the wrapper's
-expressions into terms over symbolic sizes (``x.shape[0]``), so that relations survive
+every parameter, resolved values, the tensor behind each pointer, and the host evaluator's state at
+the launch: what each name was bound to, the asserts and branch tests on the way) and turns the
+wrapper's expressions into terms over symbolic sizes (``x.shape[0]``), so that relations survive
 (``stride = N``, ``grid = cdiv(M, BLOCK)``, the wrapper's asserts and enclosing ``if``s). A
 tensor's extent is only given when its shape is known (unpacked ``M, N = x.shape``, created with
 ``torch.empty((M, N))``/``empty_like``, or shown by the facts) or its ``numel()`` is passed: never
@@ -18,15 +19,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 import z3
 
-from kernlint.source.discover import split_top_level
+from kernlint.source import names as N
 
 MAX_SIZE = 2 ** 31
-_CREATE = re.compile(r"^torch\.(empty|zeros|ones|rand|randn|full|empty_strided|randint)\((.*)\)$", re.S)
-_LIKE = re.compile(r"^torch\.(empty|zeros|ones|rand|randn|full)_like\(\s*([A-Za-z_]\w*)\s*(?:,.*)?\)$", re.S)
-#: ``x[...]`` (group 2: the indices) or a transpose of ``x``
-_VIEW = re.compile(r"([A-Za-z_]\w*)(?:\[(.+)\]|\.t\(\)|\.T|\.mT|\.transpose\([^()]*\)|\.permute\([^()]*\))", re.S)
-_SAME = re.compile(r"^([A-Za-z_]\w*)\.(contiguous|clone|detach|view\(-1\)|reshape\(-1\)|flatten\(\)|"
-                   r"view_as\(\w+\)|to\([^)]*\)|float\(\)|half\(\)|cuda\(\))(\(\))?$")
 
 
 @dataclass
@@ -44,11 +39,12 @@ class LaunchFacts:
 
 
 class _Wrapper:
-    """Evaluates wrapper expressions (launch arguments, grid elements) to z3 terms."""
+    """Evaluates wrapper expressions (launch arguments, grid elements) to z3 terms, reading the
+    names they use from the host evaluator's state at the launch (:class:`~kernlint.facts.HostScope`)."""
 
-    def __init__(self, state, launch, facts: LaunchFacts, constexpr_values: dict):
+    def __init__(self, state, scope, facts: LaunchFacts, constexpr_values: dict):
         self.state = state
-        self.launch = launch
+        self.scope = scope
         self.facts = facts
         self.constexpr_values = constexpr_values
         self.depth = 0
@@ -63,64 +59,60 @@ class _Wrapper:
             self.facts.assumptions += [var >= 1, var <= MAX_SIZE]
         return var
 
+    def assigned(self, name: str) -> cst.BaseExpression | None:
+        """The expression ``name`` was bound to as a whole (``name = expr``) on the path to the launch."""
+        b = self.scope.binding(name) if self.scope is not None else None
+        return b.node if b is not None and b.index is None else None
+
     def tensor_dims(self, name: str) -> list | None:
         if name in self.dims:
             return self.dims[name]
         self.dims[name] = None  # cycles
-        from kernlint.source.bounds import assignment
-
-        dims = None
-        found = assignment(self.state, name, self.launch.start)
-        if found is not None:
-            targets, rhs = found
-            rhs = rhs.strip()
-            if len(targets) == 1 and targets[0] == name:
-                dims = self._created(rhs)
+        node = self.assigned(name)
+        dims = self._created(node) if node is not None else None
         if dims is None:
             dims = self._unpacked(name)
         self.dims[name] = dims
         return dims
 
-    def _created(self, rhs: str) -> list | None:
-        m = _LIKE.match(rhs)
-        if m:
-            return self.tensor_dims(m.group(2))
-        m = _SAME.match(rhs)
-        if m:
-            base = self.tensor_dims(m.group(1))
-            return None if base is None else ([_product(base)] if "-1" in rhs or "flatten" in rhs else base)
-        m = re.fullmatch(r"[A-Za-z_]\w*\.(?:reshape|view)\((.+)\)", rhs, re.S)
-        if m:
-            parts = split_top_level(m.group(1))
-            if len(parts) == 1 and parts[0].strip()[:1] in "([":
-                parts = split_top_level(parts[0].strip()[1:-1])
-            dims = [self.term(p) for p in parts if p.strip()]
+    def _created(self, node: cst.BaseExpression) -> list | None:
+        like = _like(node)
+        if like is not None:
+            return self.tensor_dims(like)
+        same = _same_storage(node)
+        if same is not None:
+            base = self.tensor_dims(same[0])
+            return None if base is None else ([_product(base)] if same[1] else base)
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+                and node.func.attr.value in ("reshape", "view") and node.args):
+            parts = [a.value for a in node.args]
+            if len(parts) == 1 and isinstance(parts[0], (cst.Tuple, cst.List)):
+                parts = [el.value for el in parts[0].elements]
+            dims = [self.node(p) for p in parts]
             return dims if dims and all(d is not None for d in dims) else None
-        m = _CREATE.match(rhs)
-        if not m:
+        kind = _created_kind(node)
+        if kind is None:
             return None
-        args = [a for a in split_top_level(m.group(2)) if not re.match(r"^\w+\s*=", a)]
-        if not args:
+        args = [a for a in node.args if a.keyword is None]
+        if not args or any(a.star for a in args):
             return None
-        first = args[0].strip()
-        shape_of = re.fullmatch(r"([A-Za-z_]\w*)\.(?:shape|size\(\))", first)
-        if shape_of:
-            return self.tensor_dims(shape_of.group(1))
-        parts = split_top_level(first[1:-1]) if first[:1] in "([" and first[-1:] in ")]" else (
-            args if m.group(1) not in ("full", "randint") else [first])
-        dims = [self.term(p) for p in parts if p.strip()]
+        first = args[0].value
+        shape_of = _shape_of(first)
+        if shape_of is not None:
+            return self.tensor_dims(shape_of)
+        if isinstance(first, (cst.Tuple, cst.List)):
+            parts = [el.value for el in first.elements]
+        else:
+            parts = [a.value for a in args] if kind not in ("full", "randint") else [first]
+        dims = [self.node(p) for p in parts]
         return dims if dims and all(d is not None for d in dims) else None
 
     def _unpacked(self, name: str) -> list | None:
         """``M, N = x.shape`` before the launch."""
-        source = self.state.info.source[:self.launch.start]
-        found = None
-        for m in re.finditer(rf"^[ \t]*(\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*,?[ \t]*=[ \t]*{re.escape(name)}\.shape[ \t]*$", source, re.M):
-            found = m
-        if found is None:
+        rank = self.scope.unpacked_rank(name) if self.scope is not None else None
+        if not rank:
             return None
-        targets = [t.strip() for t in found.group(1).split(",") if t.strip()]
-        return [self.size(f"{name}.shape[{i}]", f"{name}.shape[{i}]") for i in range(len(targets))]
+        return [self.size(f"{name}.shape[{i}]", f"{name}.shape[{i}]") for i in range(rank)]
 
     def dim(self, tensor: str, i: int) -> z3.ArithRef:
         dims = self.tensor_dims(tensor)
@@ -150,6 +142,10 @@ class _Wrapper:
             return None
         node = _parsed(text)
         return None if node is None else self.node(node)
+
+    def argument(self, arg):
+        """A launch argument (a :class:`~kernlint.model.BoundArg`) as a term."""
+        return self.node(arg.node) if arg.node is not None else self.term(arg.text)
 
     def node(self, node):
         if self.depth > 6:
@@ -183,6 +179,9 @@ class _Wrapper:
             return {"LessThan": lambda: a < b, "LessThanEqual": lambda: a <= b, "GreaterThan": lambda: a > b,
                     "GreaterThanEqual": lambda: a >= b, "Equal": lambda: a == b,
                     "NotEqual": lambda: a != b}.get(op, lambda: None)()
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            a = self.node(node.expression)
+            return z3.Not(a) if a is not None and z3.is_bool(a) else None
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
             a, b = self.node(node.left), self.node(node.right)
             return None if a is None or b is None else z3.And(a, b)
@@ -238,97 +237,52 @@ class _Wrapper:
         info = self.state.info
         if name in info.constants:
             return z3.IntVal(info.constants[name])
-        from kernlint.source.bounds import assigned_value, assignment
-
-        found = assignment(self.state, name, self.launch.start)
-        if found is not None and name in found[0]:
-            m = re.fullmatch(r"([A-Za-z_]\w*)\.(?:shape|size\(\))", found[1].strip())
-            if m:
-                return self.dim(m.group(1), found[0].index(name))
-        text = assigned_value(self.state, name, self.launch.start)
-        if text is not None and text.strip() != name:
-            return self.term(text)
-        params = self.wrapper_params()
-        if params is not None and re.search(rf"(?<![\w.]){re.escape(name)}\b", params):
-            default = re.search(rf"(?<![\w.]){re.escape(name)}\s*(?::\s*int\s*)?=\s*(\d+)\b", params)
-            if default:
-                return z3.IntVal(int(default.group(1)))  # the wrapper's default
+        b = self.scope.binding(name) if self.scope is not None else None
+        if b is None:
+            return None
+        if b.node is not None:
+            if b.index is not None:  # one of several names unpacked from one value
+                shape_of = _shape_of(b.node)
+                return self.dim(shape_of, b.index) if shape_of is not None else None
+            if not (isinstance(b.node, cst.Name) and b.node.value == name):
+                return self.node(b.node)
+        if b.how == "default" and isinstance(b.value, int) and not isinstance(b.value, bool):
+            return z3.IntVal(b.value)  # the wrapper's default
+        if b.how in ("parameter", "default"):
             self.forwarded.add(name)
             return self.size(name, name)  # a size the wrapper is given
         return None
 
     def branch_conditions(self) -> list:
-        """The wrapper's ``if``/``else`` branches the launch sits in, as assumptions."""
-        source = self.state.info.source[:self.launch.start]
-        lines = source.splitlines()
-        if not lines:
-            return []
-        indent = len(lines[-1]) - len(lines[-1].lstrip())
-        out, i = [], len(lines) - 2
-        while i >= 0 and indent > 0:
-            text = lines[i]
-            stripped = text.strip()
-            level = len(text) - len(text.lstrip())
-            if not stripped or stripped.startswith("#") or level >= indent:
-                i -= 1
-                continue
-            indent = level
-            if stripped.startswith("def "):
-                break
-            m = re.match(r"(?:if|elif)\s+(.+):$", stripped)
-            if m:
-                term = self.term(m.group(1))
-                if term is not None and z3.is_bool(term):
-                    out.append(term)
-            elif stripped == "else:":
-                for j in range(i - 1, -1, -1):
-                    above = lines[j]
-                    if above.strip() and len(above) - len(above.lstrip()) == level:
-                        m = re.match(r"\s*if\s+(.+):$", above)
-                        if m:
-                            term = self.term(m.group(1))
-                            if term is not None and z3.is_bool(term):
-                                out.append(z3.Not(term))
-                        if re.match(r"\s*(if|def)\b", above):
-                            break
-            i -= 1
+        """The wrapper's ``if``/``elif``/``else`` branches the launch sits in, and the tests of the
+        ``if not ok: raise`` guards it passed, as assumptions."""
+        out = []
+        for test, holds in self.scope.conditions if self.scope is not None else ():
+            term = self.node(test)
+            if term is not None and z3.is_bool(term):
+                out.append(term if holds else z3.Not(term))
         return out
 
-    def wrapper_params(self) -> str | None:
-        """The parameter list of the function the launch sits in (text), found once."""
-        if not hasattr(self, "_params"):
-            source = self.state.info.source[:self.launch.start]
-            found = None
-            for found in re.finditer(r"^[ \t]*def[ \t]+\w+[ \t]*\(([^)]*)\)", source, re.M):
-                pass
-            self._params = found.group(1) if found else None
-        return self._params
-
     def asserts(self) -> list:
-        """The wrapper's ``assert`` statements before the launch, as assumptions."""
-        source = self.state.info.source[:self.launch.start]
-        defs = list(re.finditer(r"^[ \t]*def[ \t]+\w+", source, re.M))
-        body = source[defs[-1].end():] if defs else ""
+        """The wrapper's ``assert`` statements run before the launch, as assumptions."""
         out = []
-        for m in re.finditer(r"^[ \t]*assert[ \t]+(.+?)\s*$", body, re.M):
-            # the condition is what precedes the message: a comma inside a call (``cdiv(n, 128)``) stays
-            term = self.term(split_top_level(m.group(1))[0])
+        for test in self.scope.asserts if self.scope is not None else ():
+            term = self.node(test)
             if term is not None and z3.is_bool(term):
                 out.append(term)
         return out
 
-    def tensor(self, text: str) -> tuple | None:
-        """(extent, description) of a tensor argument, when its size is known."""
-        text = text.strip()
-        m = re.fullmatch(r"([A-Za-z_]\w*)(?:\.(?:contiguous|view\(-1\)|reshape\(-1\)|flatten)\(\))?", text)
-        dims = self.tensor_dims(m.group(1)) if m else None
+    def tensor(self, arg) -> tuple | None:
+        """(extent, description) of a tensor argument (a BoundArg), when its size is known."""
+        node = arg.node
+        name = _whole(node)
+        dims = self.tensor_dims(name) if name is not None else None
         if dims is None:
-            viewed = self.viewed(text)
+            viewed = self.viewed(node)
             if viewed is not None and self.tensor_dims(viewed) is not None:
                 return self.numel(viewed), f"{viewed}.numel()"  # the storage the view reaches
-        if not m:
+        if name is None:
             return None
-        name = m.group(1)
         if dims is not None:
             return _product(dims), f"{name}.numel()"
         for alias in self.aliases(name):
@@ -336,41 +290,141 @@ class _Wrapper:
                 return z3.Int(f"{alias}.numel()"), f"{name}.numel()"
         return None
 
-    def viewed(self, text: str) -> str | None:
-        """The tensor whose storage ``text`` (or the view it names) starts at: ``x[:, 0]``,
+    def viewed(self, node) -> str | None:
+        """The tensor whose storage ``node`` (or the view it names) starts at: ``x[:, 0]``,
         ``x[0]``, ``x[:k]``, ``x.t()``. A pointer to the view reaches the viewed tensor's elements
         from its first one, whatever the view's own shape."""
-        m = _VIEW.fullmatch(text.strip())
-        if m is None and re.fullmatch(r"[A-Za-z_]\w*", text.strip()):
-            from kernlint.source.bounds import assignment
-
-            found = assignment(self.state, text.strip(), self.launch.start)
-            if found is not None and found[0] == [text.strip()]:
-                m = _VIEW.fullmatch(found[1].strip())
-        if m is None:
-            return None
-        if m.group(2) is not None and not all(
-                re.fullmatch(r"\s*(?:0?\s*:[^:,]*|0|\.\.\.|None)\s*", i) for i in split_top_level(m.group(2))):
-            return None  # a view that starts past the first element
-        return m.group(1)
+        found = _view_of(node)
+        if found is None and isinstance(node, cst.Name):
+            assigned = self.assigned(node.value)
+            found = _view_of(assigned) if assigned is not None else None
+        return found
 
     def shown(self, tensor):
         return _shown_extent(self, tensor)
 
     def aliases(self, name: str) -> list[str]:
         """``name`` and the tensors it was made like (``out = torch.empty_like(x)``: same size)."""
-        from kernlint.source.bounds import assignment
-
         out = [name]
         while len(out) < 4:
-            found = assignment(self.state, out[-1], self.launch.start)
-            if found is None or found[0] != [out[-1]]:
+            node = self.assigned(out[-1])
+            if node is None:
                 break
-            m = _LIKE.match(found[1].strip()) or _SAME.match(found[1].strip())
-            if not m or (m.re is _SAME and "-1" not in found[1] and "flatten" not in found[1] and False):
+            base = _like(node)
+            if base is None:
+                same = _same_storage(node)
+                base = same[0] if same is not None else None
+            if base is None:
                 break
-            out.append(m.group(2) if m.re is _LIKE else m.group(1))
+            out.append(base)
         return out
+
+
+_ALLOCATORS = ("empty", "zeros", "ones", "rand", "randn", "full", "empty_strided", "randint")
+_LIKE_ALLOCATORS = ("empty_like", "zeros_like", "ones_like", "rand_like", "randn_like", "full_like")
+#: methods whose result is the receiver's storage, whole: (method, the result is flat)
+_SAME_METHODS = {"contiguous": False, "clone": False, "detach": False, "float": False, "half": False,
+                 "cuda": False, "flatten": True}
+
+
+def _created_kind(node) -> str | None:
+    """``torch.empty(...)`` and the other allocators: the allocator's name."""
+    if isinstance(node, cst.Call):
+        name = N.dotted(node.func) or ""
+        if name.startswith("torch.") and name[6:] in _ALLOCATORS:
+            return name[6:]
+    return None
+
+
+def _like(node) -> str | None:
+    """``torch.empty_like(x, ...)``: ``x``."""
+    if (isinstance(node, cst.Call) and (N.dotted(node.func) or "") in {f"torch.{a}" for a in _LIKE_ALLOCATORS}
+            and node.args and node.args[0].keyword is None
+            and not node.args[0].star and isinstance(node.args[0].value, cst.Name)):
+        return node.args[0].value.value
+    return None
+
+
+def _method(node) -> tuple[str, str, list] | None:
+    """``x.m(args)``: (x, m, args) for a method of a plain name."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+        return node.func.value.value, node.func.attr.value, list(node.args)
+    return None
+
+
+def _flat_view(method: str, args: list) -> bool:
+    """``view(-1)`` / ``reshape(-1)``."""
+    return method in ("view", "reshape") and len(args) == 1 and args[0].keyword is None \
+        and _literal(args[0].value) == -1
+
+
+def _same_storage(node) -> tuple[str, bool] | None:
+    """``x.contiguous()``, ``x.view(-1)``, ``x.to(dtype)``...: (``x``, whether the result is flat)."""
+    found = _method(node)
+    if found is None:
+        return None
+    base, method, args = found
+    if method in _SAME_METHODS and not args:
+        return base, _SAME_METHODS[method]
+    if _flat_view(method, args):
+        return base, True
+    if method == "view_as" and len(args) == 1 and isinstance(args[0].value, cst.Name):
+        return base, False
+    if method == "to" and not any(isinstance(n, cst.Call) for a in args for n in _calls(a.value)):
+        return base, False
+    return None
+
+
+def _calls(node):
+    if isinstance(node, cst.Call):
+        yield node
+    elif isinstance(node, (cst.Attribute,)):
+        yield from _calls(node.value)
+
+
+def _whole(node) -> str | None:
+    """A tensor argument passed whole: ``x``, ``x.contiguous()``, ``x.view(-1)``, ``x.flatten()``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    found = _method(node)
+    if found is not None:
+        base, method, args = found
+        if (method in ("contiguous", "flatten") and not args) or _flat_view(method, args):
+            return base
+    return None
+
+
+def _shape_of(node) -> str | None:
+    """``x.shape`` or ``x.size()``: ``x``."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape" and isinstance(node.value, cst.Name):
+        return node.value.value
+    found = _method(node)
+    return found[0] if found is not None and found[1] == "size" and not found[2] else None
+
+
+def _view_of(node) -> str | None:
+    """The tensor a view starts at the first element of: ``x[:, 0]``, ``x[0]``, ``x[:k]``, ``x.t()``,
+    ``x.T``, ``x.transpose(0, 1)``, ``x.permute(...)``; None for a view that starts past it."""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):
+        return node.value.value if all(_from_start(e.slice) for e in node.slice) else None
+    if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT") and isinstance(node.value, cst.Name):
+        return node.value.value
+    found = _method(node)
+    if found is not None:
+        base, method, args = found
+        if (method == "t" and not args) or (method in ("transpose", "permute")
+                                            and not any(isinstance(a.value, cst.Call) for a in args)):
+            return base
+    return None
+
+
+def _from_start(index) -> bool:
+    """An index that keeps the first element: ``:``, ``0:``, ``:k``, ``0``, ``...``, ``None``."""
+    if isinstance(index, cst.Slice):
+        return (index.lower is None or _literal(index.lower) == 0) and index.step is None
+    value = index.value
+    return _literal(value) == 0 or isinstance(value, cst.Ellipsis) or (
+        isinstance(value, cst.Name) and value.value == "None")
 
 
 _PARSED: dict[str, cst.BaseExpression | None] = {}
@@ -388,22 +442,25 @@ def _parsed(text: str):
     return _PARSED[text]
 
 
-def _grid_function(state, launch):
-    """``def grid(META): return (...)`` defined before the launch: its returned expression."""
+def _grid(scope, launch):
+    """The launch's grid expression, through a name bound to it before the launch (``grid = (...)``,
+    ``grid = lambda META: (...)``, ``def grid(META): return (...)``)."""
     grid = launch.grid
-    if not isinstance(grid, cst.Name):
-        return None
-    source = state.info.source[:launch.start]
-    found = None
-    for m in re.finditer(rf"^([ \t]*)def[ \t]+{re.escape(grid.value)}[ \t]*\(([^)]*)\)[^:]*:[ \t]*\n"
-                         rf"\1[ \t]+return[ \t]+(.+)$", source, re.M):
-        found = m
-    if found is None:
-        return None
-    try:
-        return cst.parse_expression(found.group(3).split("#", 1)[0].strip())
-    except Exception:  # noqa: BLE001 - a grid function the engine cannot read: unknown
-        return None
+    if isinstance(grid, cst.Name):
+        b = scope.binding(grid.value) if scope is not None else None
+        if b is None:
+            return None
+        if isinstance(b.value, cst.FunctionDef):
+            body = b.value.body.body if isinstance(b.value.body, cst.IndentedBlock) else []
+            first = body[0] if body else None
+            returned = first.body[0] if isinstance(first, cst.SimpleStatementLine) and first.body else None
+            return returned.value if isinstance(returned, cst.Return) else None
+        if b.node is None or b.index is not None:
+            return None
+        grid = b.node
+    if isinstance(grid, cst.Lambda):
+        grid = grid.body
+    return grid
 
 
 def _int(term):
@@ -454,8 +511,6 @@ def config_assumptions(state, model) -> list:
 
 def launch_facts(state, model) -> list[LaunchFacts]:
     """One :class:`LaunchFacts` per launch of the kernel in its module."""
-    from kernlint.source.bounds import grid_expression
-
     out = []
     kernel = state.kernel.kernel
     names = [p.name for p in kernel.params]
@@ -466,18 +521,18 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         host = module_facts.launch_at(launch.start)
         if host is None or host.starred:
             continue
-        texts = {p: arg.text for p, arg in host.args.items() if p in names}
+        bound = {p: arg for p, arg in host.args.items() if p in names}
         resolved = {p: z3.IntVal(arg.value.value) for p, arg in host.args.items()
                     if arg.resolved and isinstance(arg.value.value, int) and not isinstance(arg.value.value, bool)}
         constexpr_values: dict = {}
-        wrapper = _Wrapper(state, launch, facts, constexpr_values)
+        wrapper = _Wrapper(state, host.scope, facts, constexpr_values)
         tuned: set[str] = set()
         for p in kernel.params:
             if not p.constexpr:
                 continue
             var = model.params[p.name]
-            if p.name in texts:
-                v = _int(wrapper.term(texts[p.name])) if p.name not in resolved else resolved[p.name]
+            if p.name in bound:
+                v = _int(wrapper.argument(bound[p.name])) if p.name not in resolved else resolved[p.name]
                 if v is not None and z3.is_const(v) and v.decl().name() in wrapper.forwarded:
                     v = None  # a compile-time choice the caller makes, under a contract the engine cannot see
                 if v is not None:
@@ -495,13 +550,13 @@ def launch_facts(state, model) -> list[LaunchFacts]:
 
         # scalars first: the sizes they pass (``x.numel()``) are what tensor extents are known by
         for p in kernel.params:
-            if not p.constexpr and p.name in texts and p.name not in model.pointers:
-                v = _int(wrapper.term(texts[p.name]))
+            if not p.constexpr and p.name in bound and p.name not in model.pointers:
+                v = _int(wrapper.argument(bound[p.name]))
                 v = resolved.get(p.name) if v is None else v
                 if v is not None:
                     facts.values[p.name] = v
         facts.assumptions += wrapper.asserts() + wrapper.branch_conditions()
-        grid = grid_expression(state, launch) or _grid_function(state, launch)
+        grid = _grid(host.scope, launch)
         if isinstance(grid, (cst.Tuple, cst.List)):
             elements = [e.value for e in grid.elements]
         elif grid is not None and not isinstance(grid, (cst.Name, cst.Attribute, cst.Subscript)):
@@ -517,8 +572,8 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 if g is not None:
                     facts.grid[axis] = g
         for p in kernel.params:
-            if p.name in model.pointers and p.name in texts:
-                extent = wrapper.tensor(texts[p.name])
+            if p.name in model.pointers and p.name in bound:
+                extent = wrapper.tensor(bound[p.name])
                 if extent is None:
                     extent = wrapper.shown(host.args[p.name].tensor)
                 if extent is not None:

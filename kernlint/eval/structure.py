@@ -19,7 +19,6 @@ and the problem's cost. Output: ``record["structure"]``:
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import tempfile
 import time
@@ -113,12 +112,14 @@ def static_structure(capture: list[dict], source: str, origin: str, arch: str = 
     from kernlint.ir.compile import CompileJob
     from kernlint.ir.occupancy import parse_arch
     from kernlint.ir.phase import _check, ir_rules
-    from kernlint.ir.specialize import Specialization, read_kernel_source
+    from kernlint.ir.specialize import Specialization
+    from kernlint.source.phase import read_module
 
     if not capture:
         return []
     rules = [cls() for cls in ir_rules(STRUCTURE_RULES)]
-    tree = ast.parse(source)
+    info = read_module(origin or "candidate.py", source)
+    def_lines = {k.kernel.name: k.kernel.span.line for k in reversed(info.kernels)} if info is not None else {}
     hot = _hot_entries(capture)
     out: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="kernlint-structure-") as tmp:
@@ -138,8 +139,7 @@ def static_structure(capture: list[dict], source: str, origin: str, arch: str = 
             entry = capture[info["index"]]
             source_of = ("compiled from the launch's signature" if entry.get("compiled_here") or not entry.get("asm")
                          else "captured from the launch")
-            ks = read_kernel_source(source, job.kernel, tree)
-            findings = _check(rules, record, job, ks.def_line if ks else 1, ArtifactCache(None), "")
+            findings = _check(rules, record, job, def_lines.get(job.kernel, 1), ArtifactCache(None), "")
             for f in findings:
                 f.path = origin or path
             res = record.get("resources") or {}

@@ -9,7 +9,6 @@ them are cached, so a warm run neither imports the user's modules nor starts a w
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 from functools import lru_cache
@@ -19,15 +18,15 @@ from typing import Any, Callable, Iterable, Sequence
 from kernlint.ir.artifacts import CompiledKernel
 from kernlint.ir.cache import DEFAULT_CACHE_DIR, ArtifactCache, artifact_key
 from kernlint.ir.compile import DEFAULT_TIMEOUT_S, CompileJob, run_jobs
-from kernlint.ir.discovery import helper_functions, kernels_in_source
+from kernlint.ir.discovery import helper_functions
 from kernlint.ir.occupancy import parse_arch
 from kernlint.ir.rulebase import IRRule
-from kernlint.ir.specialize import DEFAULT_MAX_CONFIGS, Specialization, read_kernel_source, specializations_for
+from kernlint.ir.specialize import DEFAULT_MAX_CONFIGS, Specialization, specializations_for
 from kernlint.ir.tilelang import (NOTICE_MISSING, NOTICE_NO_NVCC, LowerJob, nvcc_path, tilelang_available,
                                   tilelang_entries, toolchain_version)
-from kernlint.facts import facts_for_source
-from kernlint.model import FileError, Finding, Frontend, Kernel, ModuleFacts, Phase
-from kernlint.source.phase import contained, too_complex
+from kernlint.model import FileError, Finding, Frontend, Kernel, Phase
+from kernlint.source.discover import ModuleInfo
+from kernlint.source.phase import contained, read_module, too_complex
 
 DEFAULT_ARCH = "sm_90"
 
@@ -62,8 +61,9 @@ def _python_files(path: Path) -> list[Path]:
     return [path]
 
 
-def _collect(paths_or_kernels: Sequence[str | os.PathLike | Kernel]) -> dict[str, list[Kernel]]:
-    """Triton and TileLang kernels by file."""
+def _collect(paths_or_kernels: Sequence[str | os.PathLike | Kernel], modules: dict[str, ModuleInfo]
+             ) -> dict[str, list[Kernel]]:
+    """Triton and TileLang kernels by file; files found from paths are modelled once, into ``modules``."""
     by_path: dict[str, list[Kernel]] = {}
     for item in paths_or_kernels:
         if isinstance(item, Kernel):
@@ -71,26 +71,36 @@ def _collect(paths_or_kernels: Sequence[str | os.PathLike | Kernel]) -> dict[str
                 by_path.setdefault(item.path, []).append(item)
             continue
         for f in _python_files(Path(item)):
-            try:
-                source = f.read_text(encoding="utf-8", errors="replace")
-                kernels = kernels_in_source(source, str(f))
-            except (OSError, SyntaxError, ValueError):
-                continue
-            if kernels:
-                by_path.setdefault(str(f), []).extend(kernels)
+            info = _module(str(f), modules)
+            if info is not None and info.kernels:
+                by_path.setdefault(str(f), []).extend(k.kernel for k in info.kernels)
     return by_path
 
 
-def _tilelang_jobs(path: str, source: str, names: set[str], capability: int, max_configs: int
+def _module(path: str, modules: dict[str, ModuleInfo]) -> ModuleInfo | None:
+    """The source phase's model of the file: the one handed over, else read and modelled once."""
+    if path not in modules:
+        try:
+            source = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        info = read_module(path, source)
+        if info is None:
+            return None
+        modules[path] = info
+    return modules[path]
+
+
+def _tilelang_jobs(path: str, info: ModuleInfo, names: set[str], capability: int, max_configs: int
                    ) -> list[tuple[LowerJob, int]]:
     """The lowering jobs of the TileLang kernels ``names`` of one file, with their ``def`` lines."""
     out = []
-    for entry in tilelang_entries(path, source, max_configs=max_configs):
+    for entry in tilelang_entries(info, max_configs=max_configs, path=path):
         if not entry.names & names:
             continue
         for spec in entry.specs:
-            key = artifact_key(source, f"tilelang:{entry.factory}", spec.key() + toolchain_version(), capability,
-                               path)
+            key = artifact_key(info.source, f"tilelang:{entry.factory}", spec.key() + toolchain_version(),
+                               capability, path)
             out.append((LowerJob(path, entry.factory, spec, capability, key, entry), entry.def_line))
     return out
 
@@ -130,7 +140,7 @@ def run_ir_phase(
     max_configs: int = DEFAULT_MAX_CONFIGS,
     options: dict[str, dict[str, Any]] | None = None,
     stats: dict[str, Any] | None = None,
-    facts: dict[str, ModuleFacts] | None = None,
+    modules: dict[str, ModuleInfo] | None = None,
     specialize: dict[str, dict[str, Any]] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> list[Finding]:
@@ -140,7 +150,8 @@ def run_ir_phase(
     ``arch``: ``sm_80``, ``sm_86``, ``sm_89``, ``sm_90`` (default)... ``select``: rule codes to run
     (default: every IR rule). ``cache_dir``: on-disk cache (``None`` disables it). ``jobs``: worker
     processes (0: one per core). ``options``: per-rule options, e.g. ``{"KL304": {"threshold": 0.5}}``.
-    ``facts``: the modules' facts by path, as the source phase built them (else built here).
+    ``modules``: the source phase's model of each file by path, parsed once (files not in it are
+    read and modelled here).
     ``specialize``: kernel name -> ``NAME = value`` pairs to compile it with (the configuration's).
     ``stats``, when given, is filled with counts (kernels, specializations, compiled, cache hits)
     and ``notices``: phase parts skipped, e.g. TileLang kernels without the ``tilelang`` extra.
@@ -190,39 +201,39 @@ def run_ir_phase(
             pending.append((job, def_line))
 
     tilelang_notice: list[str | None] = []  # decided once, at the first TileLang kernel
-    for path, kernels in _collect(paths_or_kernels).items():
+    modules = dict(modules or {})
+    for path, kernels in _collect(paths_or_kernels, modules).items():
         with contained(path, errors):  # a kernlint bug on one file: its error record, the rest still compiled
             try:
-                source = Path(path).read_text(encoding="utf-8", errors="replace")
-                tree = ast.parse(source)
-                module_facts = (facts or {}).get(path) or facts_for_source(path, source)
-                helpers = helper_functions(source, module_facts, tree)
-            except (OSError, SyntaxError, ValueError, RecursionError):
+                info = _module(path, modules)
+                helpers = helper_functions(info) if info is not None else set()
+            except RecursionError:
+                info = None
+            if info is None:
                 continue
+            source = info.source
             for kernel in kernels:
-                if kernel.frontend is not Frontend.TRITON:
+                if kernel.frontend is not Frontend.TRITON or kernel.name in helpers:
                     continue
                 try:
-                    ks = read_kernel_source(source, kernel.name, tree, module_facts)
-                    if ks is None or kernel.name in helpers:
-                        continue
-                    specs, _problems = specializations_for(kernel, source, max_configs=max_configs, tree=tree,
-                                                           facts=module_facts,
+                    specs, _problems = specializations_for(kernel, info, max_configs=max_configs,
                                                            configured=(specialize or {}).get(kernel.name))
                 except RecursionError:
                     notices.append(too_complex(path, f"kernel {kernel.name}").replace("analyse", "specialize for the IR phase"))
                     continue
+                if not specs:
+                    continue
                 counts["kernels"] += 1
                 for spec in specs:
                     key = artifact_key(source, kernel.name, spec.key(), capability, path)
-                    schedule(CompileJob(path, kernel.name, spec, capability, key), ks.def_line)
+                    schedule(CompileJob(path, kernel.name, spec, capability, key), kernel.span.line)
             tl_names = {k.name for k in kernels if k.frontend is Frontend.TILELANG}
             if tl_names:
                 if not tilelang_notice:
                     tilelang_notice.append(_tilelang_notice())
                 if tilelang_notice[0]:
                     continue
-                tl_jobs = _tilelang_jobs(path, source, tl_names, capability, max_configs)
+                tl_jobs = _tilelang_jobs(path, info, tl_names, capability, max_configs)
                 counts["tilelang_kernels"] += len({j.entry.factory for j, _ in tl_jobs})
                 for job, def_line in tl_jobs:
                     schedule(job, def_line)
@@ -284,20 +295,17 @@ def compiled_kernels(paths_or_kernels: Sequence[str | os.PathLike | Kernel], arc
     capability = parse_arch(arch)
     cache = ArtifactCache(cache_dir)
     out: list[tuple[CompileJob, int, dict | None]] = []
-    for path, kernels in _collect(paths_or_kernels).items():
-        source = Path(path).read_text(encoding="utf-8", errors="replace")
-        tree = ast.parse(source)
-        module_facts = facts_for_source(path, source)
+    modules: dict[str, ModuleInfo] = {}
+    for path, kernels in _collect(paths_or_kernels, modules).items():
+        info = _module(path, modules)
+        if info is None:
+            continue
         for kernel in kernels:
             if kernel.frontend is not Frontend.TRITON:
                 continue
-            ks = read_kernel_source(source, kernel.name, tree, module_facts)
-            if ks is None:
-                continue
-            for spec in specializations_for(kernel, source, max_configs=max_configs, tree=tree,
-                                            facts=module_facts)[0]:
-                key = artifact_key(source, kernel.name, spec.key(), capability, path)
-                out.append((CompileJob(path, kernel.name, spec, capability, key), ks.def_line, cache.get(key)))
+            for spec in specializations_for(kernel, info, max_configs=max_configs)[0]:
+                key = artifact_key(info.source, kernel.name, spec.key(), capability, path)
+                out.append((CompileJob(path, kernel.name, spec, capability, key), kernel.span.line, cache.get(key)))
     missing = [j for j, _, r in out if r is None]
     results = run_jobs(missing, workers=jobs) if missing else {}
     compiled = []
@@ -342,5 +350,5 @@ def attach_to_source_findings(source_findings: list[Finding], ir_findings: list[
 
 def specializations(kernel: Kernel, max_configs: int = DEFAULT_MAX_CONFIGS) -> list[Specialization]:
     """The specializations the phase would compile for ``kernel`` (for ``--show-specializations``)."""
-    source = Path(kernel.path).read_text(encoding="utf-8", errors="replace")
-    return specializations_for(kernel, source, max_configs=max_configs)[0]
+    info = _module(kernel.path, {})
+    return specializations_for(kernel, info, max_configs=max_configs)[0] if info is not None else []

@@ -47,21 +47,18 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
 
-from kernlint.facts import facts_for_source
-from kernlint.model import BoundArg, Kernel, ModuleFacts
+from kernlint.ir.param_use import ParamUse, param_use
+from kernlint.model import BoundArg, Frontend, Kernel, Launch
+from kernlint.source.discover import DiscoveredKernel, ModuleInfo
 
 SPECIALIZE_COMMENT = re.compile(r"#\s*kernlint:\s*specialize\((?P<body>.*)\)\s*$")
 DEFAULT_MAX_CONFIGS = 4
 DEFAULT_NUM_WARPS = 4
 DEFAULT_NUM_STAGES = 3
 
-_POINTER_USERS = {
-    "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
-    "atomic_xor", "atomic_xchg", "atomic_cas", "make_block_ptr", "make_tensor_descriptor",
-}
 _FLOAT_NAMES = re.compile(
     r"^(eps|epsilon|scale|sm_scale|alpha|beta|gamma|momentum|temperature|temp|lr|p|dropout_p|"
     r"theta|softcap|.*_scale|.*_eps|.*_f|.*_alpha|.*_beta)$", re.I)
@@ -134,33 +131,44 @@ def _jsonable(v: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
-# kernel source helpers
+# what the specializer reads of one kernel: the source phase's model, nothing parsed again
 
 
-@dataclass
-class KernelSource:
-    """What specialization needs to know about a kernel, read from its source without importing."""
+@dataclass(frozen=True)
+class _Target:
+    """One kernel as the source phase modelled it: the discovered :class:`Kernel` (parameters,
+    annotations, defaults, autotune configs), what its body does with the parameters, and its
+    launches from the module's facts."""
 
-    name: str
-    params: list[str]
-    constexpr: set[str]
-    defaults: dict[str, str]  # param -> default's source text
-    annotations: dict[str, str]
-    dereferenced: set[str]
-    #: pointers used by integer-only atomics (atomic_cas/atomic_xchg with integer operands)
-    int_pointers: set[str]
-    first_line: int  # first decorator line (1-based)
-    def_line: int
-    autotune_configs: list[str] = field(default_factory=list)
-    launches: list[dict[str, str]] = field(default_factory=list)  # param -> argument source
-    #: stride parameters that scale the last axis of a tile (``offs_n[None, :] * stride_cn``)
-    last_axis_strides: set[str] = field(default_factory=set)
-    #: stride parameters that scale a 1-D lane index (``offs_k * xk_stride``)
-    lane_strides: set[str] = field(default_factory=set)
+    kernel: Kernel
+    use: ParamUse
+    #: the kernel's launches in the module's facts (each parameter's bound argument, typed)
+    launches: list[Launch]
     #: the element type of float pointers without a hint in their name (:func:`module_float_type`)
-    float_type: str = "*fp32"
-    #: constexprs the kernel uses as a dtype (``dtype=ACC_TYPE``)
-    dtype_constexprs: set[str] = field(default_factory=set)
+    float_type: str
+    #: first decorator line (1-based)
+    first_line: int
+
+    @property
+    def params(self) -> list[str]:
+        return [p.name for p in self.kernel.params]
+
+    @property
+    def constexpr(self) -> set[str]:
+        # Triton's own test: "constexpr" in the annotation's text (a string annotation counts)
+        return {p.name for p in self.kernel.params if p.annotation and "constexpr" in p.annotation}
+
+    @property
+    def defaults(self) -> dict[str, str]:
+        return {p.name: p.default for p in self.kernel.params if p.default is not None}
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        return {p.name: p.annotation for p in self.kernel.params if p.annotation is not None}
+
+    @property
+    def def_line(self) -> int:
+        return self.kernel.span.line
 
     def unit_strides(self) -> set[str]:
         """Stride parameters that are 1 for contiguous tensors, compiled as the constant 1 as
@@ -171,303 +179,40 @@ class KernelSource:
         ``d`` the call passes for ``t``), and those that scale a 1-D lane index (``offs_k *
         xk_stride``) where the launches pass the highest stride of a tensor for them."""
         out = set()
+        constexpr = self.constexpr
         for p in self.params:
-            if p in self.constexpr or "stride" not in p.lower():
+            if p in constexpr or "stride" not in p.lower():
                 continue
-            verdicts = [_unit_argument(launch, p) for launch in self.launches if p in launch]
+            texts = [_argument_texts(launch) for launch in self.launches]
+            verdicts = [_unit_argument(launch, p) for launch in texts if p in launch]
             if verdicts and all(v == "one" for v in verdicts):
                 out.add(p)
-            elif p in self.last_axis_strides and "other" not in verdicts:
+            elif p in self.use.last_axis_strides and "other" not in verdicts:
                 out.add(p)
-            elif p in self.lane_strides and "last" in verdicts and "other" not in verdicts:
+            elif p in self.use.lane_strides and "last" in verdicts and "other" not in verdicts:
                 out.add(p)  # a 1-D index scaled by the last stride the call passes for its tensor
         return out
 
 
-def _func_defs(tree: ast.AST) -> Iterable[ast.FunctionDef]:
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node  # type: ignore[misc]
+def _discovered(info: ModuleInfo, kernel: Kernel | str) -> DiscoveredKernel | None:
+    """The source phase's kernel for ``kernel`` (by name, and by line when a Kernel is given: one
+    name can be defined twice)."""
+    name = kernel if isinstance(kernel, str) else kernel.name
+    same = [k for k in info.kernels if k.kernel.name == name and k.kernel.frontend is Frontend.TRITON]
+    if not isinstance(kernel, str):
+        at = [k for k in same if k.kernel.span.line == kernel.span.line]
+        same = at or same
+    return same[0] if same else None
 
 
-def _attr_name(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_attr_name(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return _attr_name(node.func)
-    return ""
-
-
-def _pointer_roots(expr: ast.AST) -> set[str]:
-    """Names that can be the pointer of a pointer expression: ``p + i * s`` -> {p} (and {i}'s
-    neighbours in additions); multiplied, divided or compared operands are integers."""
-    if isinstance(expr, ast.Name):
-        return {expr.id}
-    if isinstance(expr, ast.BinOp):
-        if isinstance(expr.op, ast.Add):
-            return _pointer_roots(expr.left) | _pointer_roots(expr.right)
-        if isinstance(expr.op, ast.Sub):
-            return _pointer_roots(expr.left)
-        return set()
-    if isinstance(expr, ast.Subscript):
-        return _pointer_roots(expr.value)
-    if isinstance(expr, ast.IfExp):
-        return _pointer_roots(expr.body) | _pointer_roots(expr.orelse)
-    if isinstance(expr, ast.Call) and expr.args and _attr_name(expr.func).split(".")[-1] in (
-            "broadcast_to", "reshape", "view", "expand_dims", "where", "multiple_of", "max_contiguous"):
-        args = expr.args[1:] if _attr_name(expr.func).endswith("where") else expr.args[:1]
-        return set().union(*(_pointer_roots(a) for a in args))
-    return set()
-
-
-def read_kernel_source(source: str, name: str, tree: ast.AST | None = None,
-                       facts: ModuleFacts | None = None) -> KernelSource | None:
-    tree = tree or ast.parse(source)
-    fn = next((f for f in _func_defs(tree) if f.name == name), None)
-    if fn is None:
-        return None
-    args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
-    params = [a.arg for a in args]
-    constexpr = {a.arg for a in args if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)}
-    annotations = {a.arg: ast.unparse(a.annotation) for a in args if a.annotation is not None}
-    defaults: dict[str, str] = {}
-    positional = fn.args.posonlyargs + fn.args.args
-    for a, d in zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults):
-        defaults[a.arg] = ast.unparse(d)
-    for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults):
-        if d is not None:
-            defaults[a.arg] = ast.unparse(d)
-    dereferenced = _dereferenced(fn, {f.name: f for f in _func_defs(tree)}, set())
-    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
-    int_pointers: set[str] = _index_pointers(fn, set(params), dereferenced, assigns)
-    for node in ast.walk(fn):
-        if (isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in ("atomic_cas", "atomic_xchg")
-                and node.args and any(isinstance(a, ast.Constant) and isinstance(a.value, int)
-                                      and not isinstance(a.value, bool) for a in node.args[1:])):
-            int_pointers |= _pointer_roots(node.args[0])
-    first = min([d.lineno for d in fn.decorator_list] + [fn.lineno])
-    configs: list[str] = []
-    for dec in fn.decorator_list:
-        if isinstance(dec, ast.Call) and _attr_name(dec.func).split(".")[-1] == "autotune":
-            cfg = next((k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None)
-            if isinstance(cfg, (ast.List, ast.Tuple)):
-                configs += [ast.unparse(e) for e in cfg.elts]
-            elif isinstance(cfg, ast.Name):  # configs=CONFIGS defined at module level
-                for node in getattr(tree, "body", []):
-                    if isinstance(node, ast.Assign) and any(
-                            isinstance(t, ast.Name) and t.id == cfg.id for t in node.targets):
-                        if isinstance(node.value, (ast.List, ast.Tuple)):
-                            configs += [ast.unparse(e) for e in node.value.elts]
-    ks = KernelSource(name, params, constexpr, defaults, annotations, dereferenced, int_pointers, first,
-                      fn.lineno, configs)
-    ks.launches = launch_arguments(facts if facts is not None else facts_for_source("<module>", source), name)
-    ks.last_axis_strides = _last_axis_scales(fn, set(params) - constexpr, ks.lane_strides)
-    ks.float_type = module_float_type(source)
-    ks.dtype_constexprs = _dtype_uses(fn, constexpr, {f.name: f for f in _func_defs(tree)})
-    return ks
-
-
-_INT_OPS = (ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
-
-
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _arith_names(node: ast.AST) -> set[str]:
-    """The names whose value an expression carries through arithmetic (``b + i * s``,
-    ``x.to(...)``, ``x[:, None]``); calls (``tl.argmax(x)``, ``tl.sum``) and comparisons make new
-    values and carry none."""
-    if isinstance(node, ast.Name):
-        return {node.id}
-    if isinstance(node, ast.BinOp):
-        return _arith_names(node.left) | _arith_names(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _arith_names(node.operand)
-    if isinstance(node, ast.Subscript):
-        return _arith_names(node.value)
-    if isinstance(node, ast.IfExp):
-        return _arith_names(node.body) | _arith_names(node.orelse)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-        return _arith_names(node.func.value)
-    if isinstance(node, ast.Call) and _attr_name(node.func).split(".")[-1] in ("multiple_of", "max_contiguous",
-                                                                             "minimum", "maximum", "where"):
-        return set().union(*(_arith_names(a) for a in node.args))
-    return set()
-
-
-def _loaded_from(value: ast.AST, params: set[str]) -> set[str]:
-    """The parameters ``tl.load(P + ...)`` (possibly ``.to(...)``-cast) reads through."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
-        value = value.func.value
-    if (isinstance(value, ast.Call) and _attr_name(value.func).split(".")[-1] == "load"
-            and (value.args or value.keywords)):
-        target = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "pointer"), None)
-        if target is not None:
-            return _pointer_roots(target) & params
-    return set()
-
-
-def _index_pointers(fn: ast.AST, params: set[str], dereferenced: set[str], assigns: list[ast.AST]) -> set[str]:
-    """Pointers whose loaded values are integers: a value that ends up in an address (``Out +
-    dest_index * stride``, ``Q + (start + offs) * stride``) or in integer-only arithmetic
-    (``//``, ``%``, shifts, bit operations) cannot be a float."""
-    sources: dict[str, set[str]] = {}  # name -> pointer parameters its value was loaded through
-    for _ in range(4):
-        for node in assigns:
-            if not isinstance(node, ast.Assign) or node.value is None:
-                continue
-            direct = _loaded_from(node.value, params)
-            derived = set().union(*(sources.get(n, set()) for n in _arith_names(node.value)))
-            for t in node.targets:
-                for n in _names(t):
-                    sources.setdefault(n, set()).update(direct | derived)
-    # a parameter rebound to what it points at (``bias = tl.load(bias + rn)``) names both: skip it
-    sources = {k: v for k, v in sources.items() if v and k not in params}
-    if not sources:
-        return set()
-    used: set[str] = set()
-    local = {n for node in assigns for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-             for n in _names(t)}
-    for node in ast.walk(fn):
-        func = _attr_name(node.func) if isinstance(node, ast.Call) else ""
-        # ``smem.store(x)``: a method of a local object (a shared-memory buffer) takes a value, not a pointer
-        if func.split(".")[-1] in _POINTER_USERS and node.args and func.split(".")[0] not in local:
-            used |= _arith_names(node.args[0])
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, _INT_OPS):
-            used |= _arith_names(node.left) | _arith_names(node.right)
-    for node in assigns:  # the offsets of pointer variables: o_ptrs = Out + dest_index * stride
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if node.value is not None and any(n in dereferenced for t in targets for n in _names(t)):
-            used |= _arith_names(node.value)
-    out: set[str] = set()
-    for n in used:
-        out |= sources.get(n, set())
-    return out
-
-
-def _dereferenced(fn: ast.FunctionDef, funcs: dict[str, ast.FunctionDef], visiting: set[str]) -> set[str]:
-    """Names of ``fn`` that can be the pointer of a dereferenced address: in ``tl.load``/
-    ``tl.store``... directly, through assignments (``ptrs = a_ptr + offs``), and through the
-    parameters of helper functions of the module that dereference them (``_inner(K_ptrs)``)."""
-    dereferenced: set[str] = set()
-    visiting = visiting | {fn.name}
-    for node in ast.walk(fn):
-        if not isinstance(node, ast.Call):
-            continue
-        if _attr_name(node.func).split(".")[-1] in _POINTER_USERS:
-            target = node.args[0] if node.args else next(
-                (k.value for k in node.keywords if k.arg in ("pointer", "base", "ptr")), None)
-            if target is not None:
-                dereferenced |= _pointer_roots(target)
-        elif (isinstance(node.func, ast.Name) and node.func.id in funcs and node.func.id not in visiting
-              and len(visiting) < 4):
-            callee = funcs[node.func.id]
-            inner = _dereferenced(callee, funcs, visiting)
-            names = [a.arg for a in callee.args.posonlyargs + callee.args.args]
-            for name, arg in zip(names, node.args):
-                if name in inner and not isinstance(arg, ast.Starred):
-                    dereferenced |= _pointer_roots(arg)
-            for kw in node.keywords:
-                if kw.arg in inner:
-                    dereferenced |= _pointer_roots(kw.value)
-    # names that flow into dereferenced expressions through assignments (ptrs = a_ptr + offs)
-    changed = True
-    assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
-    while changed:
-        changed = False
-        for node in assigns:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            tnames = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-            # ``ptr += step`` / ``idx -= start``: the value is an offset, never the pointer
-            if tnames & dereferenced and node.value is not None and not isinstance(node, ast.AugAssign):
-                new = _pointer_roots(node.value) - dereferenced
-                if new:
-                    dereferenced |= new
-                    changed = True
-    return dereferenced
-
-
-def _is_last_axis(node: ast.AST) -> bool:
-    """``x[None, :]``, ``x[None, None, :]``: an index broadcast along the last axis of a tile."""
-    if not isinstance(node, ast.Subscript) or not isinstance(node.slice, ast.Tuple):
-        return False
-    elts = node.slice.elts
-    return (len(elts) >= 2 and isinstance(elts[-1], ast.Slice) and elts[-1].lower is None
-            and elts[-1].upper is None and all(isinstance(e, ast.Constant) and e.value is None for e in elts[:-1]))
-
-
-def _is_other_axis(node: ast.AST) -> bool:
-    """``x[:, None]`` and the like: an index along another axis than the last."""
-    return (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) >= 2
-            and not _is_last_axis(node) and any(isinstance(e, ast.Slice) for e in node.slice.elts))
-
-
-def _last_axis_expr(node: ast.AST, names: set[str]) -> bool:
-    if _is_last_axis(node) or (isinstance(node, ast.Name) and node.id in names):
-        return True
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        sides = (node.left, node.right)
-        return any(_last_axis_expr(x, names) for x in sides) and not any(_is_other_axis(x) for x in sides)
-    return False
-
-
-def _arange_1d(node: ast.AST, ranges: set[str]) -> bool:
-    """``tl.arange(0, B)``, ``start + tl.arange(0, B)`` or a name assigned one: a 1-D lane index."""
-    if isinstance(node, ast.Name):
-        return node.id in ranges
-    if isinstance(node, ast.Call):
-        return _attr_name(node.func).split(".")[-1] == "arange"
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        return _arange_1d(node.left, ranges) or _arange_1d(node.right, ranges)
-    return False
-
-
-def _last_axis_scales(fn: ast.AST, candidates: set[str], one_d: set[str] | None = None) -> set[str]:
-    """Parameters multiplying an index broadcast along a tile's last axis (directly or through a
-    variable assigned one: ``offs = tl.arange(0, BLOCK)[None, :]``); those multiplying a 1-D lane
-    index (``offs_k * stride``) are added to ``one_d`` when given."""
-    ranges: set[str] = set()
-    for _ in range(2):
-        for n in ast.walk(fn):
-            if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-                    and _arange_1d(n.value, ranges)):
-                ranges.add(n.targets[0].id)
-    names: set[str] = set()
-    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
-               and isinstance(n.targets[0], ast.Name)]
-    for _ in range(3):
-        for n in assigns:
-            if n.targets[0].id not in names and _last_axis_expr(n.value, names):
-                names.add(n.targets[0].id)
-    out: set[str] = set()
-    vetoed: set[str] = set()
-    # ``(start + offs) * stride`` expanded along another axis (``[:, None]``) is not a 1-D index
-    expanded = {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Subscript) and _is_other_axis(n)}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and id(node) not in expanded:
-            for a, b in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(a, ast.Name) and a.id in candidates and _last_axis_expr(b, names):
-                    out.add(a.id)
-                elif one_d is not None and isinstance(a, ast.Name) and a.id in candidates and _arange_1d(b, ranges):
-                    one_d.add(a.id)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            # ``K + offs_n[None, :] * stride_kn + offs_d[:, None]``: another axis is added without a
-            # stride, so that one is the contiguous axis and the last axis' stride is not 1
-            terms = _addends(node)
-            if any(_is_other_axis(t) for t in terms):
-                for t in terms:
-                    if isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mult):
-                        vetoed |= {x.id for x in (t.left, t.right) if isinstance(x, ast.Name) and x.id in candidates}
-    return out - vetoed
-
-
-def _addends(node: ast.AST) -> list[ast.AST]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _addends(node.left) + _addends(node.right)
-    return [node]
+def _target(info: ModuleInfo, found: DiscoveredKernel) -> _Target:
+    kernel = found.kernel
+    fn = found.node
+    params = [p.name for p in kernel.params]
+    constexpr = {p.name for p in kernel.params if p.annotation and "constexpr" in p.annotation}
+    first = found.locator.span(fn.decorators[0]).line if fn.decorators else kernel.span.line
+    return _Target(kernel, param_use(fn, params, constexpr, info.functions),
+                   info.facts.launches_of(kernel.name), module_float_type(info.source), first)
 
 
 _STRIDE_CALL = re.compile(r"^(?P<t>[\w.\[\]]+?)\.stride\(\s*(?P<d>-?\d+)\s*\)$")
@@ -507,15 +252,29 @@ def _argument_text(arg: BoundArg) -> str:
     return arg.text
 
 
-def launch_arguments(facts: ModuleFacts, name: str) -> list[dict[str, str]]:
-    """The launches of kernel ``name`` in the module's facts, each as param (or launch option) ->
-    argument text, with host values resolved to literals."""
-    out = []
-    for launch in facts.launches_of(name):
-        bound = {p: _argument_text(a) for p, a in launch.options.items()}
-        bound.update({p: _argument_text(a) for p, a in launch.args.items()})
-        out.append(bound)
-    return out
+def _argument_texts(launch: Launch) -> dict[str, str]:
+    """A launch as param (or launch option) -> argument text, host values resolved to literals."""
+    bound = {p: _argument_text(a) for p, a in launch.options.items()}
+    bound.update({p: _argument_text(a) for p, a in launch.args.items()})
+    return bound
+
+
+_NO_VALUE = object()
+
+
+def _launch_value(launch: Launch, name: str) -> Any:
+    """What a launch passes for a parameter or option: the value the module's facts resolved (a
+    literal, a dtype as its text), else the literal the argument is; ``_NO_VALUE`` otherwise."""
+    arg = launch.args.get(name) or launch.options.get(name)
+    if arg is None:
+        return _NO_VALUE
+    value = arg.value.value if arg.resolved else None
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    try:
+        return _constexpr_literal(arg.text)
+    except (ValueError, SyntaxError):
+        return _NO_VALUE
 
 
 # --------------------------------------------------------------------------------------------
@@ -576,35 +335,6 @@ def _constexpr_literal(text: str) -> Any:
         raise ValueError(str(e)) from None
 
 
-def _dtype_uses(fn: ast.AST, names: set[str], funcs: dict[str, ast.FunctionDef] | None = None,
-                depth: int = 0) -> set[str]:
-    """Constexprs used as a dtype: ``dtype=NAME``, ``x.to(NAME)``, ``tl.zeros(shape, NAME)``, here
-    or in a helper function of the module they are passed to."""
-    out = set()
-    for node in ast.walk(fn):
-        if not isinstance(node, ast.Call):
-            continue
-        for kw in node.keywords:
-            if kw.arg == "dtype" and isinstance(kw.value, ast.Name) and kw.value.id in names:
-                out.add(kw.value.id)
-        if funcs and depth < 3 and isinstance(node.func, ast.Name) and node.func.id in funcs \
-                and node.func.id != getattr(fn, "name", None):
-            callee = funcs[node.func.id]
-            params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
-            passed = {p: a.id for p, a in zip(params, node.args) if isinstance(a, ast.Name) and a.id in names}
-            passed.update({k.arg: k.value.id for k in node.keywords
-                           if k.arg and isinstance(k.value, ast.Name) and k.value.id in names})
-            if passed:
-                inner = _dtype_uses(callee, set(passed), funcs, depth + 1)
-                out |= {passed[p] for p in inner}
-        attr = _attr_name(node.func).split(".")[-1]
-        if attr in ("to", "zeros", "full", "cast") and node.args:
-            cand = node.args[0] if attr in ("to", "cast") else node.args[-1]
-            if isinstance(cand, ast.Name) and cand.id in names and (attr != "cast" or len(node.args) > 1):
-                out.add(cand.id)
-    return out
-
-
 def _constexpr_fallback(name: str, default: str | None, dtype_use: bool = False) -> Any:
     if default is not None:
         try:
@@ -623,21 +353,22 @@ def _constexpr_fallback(name: str, default: str | None, dtype_use: bool = False)
     return 64
 
 
-def fallback(ks: KernelSource) -> Specialization:
+def fallback(ks: _Target) -> Specialization:
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
     divisible = []
     unit = ks.unit_strides()
+    constexpr, defaults, annotations = ks.constexpr, ks.defaults, ks.annotations
     for p in ks.params:
-        ann = ks.annotations.get(p, "")
-        if p in ks.constexpr:
+        ann = annotations.get(p, "")
+        if p in constexpr:
             signature[p] = "constexpr"
-            constexprs[p] = _constexpr_fallback(p, ks.defaults.get(p), p in ks.dtype_constexprs)
+            constexprs[p] = _constexpr_fallback(p, defaults.get(p), p in ks.use.dtype_constexprs)
         elif p in unit:
             signature[p] = "constexpr"  # what Triton's launcher makes of an integer argument equal to 1
             constexprs[p] = 1
-        elif p in ks.dereferenced or _is_pointer_name(p) or "pointer" in ann:
-            signature[p] = _pointer_type(p, p in ks.int_pointers, ks.float_type)
+        elif p in ks.use.dereferenced or _is_pointer_name(p) or "pointer" in ann:
+            signature[p] = _pointer_type(p, p in ks.use.int_pointers, ks.float_type)
             divisible.append(p)
         elif _FLOAT_NAMES.match(p) or ann in ("float", "tl.float32"):
             signature[p] = "fp32"
@@ -710,7 +441,7 @@ def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
     return values, nw, ns
 
 
-def comment_specializations(source_lines: list[str], ks: KernelSource) -> list[tuple[int, str]]:
+def comment_specializations(source_lines: list[str], ks: _Target) -> list[tuple[int, str]]:
     """(line, body) of ``specialize`` comments on the kernel's header or directly above it."""
     out = []
     start = ks.first_line - 1  # 0-based index of first decorator
@@ -724,24 +455,26 @@ def comment_specializations(source_lines: list[str], ks: KernelSource) -> list[t
     return out
 
 
-def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DEFAULT_MAX_CONFIGS,
-                        tree: ast.AST | None = None, facts: ModuleFacts | None = None,
+def specializations_for(kernel: Kernel | str, module: ModuleInfo | str, max_configs: int = DEFAULT_MAX_CONFIGS,
                         configured: dict[str, Any] | None = None) -> tuple[list[Specialization], list[str]]:
-    """The specializations to compile for ``kernel`` (a Kernel or a kernel name) in ``source``.
+    """The specializations to compile for ``kernel`` (a Kernel or a kernel name) of ``module``: the
+    source phase's model of the module (or its text, modelled here).
 
-    ``facts``: the module's facts when the caller has them (else they are built from ``source``).
     ``configured``: ``NAME = value`` pairs from ``[tool.kernlint.specialize]``, compiled as a
     ``specialize`` comment would be.
     Returns (specializations, problems): problems are malformed comments/configs, reported by the
     caller as notes; they never stop the fallback from being compiled. A specialization lists in
     ``guessed`` the constexprs no comment, config, launch or default gave a value.
     """
+    from kernlint.source.phase import read_module
+
     name = kernel if isinstance(kernel, str) else kernel.name
-    ks = read_kernel_source(source, name, tree, facts)
-    if ks is None:
+    info = module if isinstance(module, ModuleInfo) else read_module("<module>", module)
+    found = _discovered(info, kernel) if info is not None else None
+    if found is None:
         return [], [f"kernel {name} not found"]
-    if not isinstance(kernel, str) and kernel.autotune_configs and not ks.autotune_configs:
-        ks.autotune_configs = list(kernel.autotune_configs)
+    ks = _target(info, found)
+    source = info.source
     base = fallback(ks)
     problems: list[str] = []
     specs: list[Specialization] = []
@@ -772,7 +505,7 @@ def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DE
     # what every launch passes alike fills the constexprs an autotune config leaves out
     common = {k: v for k, v in launch_values[0].items() if all(lv.get(k) == v for lv in launch_values)
               } if launch_values else {}
-    for i, text in enumerate(ks.autotune_configs[:max_configs]):
+    for i, text in enumerate(ks.kernel.autotune_configs[:max_configs]):
         try:
             values, nw, ns = parse_config(text)
         except (ValueError, SyntaxError) as e:
@@ -786,8 +519,7 @@ def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DE
         return specs, problems
     seen = set()
     for launch, values in zip(ks.launches, launch_values):
-        nw = _literal_int(launch.get("num_warps"))
-        ns = _literal_int(launch.get("num_stages"))
+        nw, ns = (v if isinstance(v := _launch_value(launch, o), int) else None for o in ("num_warps", "num_stages"))
         spec = _override(base, values, nw, ns, "launch " + _describe(values, nw or base.num_warps,
                                                                          ns or base.num_stages), "launch",
                          declared=ks.constexpr, guessed=_guessed(ks, values))
@@ -799,35 +531,24 @@ def specializations_for(kernel: Kernel | str, source: str, max_configs: int = DE
     return (specs or [replace(base, guessed=_guessed(ks, {}))]), problems
 
 
-def _launch_constexprs(ks: KernelSource, launch: dict[str, str]) -> dict[str, Any]:
+def _launch_constexprs(ks: _Target, launch: Launch) -> dict[str, Any]:
     values = {}
-    for p in ks.constexpr:
-        if p in launch:
-            try:
-                values[p] = _constexpr_literal(launch[p])
-            except ValueError:
-                pass
+    constexpr = ks.constexpr
+    for p in ks.params:
+        if p in constexpr and (v := _launch_value(launch, p)) is not _NO_VALUE:
+            values[p] = v
     return values
 
 
-def _guessed(ks: KernelSource, values: dict[str, Any]) -> tuple[str, ...]:
+def _guessed(ks: _Target, values: dict[str, Any]) -> tuple[str, ...]:
     """Constexprs a specialization compiles with a value kernlint chose (no literal default)."""
     out = []
+    constexpr, defaults = ks.constexpr, ks.defaults
     for p in ks.params:
-        if p not in ks.constexpr or p in values:
+        if p not in constexpr or p in values:
             continue
         try:
-            _constexpr_literal(ks.defaults[p])
+            _constexpr_literal(defaults[p])
         except (KeyError, ValueError):
             out.append(p)
     return tuple(out)
-
-
-def _literal_int(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        v = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return None
-    return v if isinstance(v, int) else None

@@ -46,6 +46,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kernlint.ir.specialize import Specialization
+from kernlint.source.discover import ModuleInfo
 
 NOTICE_MISSING = "TileLang IR analysis skipped: install kernlint[tilelang]"
 NOTICE_NO_NVCC = "TileLang IR analysis skipped: nvcc not found (set CUDA_HOME or put nvcc on PATH)"
@@ -246,17 +247,14 @@ def _specs(factory_params: list[str], defaults: set[str], configs: list, max_con
     return out
 
 
-def tilelang_entries(path: str, source: str, max_configs: int = 4) -> list[TileLangEntry]:
-    """The TileLang kernels of ``source`` to lower, each with the factory arguments to use."""
+def tilelang_entries(info: ModuleInfo, max_configs: int = 4, path: str | None = None) -> list[TileLangEntry]:
+    """The TileLang kernels of the module the source phase modelled (``info``), each with the factory
+    arguments to use; ``path``: the file to lower them from (default: the module's own path)."""
     from kernlint.model import Frontend
-    from kernlint.source.discover import discover
     from kernlint.source.tilelang import _enclosing, analyse
 
-    try:
-        module = cst.parse_module(source)
-    except (cst.ParserSyntaxError, ValueError):
-        return []
-    info = discover(path, source, module)
+    path = path or info.path
+    module = info.module
     tl_kernels = [k for k in info.kernels if k.kernel.frontend is Frontend.TILELANG]
     if not tl_kernels:
         return []

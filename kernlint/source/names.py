@@ -13,6 +13,21 @@ import libcst as cst
 from kernlint.model import Frontend
 
 
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every bare name an expression mentions (attribute heads included, attribute tails not)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            out.add(n.value)
+        elif isinstance(n, cst.Attribute):
+            stack.append(n.value)
+        else:
+            stack.extend(n.children)
+    return out
+
+
 def dotted(node: cst.BaseExpression, through_calls: bool = False) -> str | None:
     """``a.b.c`` as a string, or None for anything that is not a plain dotted name. With
     ``through_calls``, a call inside the chain is kept as ``()``: ``torch.cuda.Stream().wait_stream``."""

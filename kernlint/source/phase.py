@@ -77,6 +77,18 @@ def _syntax_error(path: str, text: str, exc: cst.ParserSyntaxError) -> FileError
     return FileError(path, f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column + 1)
 
 
+def read_module(path: str, data: bytes | str) -> ModuleInfo | None:
+    """The module model of one file (parsed once, kernels discovered) for callers outside ``check``
+    that hold only its text; None when it does not parse or nests too deeply to follow."""
+    module, text, error = parse(path, data)
+    if module is None or error is not None:
+        return None
+    try:
+        return discover(path, text, module)
+    except RecursionError:
+        return None
+
+
 def might_hold_kernels(text: str) -> bool:
     return any(marker in text for marker in MARKERS)
 

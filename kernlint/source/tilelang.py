@@ -84,19 +84,7 @@ def normalise_dtype(text: str | None) -> str | None:
     return _DTYPE_ALIASES.get(text, text)
 
 
-def names_in(node: cst.CSTNode) -> set[str]:
-    """Every bare name an expression mentions (attribute heads included, attribute tails not)."""
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Name):
-            out.add(n.value)
-        elif isinstance(n, cst.Attribute):
-            stack.append(n.value)
-        else:
-            stack.extend(n.children)
-    return out
+names_in = N.names_in
 
 
 def subscripts_in(node: cst.CSTNode) -> Iterator[cst.Subscript]:

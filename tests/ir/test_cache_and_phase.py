@@ -115,3 +115,38 @@ def test_a_kernlint_bug_planning_one_file_is_its_error_and_the_other_file_is_com
     (error,) = stats["errors"]
     assert error.path == str(trips) and error.message.startswith("internal error: TypeError: ")
     assert stats["compiled"] == 1 and {f.path for f in findings} == {str(fine)} and findings[0].rule == "KL301"
+
+
+def test_check_with_ir_parses_each_file_once(tmp_path, monkeypatch):
+    """``check --ir`` hands the source phase's model of the file to the IR phase: one parse, and
+    the specialization comes from the launch facts (a block size bound by tuple unpacking)."""
+    import ast
+
+    import libcst
+
+    from kernlint.config import Config
+    from kernlint.pipeline import Options, run_check
+
+    path = tmp_path / "k.py"
+    path.write_text(SOURCE + "\n\ndef launch(x, y):\n    BLOCK, n = 256, x.numel()\n"
+                             "    copy[(1,)](x, y, n, BLOCK=BLOCK)\n")
+    parses: list[str] = []
+    real_cst, real_ast = libcst.parse_module, ast.parse
+
+    def cst_parse(*args, **kwargs):
+        parses.append("libcst")
+        return real_cst(*args, **kwargs)
+
+    def ast_parse(source, filename="<unknown>", mode="exec", **kwargs):
+        if mode == "exec":  # literal_eval of a config value parses an expression: not the module
+            parses.append("ast")
+        return real_ast(source, filename, mode, **kwargs)
+
+    jobs: list = []
+    monkeypatch.setattr(libcst, "parse_module", cst_parse)
+    monkeypatch.setattr(ast, "parse", ast_parse)
+    monkeypatch.setattr("kernlint.ir.phase.run_jobs", lambda pending, **kw: jobs.extend(pending) or {})
+    run_check([path], Config(root=tmp_path), Options(ir_arch="sm_90"))
+    assert parses == ["libcst"]
+    (job,) = jobs  # ``_get`` is a helper, not compiled on its own
+    assert job.kernel == "copy" and job.spec.constexprs == {"BLOCK": 256} and job.spec.origin == "launch"

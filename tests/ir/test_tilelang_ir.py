@@ -16,6 +16,7 @@ import pytest
 
 from kernlint.ir import phase
 from kernlint.ir.phase import run_ir_phase
+from kernlint.source.phase import read_module
 from kernlint.ir.tilelang import NOTICE_MISSING, nvcc_path, pin_line_directives, tilelang_available, tilelang_entries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +63,7 @@ def test_cli_says_so_once_and_keeps_the_exit_code(tmp_path):
 
 def test_entries_take_factory_arguments_from_call_sites():
     path = FIXTURES / "gemm_fp16_acc_bad.py"
-    (entry,) = tilelang_entries(str(path), path.read_text())
+    (entry,) = tilelang_entries(read_module(str(path), path.read_text()))
     assert entry.factory == "matmul" and entry.names == {"matmul", "main"}
     assert entry.def_line == 10 and entry.op_lines["gemm"] == [23]
     (spec,) = entry.specs
@@ -74,7 +75,7 @@ def test_entries_guess_what_no_call_site_gives(tmp_path):
     src = (ROOT / "fixtures" / "ir" / "tilelang_bank_conflict_good.py").read_text().split("\n\ndef run")[0] + "\n"
     path = tmp_path / "k.py"
     path.write_text(src)
-    (entry,) = tilelang_entries(str(path), src)
+    (entry,) = tilelang_entries(read_module(str(path), src))
     (spec,) = entry.specs
     assert spec.origin == "fallback" and spec.constexprs["M"] == spec.constexprs["N"] == 1024
     assert "guessed M,N" in spec.label

@@ -12,6 +12,7 @@ import pytest
 
 from kernlint.check import Options, run_check
 from kernlint.config import load
+from kernlint.source.phase import read_module
 from kernlint.ir.tilelang import LowerJob, lower_job, nvcc_path, tilelang_available, tilelang_entries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ _LOCAL_ARRAY = re.compile(r"^\s*(?:float|double|half_t|bfloat16_t|int|signed cha
 
 
 def _lowered_cuda(path: Path) -> str:
-    (entry,) = tilelang_entries(str(path), path.read_text())
+    (entry,) = tilelang_entries(read_module(str(path), path.read_text()))
     job = LowerJob(str(path), entry.factory, entry.specs[0], 90, "test", entry)
     record = lower_job(job.to_wire())
     assert record["ok"], record.get("error")
