@@ -22,7 +22,7 @@ from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.symbols import Num, Ptr, mentions
 from kernlint.engine import terms
-from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, merged_free, text
+from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 
 TIMEOUT_MS = 1000
 #: the solver's work budget per query, in z3's resource units: unlike a wall-clock timeout it gives
@@ -187,7 +187,7 @@ class Solving:
     def _solve(self, formulas: list, timeout_ms: int):
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
-        parts = sorted({text(c): c for c in conjuncts(formulas)}.items())
+        parts = sorted(dict(keyed_conjuncts(formulas)).items())
         key = "\n".join(k for k, _ in parts)
         hit = self.answers.get(key)
         if hit is not None:

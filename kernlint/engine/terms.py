@@ -18,6 +18,8 @@ _FREE: dict[int, tuple] = {}
 _PARTS: dict[int, frozenset] = {}
 _TEXT: dict[int, str] = {}
 _HELD: dict[int, object] = {}
+#: id of a formula object -> (the object, its keyed conjuncts)
+_OBJECTS: dict[int, tuple] = {}
 #: leaf ast id -> its wrapper (the value of a free-variable map)
 _LEAF: dict[int, z3.ExprRef] = {}
 LIMIT = 200000
@@ -32,7 +34,7 @@ def clear() -> None:
     ctx = z3.main_ctx().ref()
     for a in _HELD.values():
         C.Z3_dec_ref(ctx, a)
-    for table in (_FREE, _PARTS, _TEXT, _HELD, _LEAF):
+    for table in (_FREE, _PARTS, _TEXT, _HELD, _LEAF, _OBJECTS):
         table.clear()
 
 
@@ -50,7 +52,7 @@ def free_vars(term) -> dict[str, z3.ExprRef]:
     """The uninterpreted constants of a term, in the order a left-to-right walk first meets them."""
     if not _main(term):
         return _free_slow(term)
-    if len(_HELD) > LIMIT:
+    if len(_HELD) > LIMIT or len(_OBJECTS) > LIMIT:
         clear()
     ctx = term.ctx.ref()
     names = _free(ctx, term.as_ast(), C.Z3_get_ast_id(ctx, term.as_ast()))
@@ -147,12 +149,25 @@ def components(term) -> frozenset:
     return out
 
 
+def keyed_conjuncts(formulas) -> list[tuple[str, z3.BoolRef]]:
+    """(text, conjunct) of every conjunct of the formulas; remembered per formula object (the
+    domain facts of a kernel are the same objects in each of its queries)."""
+    out = []
+    for f in formulas:
+        hit = _OBJECTS.get(id(f))
+        if hit is None or hit[0] is not f:
+            hit = _OBJECTS[id(f)] = (f, [(text(c), c) for c in conjuncts([f])])
+        out.extend(hit[1])
+    return out
+
+
 def conjuncts(formulas) -> list:
     """The conjuncts of the formulas, ``And`` nodes flattened (as wrappers, for the solver)."""
     stack, out = list(formulas), []
     while stack:
         f = stack.pop()
-        if z3.is_and(f):
+        ctx, a = f.ctx.ref(), f.as_ast()
+        if C.Z3_get_ast_kind(ctx, a) == _APP and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, a)) == z3.Z3_OP_AND:
             stack.extend(f.children())
         else:
             out.append(f)
