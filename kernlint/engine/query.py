@@ -111,17 +111,6 @@ def _is_zero(term) -> bool:
     return z3.is_int_value(s) and s.as_long() == 0
 
 
-def _is_cases(formula) -> bool:
-    """An ``Or`` of conjunctions of ``name == integer`` (one per autotune config)."""
-    if not z3.is_or(formula):
-        return False
-    for case in formula.children():
-        eqs = conjuncts([case])
-        if not eqs or not all(z3.is_eq(e) and z3.is_const(e.arg(0)) and z3.is_int_value(e.arg(1)) for e in eqs):
-            return False
-    return True
-
-
 def _related(known: set, assumptions) -> set:
     """``known`` and the sizes the wrapper's equations tie to it (an ``==`` between sizes)."""
     known = set(known)
@@ -170,21 +159,8 @@ class Solving:
         self.ctx: z3.Context | None = None
         self.answers: dict[str, tuple] = {}
 
-    def solve(self, formulas: list, cases: tuple = (), timeout_ms: int = TIMEOUT_MS):
-        """Solve the conjunction of ``formulas`` and one of ``cases`` (autotune configs: each fixes
-        the block sizes, so that divisions and products by them become linear): satisfiable in the
-        first case that is, unsatisfiable when every case is, unknown otherwise."""
-        if not cases:
-            return self._solve(formulas, timeout_ms)
-        undecided = False
-        for case in cases:
-            result, model = self._solve([*formulas, case], timeout_ms)
-            if result == z3.sat:
-                return result, model
-            undecided = undecided or result != z3.unsat
-        return (z3.unknown if undecided else z3.unsat), None
-
-    def _solve(self, formulas: list, timeout_ms: int):
+    def solve(self, formulas: list, timeout_ms: int = TIMEOUT_MS):
+        """Solve the conjunction of ``formulas``."""
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
         parts = sorted(dict(keyed_conjuncts(formulas)).items())
@@ -235,13 +211,7 @@ class Prover:
         self.describe = describe  # term -> source-like text, for messages
         self.stated = stated_bounds(model)
         self.solving = Solving()
-        self.base = list(model.symbols.domain)
-        self.cases: tuple = ()
-        for a in assumptions:
-            if _is_cases(a):
-                self.cases = tuple(a.children())
-            else:
-                self.base.append(a)
+        self.base = list(model.symbols.domain) + list(assumptions)
         # sizes, strides, block sizes and flags are not negative
         self.base += [v >= 0 for n, v in model.params.items() if n not in model.pointers]
         self.scalars = {n for n, v in model.params.items() if n not in model.pointers and n not in model.constexprs}
@@ -325,7 +295,7 @@ class Prover:
         for n in mentioned & self.scalars:
             domain.append(self.model.params[n] >= 1)
         domain += self._bindings(facts, mentioned & set(self.model.params))
-        result, witness = self.solving.solve([*domain, *cond, index >= extent], self.cases)
+        result, witness = self.solving.solve([*domain, *cond, index >= extent])
         if result != z3.sat:
             return None
         against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
@@ -357,7 +327,7 @@ class Prover:
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         for n in mentioned & self.scalars:
             domain.append(self.model.params[n] >= 0)
-        result, witness = self.solving.solve([*domain, *cond, z3.Or(offset < 0, offset >= extent)], self.cases)
+        result, witness = self.solving.solve([*domain, *cond, z3.Or(offset < 0, offset >= extent)])
         if result == z3.unsat:
             return True
         if result != z3.sat:
@@ -397,7 +367,7 @@ class Prover:
             for n in mentioned & self.scalars:
                 domain.append(self.model.params[n] >= 1)
             domain += self._bindings(facts, mentioned & set(self.model.params))
-            result, witness = self.solving.solve([*domain, *cond, index >= bound], self.cases)
+            result, witness = self.solving.solve([*domain, *cond, index >= bound])
             if result != z3.sat:
                 continue
             where = "this access's mask" if other is access else f"the mask {self.describe(other)}"
