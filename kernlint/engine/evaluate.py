@@ -16,6 +16,7 @@ import z3
 from kernlint.engine.symbols import (
     NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, mentions, move_axes, position, rank_of,
 )
+from kernlint.engine.terms import summands
 
 TL = "triton.language."
 ATOMICS = frozenset(TL + n for n in (
@@ -662,13 +663,7 @@ class Evaluator:
         ``tl.load``): the one parameter added at the top of the sum is the tensor's base."""
         if value.is_bool or value.data:
             return UNKNOWN
-        leaves, todo = [], [value.term]
-        while todo:
-            t = todo.pop()
-            if z3.is_app(t) and t.decl().kind() == z3.Z3_OP_ADD:
-                todo.extend(t.children())
-            elif z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                leaves.append(t.decl().name())
+        leaves = summands(value.term)
         params = self.model.params
         bases = [n for n in leaves if n in params and n not in self.model.constexprs]
         if len(bases) != 1 or leaves.count(bases[0]) != 1:

@@ -21,6 +21,8 @@ import z3
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.symbols import Num, Ptr, mentions
+from kernlint.engine import terms
+from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 
 TIMEOUT_MS = 1000
 #: the solver's work budget per query, in z3's resource units: unlike a wall-clock timeout it gives
@@ -46,40 +48,6 @@ class Violation:
 
     def witness_values(self) -> dict[str, int]:
         return {k: v for k, v in self.shown}
-
-
-#: term id -> (term, its free variables); the term is kept so that its id is not reused
-_FREE: dict[int, tuple] = {}
-
-
-def free_vars(term) -> dict[str, z3.ExprRef]:
-    """The uninterpreted constants of a term (memoised: terms share most of their subterms)."""
-    hit = _FREE.get(term.get_id())
-    if hit is not None:
-        return hit[1]
-    if z3.is_const(term):
-        out = {term.decl().name(): term} if term.decl().kind() == z3.Z3_OP_UNINTERPRETED else {}
-    else:
-        out = {}
-        for child in term.children():
-            out.update(free_vars(child))
-    if len(_FREE) > 200000:
-        _FREE.clear()
-    _FREE[term.get_id()] = (term, out)
-    return out
-
-
-def _components(term) -> set[int]:
-    """Ids of the terms an address is a sum or product of (not looking inside %, //, min, where)."""
-    out, todo = set(), [term]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in out:
-            continue
-        out.add(t.get_id())
-        if z3.is_app(t) and t.decl().kind() in (z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS):
-            todo.extend(t.children())
-    return out
 
 
 def stated_bounds(model: KernelModel) -> list[tuple]:
@@ -138,6 +106,11 @@ def _ratio(ck, cl):
     return None
 
 
+def _is_zero(term) -> bool:
+    s = z3.simplify(term, som=True)
+    return z3.is_int_value(s) and s.as_long() == 0
+
+
 def _related(known: set, assumptions) -> set:
     """``known`` and the sizes the wrapper's equations tie to it (an ``==`` between sizes)."""
     known = set(known)
@@ -171,18 +144,7 @@ def _lane_domain(*values) -> list:
 
 
 def clear_cache() -> None:
-    _FREE.clear()
-
-
-def _conjuncts(formula) -> list:
-    stack, out = [formula], []
-    while stack:
-        f = stack.pop()
-        if z3.is_and(f):
-            stack.extend(f.children())
-        else:
-            out.append(f)
-    return out
+    terms.clear()
 
 
 class Solving:
@@ -197,16 +159,17 @@ class Solving:
         self.ctx: z3.Context | None = None
         self.answers: dict[str, tuple] = {}
 
-    def solve(self, formula, timeout_ms: int = TIMEOUT_MS):
+    def solve(self, formulas: list, timeout_ms: int = TIMEOUT_MS):
+        """Solve the conjunction of ``formulas``."""
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
-        parts = sorted({c.sexpr(): c for c in _conjuncts(formula)}.items())
+        parts = sorted(dict(keyed_conjuncts(formulas)).items())
         key = "\n".join(k for k, _ in parts)
         hit = self.answers.get(key)
         if hit is not None:
             return hit
-        formula = z3.And([c for _, c in parts]) if parts else z3.BoolVal(True)
-        variables = [v for v in free_vars(formula).values() if z3.is_int(v)]
+        formula = conjunction([c for _, c in parts]) if parts else z3.BoolVal(True)
+        variables = [v for v in merged_free([c for _, c in parts]).values() if z3.is_int(v)]
         if self.ctx is None:
             self.ctx = z3.Context()
         ctx = self.ctx
@@ -310,7 +273,7 @@ class Prover:
         at = lambda kv, pv: z3.substitute(offset, (k, z3.IntVal(kv)), (p, z3.IntVal(pv)))  # noqa: E731
         o0 = at(0, 0)
         ck, cl = at(1, 0) - o0, at(0, 1) - o0
-        zero = lambda t: z3.is_int_value(z3.simplify(t, som=True)) and z3.simplify(t, som=True).as_long() == 0  # noqa: E731
+        zero = _is_zero
         if zero(cl) or not (zero(at(2, 0) - o0 - 2 * ck) and zero(at(0, 2) - o0 - 2 * cl)
                             and zero(at(1, 1) - o0 - ck - cl)):
             return None
@@ -332,7 +295,7 @@ class Prover:
         for n in mentioned & self.scalars:
             domain.append(self.model.params[n] >= 1)
         domain += self._bindings(facts, mentioned & set(self.model.params))
-        result, witness = self.solving.solve(z3.And(*domain, *cond, index >= extent))
+        result, witness = self.solving.solve([*domain, *cond, index >= extent])
         if result != z3.sat:
             return None
         against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
@@ -364,8 +327,7 @@ class Prover:
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         for n in mentioned & self.scalars:
             domain.append(self.model.params[n] >= 0)
-        formula = z3.And(*domain, *cond, z3.Or(offset < 0, offset >= extent))
-        result, witness = self.solving.solve(formula)
+        result, witness = self.solving.solve([*domain, *cond, z3.Or(offset < 0, offset >= extent)])
         if result == z3.unsat:
             return True
         if result != z3.sat:
@@ -405,8 +367,7 @@ class Prover:
             for n in mentioned & self.scalars:
                 domain.append(self.model.params[n] >= 1)
             domain += self._bindings(facts, mentioned & set(self.model.params))
-            formula = z3.And(*domain, *cond, index >= bound)
-            result, witness = self.solving.solve(formula)
+            result, witness = self.solving.solve([*domain, *cond, index >= bound])
             if result != z3.sat:
                 continue
             where = "this access's mask" if other is access else f"the mask {self.describe(other)}"

@@ -31,6 +31,21 @@ def divisible_blocks(state: KernelState) -> set[str]:
 _CEIL = re.compile(r"cdiv|ceil|\+[^,]*-\s*1\s*\)\s*//|-\s*\(\s*-")
 
 
+_GRIDS: dict[str, cst.BaseExpression | None] = {}
+
+
+def _parsed_grid(text: str) -> cst.BaseExpression | None:
+    """``text`` parsed once (every rule and every kernel launched there asks for the same grid)."""
+    if text not in _GRIDS:
+        if len(_GRIDS) > 10000:
+            _GRIDS.clear()
+        try:
+            _GRIDS[text] = cst.parse_expression(text)
+        except Exception:  # noqa: BLE001 - a multi-line or unusual grid: unknown
+            _GRIDS[text] = None
+    return _GRIDS[text]
+
+
 def grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
     """The launch's grid, through ``grid = ...`` / ``grid = lambda meta: ...`` assigned before it."""
     grid = launch.grid
@@ -42,9 +57,8 @@ def grid_expression(state: KernelState, launch) -> cst.BaseExpression | None:
         if found is None:
             return None
         found = _balanced(source, found.start(1), launch.start) or found.group(1)
-        try:
-            grid = cst.parse_expression(found.split("#", 1)[0].strip())
-        except Exception:  # noqa: BLE001 - a multi-line or unusual grid: unknown
+        grid = _parsed_grid(found.split("#", 1)[0].strip())
+        if grid is None:
             return None
     if isinstance(grid, cst.Lambda):
         grid = grid.body

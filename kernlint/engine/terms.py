@@ -1,0 +1,216 @@
+"""Walks over z3 terms through z3's C API, memoised per term.
+
+z3's Python wrappers make an object (and two reference-count calls) for every child they hand out;
+the engine asks the same questions (which constants does this address use? what is this mask a
+conjunction of?) about terms that share most of their subterms, thousands of times per file. These
+walks read the raw ASTs instead and remember each answer by the term's id; a remembered term holds
+a reference of its own, so that its id is not reused while the answer is kept.
+"""
+
+from __future__ import annotations
+
+import z3
+from z3 import z3core as C
+from z3.z3 import _to_expr_ref
+
+#: (context ref) -> cached answers; one table per question
+_FREE: dict[int, tuple] = {}
+_PARTS: dict[int, frozenset] = {}
+_TEXT: dict[int, str] = {}
+_HELD: dict[int, object] = {}
+#: id of a formula object -> (the object, its keyed conjuncts)
+_OBJECTS: dict[int, tuple] = {}
+#: leaf ast id -> its wrapper (the value of a free-variable map)
+_LEAF: dict[int, z3.ExprRef] = {}
+LIMIT = 200000
+
+_APP = C.Z3_APP_AST
+_NUMERAL = C.Z3_NUMERAL_AST
+_UNINTERPRETED = z3.Z3_OP_UNINTERPRETED
+_LINEAR = frozenset((z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS))
+
+
+def clear() -> None:
+    ctx = z3.main_ctx().ref()
+    for a in _HELD.values():
+        C.Z3_dec_ref(ctx, a)
+    for table in (_FREE, _PARTS, _TEXT, _HELD, _LEAF, _OBJECTS):
+        table.clear()
+
+
+def _hold(ctx, ident: int, a) -> None:
+    if ident not in _HELD:
+        C.Z3_inc_ref(ctx, a)
+        _HELD[ident] = a
+
+
+def _main(term) -> bool:
+    return term.ctx is z3.main_ctx()
+
+
+def free_vars(term) -> dict[str, z3.ExprRef]:
+    """The uninterpreted constants of a term, in the order a left-to-right walk first meets them."""
+    if not _main(term):
+        return _free_slow(term)
+    if len(_HELD) > LIMIT or len(_OBJECTS) > LIMIT:
+        clear()
+    ctx = term.ctx.ref()
+    names = _free(ctx, term.as_ast(), C.Z3_get_ast_id(ctx, term.as_ast()))
+    return {name: _LEAF[leaf] for name, leaf in names}
+
+
+def _finish(ctx, nid: int, node, out: tuple) -> None:
+    _hold(ctx, nid, node)
+    _FREE[nid] = out
+
+
+def _free(ctx, a, ident: int) -> tuple:
+    """((name, leaf id), ...) of the constants under ``a`` (iterative: terms can be deep)."""
+    hit = _FREE.get(ident)
+    if hit is not None:
+        return hit
+    # post-order over the DAG: a node is finished once all its children are
+    stack = [(a, ident, None)]
+    while stack:
+        node, nid, ids = stack.pop()
+        if ids is None:
+            if nid in _FREE:
+                continue
+            if C.Z3_get_ast_kind(ctx, node) != _APP:
+                _finish(ctx, nid, node, ())
+                continue
+            n = C.Z3_get_app_num_args(ctx, node)
+            if n == 0:
+                decl = C.Z3_get_app_decl(ctx, node)
+                out = ()
+                if C.Z3_get_decl_kind(ctx, decl) == _UNINTERPRETED:
+                    if nid not in _LEAF:
+                        _LEAF[nid] = _to_expr_ref(node, z3.main_ctx())
+                    out = ((C.Z3_get_symbol_string(ctx, C.Z3_get_decl_name(ctx, decl)), nid),)
+                _finish(ctx, nid, node, out)
+                continue
+            kids = [C.Z3_get_app_arg(ctx, node, i) for i in range(n)]
+            ids = [C.Z3_get_ast_id(ctx, k) for k in kids]
+            stack.append((node, nid, ids))
+            stack.extend((k, i, None) for k, i in zip(reversed(kids), reversed(ids)) if i not in _FREE)
+            continue
+        if nid in _FREE:
+            continue
+        seen, out = set(), []
+        for i in ids:
+            for pair in _FREE[i]:
+                if pair[0] not in seen:
+                    seen.add(pair[0])
+                    out.append(pair)
+        _finish(ctx, nid, node, tuple(out))
+    return _FREE[ident]
+
+
+def _free_slow(term) -> dict[str, z3.ExprRef]:
+    if z3.is_const(term):
+        return {term.decl().name(): term} if term.decl().kind() == _UNINTERPRETED else {}
+    out: dict = {}
+    for child in term.children():
+        for k, v in _free_slow(child).items():
+            out.setdefault(k, v)
+    return out
+
+
+def merged_free(terms) -> dict[str, z3.ExprRef]:
+    """``free_vars`` of several terms together, in order (as of their conjunction)."""
+    out: dict = {}
+    for t in terms:
+        for k, v in free_vars(t).items():
+            out.setdefault(k, v)
+    return out
+
+
+def components(term) -> frozenset:
+    """Ids of the terms an address is a sum or product of (not looking inside %, //, min, where)."""
+    ctx = term.ctx.ref()
+    a = term.as_ast()
+    ident = C.Z3_get_ast_id(ctx, a)
+    hit = _PARTS.get(ident)
+    if hit is not None:
+        return hit
+    out, todo = set(), [a]
+    while todo:
+        t = todo.pop()
+        tid = C.Z3_get_ast_id(ctx, t)
+        if tid in out:
+            continue
+        out.add(tid)
+        if C.Z3_get_ast_kind(ctx, t) == _APP and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) in _LINEAR:
+            todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(C.Z3_get_app_num_args(ctx, t)))
+    out = frozenset(out)
+    if _main(term):
+        _hold(ctx, ident, a)
+        _PARTS[ident] = out
+    return out
+
+
+def keyed_conjuncts(formulas) -> list[tuple[str, z3.BoolRef]]:
+    """(text, conjunct) of every conjunct of the formulas; remembered per formula object (the
+    domain facts of a kernel are the same objects in each of its queries)."""
+    out = []
+    for f in formulas:
+        hit = _OBJECTS.get(id(f))
+        if hit is None or hit[0] is not f:
+            hit = _OBJECTS[id(f)] = (f, [(text(c), c) for c in conjuncts([f])])
+        out.extend(hit[1])
+    return out
+
+
+def conjuncts(formulas) -> list:
+    """The conjuncts of the formulas, ``And`` nodes flattened (as wrappers, for the solver)."""
+    stack, out = list(formulas), []
+    while stack:
+        f = stack.pop()
+        ctx, a = f.ctx.ref(), f.as_ast()
+        if C.Z3_get_ast_kind(ctx, a) == _APP and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, a)) == z3.Z3_OP_AND:
+            stack.extend(f.children())
+        else:
+            out.append(f)
+    return out
+
+
+def text(term) -> str:
+    """``term.sexpr()``, remembered (the same domain facts are keyed in every query)."""
+    if not _main(term):
+        return term.sexpr()
+    ctx = term.ctx.ref()
+    a = term.as_ast()
+    ident = C.Z3_get_ast_id(ctx, a)
+    hit = _TEXT.get(ident)
+    if hit is None:
+        hit = _TEXT[ident] = term.sexpr()
+        _hold(ctx, ident, a)
+    return hit
+
+
+def summands(term) -> list[str]:
+    """Names of the constants added at the top of a sum (``Q + offs``: ``Q`` and what ``offs``
+    adds), once per occurrence."""
+    ctx = term.ctx.ref()
+    out, todo = [], [term.as_ast()]
+    while todo:
+        t = todo.pop()
+        if C.Z3_get_ast_kind(ctx, t) != _APP:
+            continue
+        decl = C.Z3_get_app_decl(ctx, t)
+        kind = C.Z3_get_decl_kind(ctx, decl)
+        n = C.Z3_get_app_num_args(ctx, t)
+        if kind == z3.Z3_OP_ADD:
+            todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
+        elif n == 0 and kind == _UNINTERPRETED:
+            out.append(C.Z3_get_symbol_string(ctx, C.Z3_get_decl_name(ctx, decl)))
+    return out
+
+
+def conjunction(formulas: list) -> z3.BoolRef:
+    """``z3.And(formulas)`` for boolean terms of the main context, without the wrapper's coercions."""
+    ctx = z3.main_ctx()
+    arr = (z3.Ast * len(formulas))()
+    for i, f in enumerate(formulas):
+        arr[i] = f.as_ast()
+    return z3.BoolRef(C.Z3_mk_and(ctx.ref(), len(formulas), arr), ctx)
