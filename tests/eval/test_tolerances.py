@@ -3,10 +3,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from kernlint.eval import census, correctness as C, policy as P
+
+#: the eval fixtures (not through ``conftest``: several test folders have one, and which module that
+#: name means depends on what ran before)
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
 
 
 def test_fp32_is_held_to_1e_4_and_half_precision_to_1e_2_relative_to_the_rms():
@@ -103,7 +109,6 @@ def test_library_fallback_by_device_time_or_flops_and_configurable():
 
 
 def test_a_problem_s_own_tolerance_reaches_the_judge():
-    from conftest import FIXTURES
     from kernlint import evaluate
 
     relu = (FIXTURES / "problems" / "relu.py").read_text()
