@@ -169,7 +169,7 @@ def test_collect_merges_models_strips_machine_paths_and_grows_without_duplicates
     # what a device run writes: machine paths in log tails, errors and notes, the host's name
     rec = json.loads((out / "fixture" / "records.jsonl").read_text().splitlines()[0])
     rec.update(id="matmul/planted", host="gpu-node-7",
-               log_tail="/opt/torch/.venv/lib/python3.12/site-packages/torch/profiler/profiler.py:224: UserWarning\n"
+               log_tail="/opt/env/lib/python3.12/site-packages/torch/profiler/profiler.py:224: UserWarning\n"
                         f"  File \"{out.resolve()}/triton-cache/ab/k.py\", line 3 on gpu-node-7",
                error="IndexError in /root/work/cand/module.py:12 (see /tmp/x/log.txt); ratio 3/4 in ms/call",
                notes=["traceback kept at /usr/lib/python3.12/traceback.py"])
