@@ -156,3 +156,25 @@ def test_an_asserted_equation_gives_an_input_its_extent():
     w = found.evidence["witness"]
     assert w["t"] == found.evidence["address"] >= found.evidence["bound"] == w["s.numel()"]
     assert w["s.numel()"] == -(-w["x.numel()"] // 128)
+
+
+def test_modules_checked_in_threads_at_once_get_their_serial_findings():
+    # eval judges candidates in threads; the engine's solver context is process-wide
+    import threading
+
+    texts = [p.read_text() for p in sorted((ROOT / "fixtures" / "bounds").glob("*.py"))]
+    serial = [[(f.rule, f.span.line, f.message) for f in _findings(t)] for t in texts]
+    got: dict[int, list] = {}
+
+    def worker(k: int) -> None:
+        for i, t in enumerate(texts):
+            if i % 4 == k:
+                got[i] = [(f.rule, f.span.line, f.message) for f in _findings(t)]
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert [got[i] for i in range(len(texts))] == serial
+    assert any(serial)

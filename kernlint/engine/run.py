@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import z3
 from dataclasses import dataclass
@@ -21,6 +22,10 @@ class BoundsReport:
 #: failures of the engine on code it does not model (a z3 sort clash, an odd AST): unknown, never a crash
 _DEGRADE = (z3.Z3Exception, TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError,
             RecursionError)
+#: z3's main context and the engine's term caches are process-wide and not thread-safe (two
+#: threads building terms at once crash the interpreter): a batch judging candidates in threads,
+#: or a language server, runs one module's engine at a time
+_ENGINE_LOCK = threading.RLock()
 _VAR = re.compile(r"lane!(\d+)|pid!(\d+)|grid!(\d+)|(\w+)!\d+")
 
 
@@ -47,6 +52,11 @@ def _describer(model, state):
 
 def bounds_report(state) -> BoundsReport:
     """Every access of the kernel and those that can leave their tensor (computed once per state)."""
+    with _ENGINE_LOCK:
+        return _bounds_report(state)
+
+
+def _bounds_report(state) -> BoundsReport:
     cached = getattr(state, "_bounds_report", None)
     if cached is not None:
         return cached
