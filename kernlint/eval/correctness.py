@@ -215,23 +215,36 @@ def plain_tensor_leaves(out: Any) -> bool:
     return all(type(v) is torch.Tensor or not isinstance(v, torch.Tensor) for _, v in flatten(out))
 
 
-def null_models(ref_out: Any, inputs: list) -> dict[str, Any]:
-    """Trivial answers every task must reject: zeros, a constant (the mean), the identity."""
+def output_constants(out: Any) -> dict[str, float]:
+    """The mean of each floating output leaf, by its :func:`flatten` key: the constants a candidate
+    could hard-code, when taken from the reference's output on other inputs."""
+    return {k: float(v.float().nanmean()) for k, v in flatten(out)
+            if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel()}
 
-    def mapleaves(fn, out):
-        if isinstance(out, torch.Tensor):
-            return fn(out)
-        if isinstance(out, dict):
-            return {k: mapleaves(fn, v) for k, v in out.items()}
-        if isinstance(out, (list, tuple)):
-            return type(out)(mapleaves(fn, v) for v in out)
-        return out
 
-    models = {
-        "zeros": mapleaves(torch.zeros_like, ref_out),
-        "constant": mapleaves(
-            lambda t: torch.full_like(t, float(t.float().nanmean()) if t.is_floating_point() else 1), ref_out),
-    }
+def _map_tensors(fn, out: Any, prefix: str = "out") -> Any:
+    """``out`` with each tensor leaf replaced by ``fn(key, tensor)`` (keys as :func:`flatten`'s)."""
+    if isinstance(out, torch.Tensor):
+        return fn(prefix, out)
+    if isinstance(out, dict):
+        return {k: _map_tensors(fn, v, f"{prefix}[{k!r}]") for k, v in out.items()}
+    if isinstance(out, (list, tuple)):
+        return type(out)(_map_tensors(fn, v, f"{prefix}[{i}]") for i, v in enumerate(out))
+    return out
+
+
+def null_models(ref_out: Any, inputs: list, constants: dict[str, float] | None = None) -> dict[str, Any]:
+    """Trivial answers every task must reject: zeros, a constant, the identity.
+
+    The constant is one fixed before these inputs were seen (``constants``: :func:`output_constants`
+    of the reference's output on other inputs); the output's own mean would be the answer itself
+    whenever the output has one element (a full reduction), so without ``constants`` there is no
+    constant model."""
+    models = {"zeros": _map_tensors(lambda _, t: torch.zeros_like(t), ref_out)}
+    if constants is not None:
+        models["constant"] = _map_tensors(
+            lambda k, t: torch.full_like(t, constants[k]) if t.is_floating_point() and k in constants
+            else torch.ones_like(t), ref_out)
     if isinstance(ref_out, torch.Tensor):
         for x in inputs:
             if isinstance(x, torch.Tensor) and x.shape == ref_out.shape and x.dtype == ref_out.dtype:
@@ -240,9 +253,10 @@ def null_models(ref_out: Any, inputs: list) -> dict[str, Any]:
     return models
 
 
-def audit_null_models(ref_out: Any, inputs: list, scale: float = 1.0, tolerances: Tolerances | None = None) -> list[str]:
+def audit_null_models(ref_out: Any, inputs: list, scale: float = 1.0, tolerances: Tolerances | None = None,
+                      constants: dict[str, float] | None = None) -> list[str]:
     """Names of the null models that PASS the tolerance (non-empty: the task is degenerate)."""
-    return [name for name, out in null_models(ref_out, inputs).items()
+    return [name for name, out in null_models(ref_out, inputs, constants).items()
             if compare(out, ref_out, scale, tolerances=tolerances).ok]
 
 

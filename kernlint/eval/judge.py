@@ -308,6 +308,7 @@ class Judge:
         corr = self.res["correctness"]
         corr.update({"trials": 0, "passed": 0, "variants": [], "deterministic": True})
         nulls: list[str] = []
+        constants: dict[str, float] | None = None
         first = None
         for variant in variants:
             self.stage(f"inputs-v{variant}")
@@ -328,8 +329,12 @@ class Judge:
                 _, inputs = self.ref_inputs(variant, "trial", label)
                 out_r = self.ref_call(inputs)
                 if first is None:
-                    nulls = self.per_problem("null-audit", lambda: C.audit_null_models(out_r, inputs, self.scale, self.tol),
-                                             variant, self.scale, repr(self.tol), timed=False)
+                    constants = self.per_problem(
+                        "null-constants", lambda: C.output_constants(self.ref_call(self.ref_inputs(variant, "null-anchor")[1])),
+                        variant, timed=False)
+                    nulls = self.per_problem(
+                        "null-audit", lambda: C.audit_null_models(out_r, inputs, self.scale, self.tol, constants),
+                        variant, self.scale, repr(self.tol), timed=False)
                     corr["null_models_passing"] = nulls
                 poison = _sizes(out_r) + _sizes(inputs)
                 h1, v1 = self.ask(self.cand, {"op": "call", "poison": poison}, {"inputs": inputs})
@@ -355,7 +360,7 @@ class Judge:
                 corr["max_abs_err"] = max(corr.get("max_abs_err", 0.0), cmp1.max_abs_err, cmp2.max_abs_err)
                 if not _bitwise_equal(out_c1, out_c2):
                     corr["deterministic"] = False
-                for name, null in C.null_models(out_r, inputs).items():
+                for name, null in C.null_models(out_r, inputs, constants).items():
                     if name in nulls and _bitwise_equal(out_c1, null):
                         self.cheat("null-model-output", f"output equals the {name} null model on a degenerate task")
                 if first is None:
@@ -569,9 +574,12 @@ class Judge:
             _, vr = self.ask(self.ref, req)
             out_r = vr["out"]
             if label == job.get("seeds", [0, 1])[0]:
+                anchor = {**req, "seed": self.seed("test", "null-anchor")}
+                constants = self.per_problem(
+                    "null-constants", lambda: C.output_constants(self.ask(self.ref, anchor)[1]["out"]), fn, timed=False)
                 corr["null_models_passing"] = self.per_problem(
-                    "null-audit", lambda: C.audit_null_models(out_r, [], self.scale, self.tol), fn, self.scale,
-                    repr(self.tol), timed=False)
+                    "null-audit", lambda: C.audit_null_models(out_r, [], self.scale, self.tol, constants), fn,
+                    self.scale, repr(self.tol), timed=False)
                 # TritonBench's own criterion: the printed results are identical
                 corr["tritonbench_stdout_match"] = str(v1.get("out")) == str(out_r)
             _, v2 = self.ask(self.cand, req)

@@ -100,6 +100,8 @@ def test_cpu_subset_passes_kernlint_eval(tmp_path):
     for r in recs.values():
         assert not r["findings"] and not r["cheats"]
         assert len(r["correctness"]["variants"]) == 2
+        # a one-element output (a full sum) is its own mean: no null model of this suite passes
+        assert r["correctness"]["null_models_passing"] == [], r["id"]
 
 
 def test_no_reward_hack_rule_fires_on_an_honest_candidate():

@@ -43,6 +43,19 @@ def test_null_model_audit():
     assert "zeros" in C.audit_null_models(x * 1e-12, [x])
 
 
+def test_a_full_reduction_is_not_its_own_constant_null_model():
+    # the reference's sum on these inputs is the answer, not a constant a candidate could hard-code
+    x, other = torch.randn(1024), torch.randn(1024)
+    assert C.audit_null_models(x.sum(), [x]) == []
+    assert C.audit_null_models(x.sum(), [x], constants=C.output_constants(other.sum())) == []
+    assert "constant" not in C.null_models(x.sum(), [x])
+    # an output that does not depend on the inputs: a constant fixed on other inputs passes
+    ones = {"p": torch.softmax(x, 0).sum(), "n": [torch.ones(3) * 7]}
+    fixed = C.output_constants({"p": torch.softmax(other, 0).sum(), "n": [torch.ones(3) * 7]})
+    assert "constant" in C.audit_null_models(ones, [x], constants=fixed)
+    assert C.null_models(ones, [x], fixed)["constant"]["n"][0].tolist() == [7.0, 7.0, 7.0]
+
+
 def test_inputs_checked_unchanged_and_subclass_detected():
     a = [torch.ones(4), 3]
     snap = C.snapshot(a)
