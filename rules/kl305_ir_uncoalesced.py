@@ -30,8 +30,11 @@ class UncoalescedAccess(IRRule):
     docs = """
 ## What it does
 Evaluates the PTX address arithmetic of every ``ld.global``/``st.global`` for each thread of a
-block, with integer arguments set to two different multiples of 16, and counts the 32-byte sectors
-each warp touches against the ideal for the bytes it moves. Lines where both evaluations need at
+block, with integer arguments set to two different multiples of 16, and counts the distinct 32-byte
+sectors each warp touches against the ideal for the bytes it moves: per load, the distinct sectors of
+its instructions (a load split into scalar pieces, as Triton emits when a mask's alignment is
+unknown, touches its sectors once per piece, but the pieces after the first hit L1); per store
+instruction, since stores write through to L2. Lines where both evaluations need at
 least ``min_ratio`` (default 2) times the ideal are reported.
 
 ## Why is this bad?
@@ -73,29 +76,38 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 ''',
     )
 
+    @staticmethod
+    def sectors(accesses: list, kinds: set[str]) -> tuple[int, int]:
+        """A load's sibling instructions re-read their sectors from L1 (a vector split into scalar
+        pieces when a mask's alignment is unknown): its distinct sectors count. Every store
+        instruction writes its sectors through to L2: they count per instruction."""
+        from kernlint.ir.lanes import line_sectors  # numpy: loaded once kernels are checked
+
+        if kinds == {"load"}:
+            return line_sectors(accesses)
+        per_inst = [line_sectors([a]) for a in accesses]
+        return sum(t for t, _ in per_inst), sum(i for _, i in per_inst)
+
     def check(self, compiled: CompiledKernel) -> Iterable[Finding]:
         if not compiled.ok or "ptx" not in compiled.asm:
             return
-        from kernlint.ir.lanes import global_sectors  # numpy: loaded once kernels are checked
-
         ev_a, ev_b = compiled.lane_evaluations
         per_line: dict[tuple[int, int], dict] = defaultdict(
-            lambda: {"a": [0, 0], "b": [0, 0], "insts": [], "chain": [], "bytes": 0, "kinds": set()})
+            lambda: {"a": [], "b": [], "insts": [], "chain": [], "bytes": 0, "kinds": set()})
         for acc_a, acc_b in zip(ev_a.accesses, ev_b.accesses):
             if acc_a.space != "global" or acc_a.addresses is None or acc_b.addresses is None:
                 continue
-            sa = global_sectors(acc_a.addresses, acc_a.active, acc_a.bytes_per_thread)
-            sb = global_sectors(acc_b.addresses, acc_b.active, acc_b.bytes_per_thread)
             loc = acc_a.inst.loc
             line, col, chain = compiled.user_frame(loc.frames() if loc else [])
             rec = per_line[(line, col)]
-            for k, s in (("a", sa), ("b", sb)):
-                rec[k][0] += s[0]
-                rec[k][1] += s[1]
+            rec["a"].append((acc_a.addresses, acc_a.active, acc_a.bytes_per_thread))
+            rec["b"].append((acc_b.addresses, acc_b.active, acc_b.bytes_per_thread))
             rec["insts"].append(acc_a.inst.text())
             rec["chain"] = chain
             rec["bytes"] = acc_a.bytes_per_thread
             rec["kinds"].add({"ld": "load", "st": "store"}.get(acc_a.kind, acc_a.kind))
+        for rec in per_line.values():
+            rec["a"], rec["b"] = self.sectors(rec["a"], rec["kinds"]), self.sectors(rec["b"], rec["kinds"])
         ratio = self.opts["min_ratio"]
         for (line, col), rec in sorted(per_line.items()):
             (ta, ia), (tb, ib) = rec["a"], rec["b"]

@@ -413,17 +413,27 @@ def shared_wavefronts(addresses: Vec, active: Vec, nbytes: int, kind: str) -> tu
 
 def global_sectors(addresses: Vec, active: Vec, nbytes: int) -> tuple[int, int]:
     """(32-byte sectors touched, ideal sectors) summed over the block's warps."""
-    T = addresses.shape[0]
+    return line_sectors([(addresses, active, nbytes)])
+
+
+def line_sectors(accesses: list[tuple[Vec, Vec, int]]) -> tuple[int, int]:
+    """(32-byte sectors touched, ideal sectors) of one source access summed over the block's warps,
+    given its instructions' ``(addresses, active, bytes per thread)``: a sector that a warp's sibling
+    instructions touch again (a vector split into scalar loads when a mask's alignment is unknown:
+    thread t reads bytes 16t+4k in instruction k) is one sector of DRAM/L2 traffic, counted once."""
+    T = accesses[0][0].shape[0]
     total = ideal = 0
     for w in range(0, T, 32):
-        sel = active[w:w + 32]
-        if not sel.any():
-            continue
-        a = addresses[w:w + 32][sel]
-        sectors = set()
-        for x in a:
-            for off in range(0, nbytes, 4):
-                sectors.add((int(x) + off) // 32)
+        sectors: set[int] = set()
+        elements: set[tuple[int, int]] = set()
+        for addresses, active, nbytes in accesses:
+            sel = active[w:w + 32]
+            if not sel.any():
+                continue
+            for x in addresses[w:w + 32][sel].tolist():
+                elements.add((int(x), nbytes))
+                for off in range(0, nbytes, 4):
+                    sectors.add((int(x) + off) // 32)
         total += len(sectors)
-        ideal += -(-(len(set(a.tolist())) * nbytes) // 32)
+        ideal += -(-sum(n for _, n in elements) // 32)
     return total, ideal
