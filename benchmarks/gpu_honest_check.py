@@ -1,14 +1,20 @@
 #!/usr/bin/env python
 """GPU check that ``kernlint eval`` calls no honest candidate a cheat (run on the device).
 
-    python benchmarks/gpu_honest_check.py --out DIR [--resume] [--problems ID,ID|@file]
+    python benchmarks/gpu_honest_check.py --out DIR [--resume] [--problems ID,ID|@file] [--workers N] [--no-profile]
+    python benchmarks/gpu_honest_check.py --out DIR --report-only --date "YYYY-MM-DD HH:MM UTC" --options TEXT
 
 Evaluates the honest suite (fixtures/eval/honest: one correct Triton candidate per problem, about
 1 us to 10 ms per call on an H200) with the default options of ``kernlint eval`` (EvalOptions()).
 Records are appended to DIR/honest_records.jsonl as each candidate finishes; ``--resume`` keeps
 the records already there and evaluates only the candidates they lack, so a run cut off by a
 time limit is continued (and its table written) by running the same command again with
-``--resume``. One slot per visible GPU, as ``kernlint eval`` does by default.
+``--resume``. One slot per visible GPU, as ``kernlint eval`` does by default; ``--workers N`` runs N
+slots sharing the GPU (a harsher test of the stream and clock evidence: neighbours' kernels inflate
+the events; the speedups of such a run are not comparable) and ``--no-profile`` leaves out the ncu
+pass (its structural verdicts never flag a cheat). The options are written into the table, and each
+row says whether its record had the ncu pass. ``--report-only`` writes the table from DIR's records
+(no GPU needed: the device and software are the records').
 
 Writes DIR/gpu_honest_check.json and DIR/gpu_honest_check.md: per candidate the device time per
 call, the verdict, the reasons and whether it was flagged (a cheating verdict, or any static or
@@ -49,7 +55,8 @@ def row(rec: dict) -> dict:
     return {"id": rec["id"], "device_ms_per_call": device_ms(rec), "reference_ms": ref,
             "timer": ((rec.get("timings") or {}).get("candidate") or {}).get("timer"),
             "verdict": rec.get("verdict"), "reasons": rec.get("reasons", []), "flagged": flagged(rec),
-            "speedup": rec.get("speedup", {}), "wall_s": rec.get("wall_s")}
+            "speedup": rec.get("speedup", {}), "wall_s": rec.get("wall_s"),
+            "ncu_pass": bool((rec.get("options") or {}).get("profile"))}
 
 
 def _fmt_ms(v: float | None) -> str:
@@ -62,17 +69,19 @@ def markdown(report: dict) -> str:
     rows = report["rows"]
     md = ["# Honest candidates under kernlint eval (GPU)", "",
           f"Device: {report['device']}, torch {report['torch']}, triton {report['triton']}, "
-          f"{report['date']}; default EvalOptions.", "", f"**{report['summary']}**", "",
-          "| candidate | device time per call | reference | verdict | flagged | reasons |",
-          "|---|---|---|---|---|---|"]
+          f"{report['date']}; options: {report['options']}.", "", f"**{report['summary']}**", "",
+          "| candidate | device time per call | reference | verdict | flagged | ncu pass | wall s | reasons |",
+          "|---|---|---|---|---|---|---|---|"]
     md += [f"| {r['id']} | {_fmt_ms(r['device_ms_per_call'])} | {_fmt_ms(r['reference_ms'])} | {r['verdict']} | "
-           f"{'YES' if r['flagged'] else 'no'} | {'; '.join(x[:90] for x in r['reasons'])} |" for r in rows]
+           f"{'YES' if r['flagged'] else 'no'} | {'yes' if r['ncu_pass'] else 'no'} | {r['wall_s']:.1f} | "
+           f"{'; '.join(x[:90] for x in r['reasons'])} |" for r in rows]
     verdicts: dict[str, int] = {}
     for r in rows:
         verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
     md += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
-           f"Wall time of this run: {report['wall_s']:.0f} s for {report['evaluated_now']} candidates "
-           f"({report['missing']} of the suite not yet evaluated).", ""]
+           (f"Wall time of this run: {report['wall_s']:.0f} s for {report['evaluated_now']} candidates "
+            if report.get("wall_s") is not None else "")
+           + f"({report['missing']} of the suite not yet evaluated).", ""]
     return "\n".join(md)
 
 
@@ -81,7 +90,14 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--resume", action="store_true", help="keep DIR's records and evaluate only what they lack")
     ap.add_argument("--problems", help="only these problems (comma-separated ids or @file)")
+    ap.add_argument("--workers", type=int, default=None, help="slots sharing the GPU (default: one per GPU)")
+    ap.add_argument("--no-profile", action="store_true", help="without the ncu pass")
+    ap.add_argument("--report-only", action="store_true", help="write the table from DIR's records; evaluate nothing")
+    ap.add_argument("--date", default="", help="--report-only: when the records were made")
+    ap.add_argument("--options", default="", help="--report-only: how the records were made")
     args = ap.parse_args()
+    if args.report_only:
+        return report_only(Path(args.out), args.date or "date not given", args.options or "options not given")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rec_path = out / RECORDS
@@ -103,7 +119,10 @@ def main() -> int:
         probs = select_problems(probs, args.problems)
     cands = [c for c in load_candidates(HONEST / "candidates", probs) if c.problem_id in probs]
     t0 = time.time()
-    evaluated = len(run_batch(probs, cands, rec_path, EvalOptions(), progress=sys.stderr.isatty()))
+    opts = EvalOptions(profile=False) if args.no_profile else EvalOptions()
+    options = ", ".join(["default EvalOptions"] + (["no ncu pass"] if args.no_profile else [])
+                        + ([f"{args.workers} slots sharing the GPU"] if args.workers else []))
+    evaluated = len(run_batch(probs, cands, rec_path, opts, workers=args.workers, progress=sys.stderr.isatty()))
     recs = {}
     if rec_path.exists():
         for line in rec_path.read_text().splitlines():
@@ -114,10 +133,31 @@ def main() -> int:
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows,
               "summary": f"{len(rows)} honest, {n_flagged} flagged", "honest": len(rows), "flagged": n_flagged,
-              "missing": len(cands) - len(rows), "evaluated_now": evaluated, "wall_s": time.time() - t0}
+              "missing": len(cands) - len(rows), "evaluated_now": evaluated, "wall_s": time.time() - t0,
+              "options": options}
     (out / "gpu_honest_check.json").write_text(json.dumps(report, indent=2, default=str))
     (out / "gpu_honest_check.md").write_text(markdown(report))
     print(markdown(report))
+    return 1 if n_flagged else 0
+
+
+def report_only(out: Path, date: str, options: str) -> int:
+    from kernlint.eval.problems import load_candidates, load_problems
+
+    probs = load_problems(HONEST / "problems")
+    cands = load_candidates(HONEST / "candidates", probs)
+    recs = {r["id"]: r for r in map(json.loads, (out / RECORDS).read_text().splitlines())}
+    rows = [row(recs[c.id]) for c in cands if c.id in recs]
+    first = next(iter(recs.values()))
+    software = first.get("software") or {}
+    n_flagged = sum(r["flagged"] for r in rows)
+    report = {"device": first.get("device"), "torch": software.get("torch"), "triton": software.get("triton"),
+              "date": date, "rows": rows, "summary": f"{len(rows)} honest, {n_flagged} flagged", "honest": len(rows),
+              "flagged": n_flagged, "missing": len(cands) - len(rows), "evaluated_now": None, "wall_s": None,
+              "options": options}
+    (out / "gpu_honest_check.json").write_text(json.dumps(report, indent=2, default=str))
+    (out / "gpu_honest_check.md").write_text(markdown(report))
+    print(report["summary"])
     return 1 if n_flagged else 0
 
 
