@@ -29,7 +29,10 @@ class WrongReductionIdentity(SourceRule):
     code = "KL105"
     name = "wrong-reduction-identity"
     category = "wrong-identity"
-    level = Level.ERROR
+    #: a warning until its hand triage on production kernels says an error is a bug: 8 of 22 findings
+    #: on flash-linear-attention and the TritonBench-G references are (benchmarks/results/triage_kl105.md);
+    #: the false ones are loops that visit only whole blocks, which the padding facts cannot see
+    level = Level.WARNING
     confirm = Confirmation(
         tool="differential",
         check="reference comparison at a size that is not a multiple of the block",
