@@ -441,12 +441,14 @@ class Judge:
         variant, inputs, out_r = first
         n_sets = int(job.get("input_sets", 4 if self.cuda else 2))
         sets = [self.ref_inputs(variant, "timing", i)[1] for i in range(n_sets)]
-        self.stage("census")
+        self.stage("stage-sets")
         self.stage_sets(sets)
+        self.stage("flops")
         flops = self.evidence(lambda: self.per_problem(
             "flops", lambda: int(self.ask(self.ref, {"op": "flops"})[0].get("flops", 0)), self.staged, timed=False))
         self.res["metrics"]["problem_cost"] = roofline.problem_cost(inputs, out_r, flops)
         self.library_flops(flops)
+        self.stage("census")
         head, _ = self.ask(self.cand, {"op": "census"})
         self.res["metrics"]["census"] = head.get("census")
         if self.cuda:
@@ -463,6 +465,7 @@ class Judge:
             spills = [k["n_spills"] for k in kms if isinstance(k.get("n_spills"), int)]
             if spills:
                 self.res["metrics"]["max_spills"] = max(spills)
+            self.stage("artifacts")
             self.evidence(self.artifacts)
         self.stage("timing")
         if self.cuda:
