@@ -178,3 +178,42 @@ def test_modules_checked_in_threads_at_once_get_their_serial_findings():
         th.join()
     assert [got[i] for i in range(len(texts))] == serial
     assert any(serial)
+
+
+DIVIDES = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def group_fill(y_ptr, G, H, USE, BLOCK: tl.constexpr):
+    g = tl.program_id(0) // (G // 256)
+    if USE > 0:
+        g += H % 7 + tl.program_id(0) // H
+    offs = g * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, 1.0)
+'''
+
+
+def test_witnesses_never_divide_by_zero_on_the_path_that_divides():
+    # z3 lets `x / 0` be anything: a witness must be a run that does not divide by zero
+    import libcst as cst
+    import z3
+
+    from kernlint.engine.evaluate import evaluate
+    from kernlint.source.discover import discover
+
+    info = discover("k.py", DIVIDES, cst.parse_module(DIVIDES))
+    model = evaluate(info, info.kernels[0])
+    G, H, USE = (model.params[n] for n in ("G", "H", "USE"))
+
+    def possible(*facts) -> bool:
+        s = z3.Solver()
+        s.add(*model.symbols.domain, *facts)
+        return s.check() == z3.sat
+
+    assert not possible(G / 256 == 0)
+    assert possible(G / 256 == 1)
+    # the division by H happens only when USE > 0
+    assert not possible(H == 0, USE > 0)
+    assert possible(H == 0, USE <= 0)

@@ -16,7 +16,7 @@ import z3
 from kernlint.engine.symbols import (
     NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, mentions, move_axes, position, rank_of,
 )
-from kernlint.engine.terms import summands
+from kernlint.engine.terms import free_vars, summands
 
 TL = "triton.language."
 ATOMICS = frozenset(TL + n for n in (
@@ -475,6 +475,8 @@ class Evaluator:
             return combine(x - y, a, b)
         if op == "Multiply":
             return combine(x * y, a, b)
+        if op in ("FloorDivide", "Modulo"):
+            self.divides_by(y)
         if op == "FloorDivide":
             out = combine(x / y, a, b)
             ceil = z3.simplify(x - y + 1, som=True)
@@ -496,6 +498,14 @@ class Evaluator:
             self.sym.domain.append(z3.Implies(z3.And(x >= 0, y >= 0), z3.And(v >= 0, v <= y, v <= x)))
             return combine(v, a, b)
         return combine(self.sym.fresh("opaque", f"an unmodelled `{op}`"), a, b, data=True)
+
+    def divides_by(self, divisor) -> None:
+        """A run that reaches a division divides by something non-zero (z3 gives ``x / 0`` any value:
+        a witness would be an input on which the kernel divides by zero). Scalar divisors only."""
+        d = z3.simplify(divisor)
+        if z3.is_int_value(d) or any(n.startswith("lane!") for n in free_vars(d)):
+            return
+        self.sym.domain.append(z3.Implies(z3.And(*self.path), d != 0) if self.path else d != 0)
 
     def compare(self, node: cst.Comparison):
         left = self.expr(node.left)
@@ -598,6 +608,7 @@ class Evaluator:
             return NONE
         if name in ("triton.cdiv", TL + "cdiv") and len(args) == 2 and all(isinstance(a, Num) for a in args):
             a, b = args
+            self.divides_by(b.term)
             out = combine((a.term + b.term - 1) / b.term, a, b)
             self.model.ceil_divs[out.term.get_id()] = (a.term, b.term, out.term)
             return out
