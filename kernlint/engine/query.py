@@ -158,6 +158,46 @@ class Solving:
     def __init__(self) -> None:
         self.ctx: z3.Context | None = None
         self.answers: dict[str, tuple] = {}
+        self.incremental: dict = {}
+        self.incremental_ctx: z3.Context | None = None
+        self.refutations: dict = {}
+
+    def _solver(self, ctx: z3.Context):
+        # the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
+        # so answers differently from one run to the next
+        solver = z3.SimpleSolver(ctx=ctx)
+        solver.set("timeout", 10 * TIMEOUT_MS)
+        solver.set("rlimit", RLIMIT)
+        # Groebner bases and Horner forms of the products of sizes and strides ran for seconds
+        # without drawing on the budget (the answer then followed the wall clock); nlsat, which
+        # draws on it, answers those queries in a fraction of a second
+        solver.set("arith.nl.grobner", False)
+        solver.set("arith.nl.horner", False)
+        return solver
+
+    def refuted(self, key, base: list, formulas: list) -> bool:
+        """Whether ``base`` (the same for every question of ``key``: added once to a solver of its
+        own) and ``formulas`` have no model."""
+        asked = (key, tuple(sorted(terms.text(f) for f in formulas)))
+        if asked in self.refutations:
+            return self.refutations[asked]
+        solver = self.incremental.get(key)
+        if solver is None:
+            # a context apart from the one-shot queries': their terms' ids, and so their answers
+            # and witnesses, stay what they are without these questions
+            if self.incremental_ctx is None:
+                self.incremental_ctx = z3.Context()
+            solver = self.incremental[key] = self._solver(self.incremental_ctx)
+            if base:
+                solver.add(conjunction(base).translate(self.incremental_ctx))
+        solver.push()
+        try:
+            if formulas:
+                solver.add(conjunction(formulas).translate(self.incremental_ctx))
+            self.refutations[asked] = solver.check() == z3.unsat
+        finally:
+            solver.pop()
+        return self.refutations[asked]
 
     def solve(self, formulas: list, timeout_ms: int = TIMEOUT_MS):
         """Solve the conjunction of ``formulas``."""
@@ -173,16 +213,8 @@ class Solving:
         if self.ctx is None:
             self.ctx = z3.Context()
         ctx = self.ctx
-        # the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
-        # so answers differently from one run to the next
-        solver = z3.SimpleSolver(ctx=ctx)
+        solver = self._solver(ctx)
         solver.set("timeout", 10 * timeout_ms)
-        solver.set("rlimit", RLIMIT)
-        # Groebner bases and Horner forms of the products of sizes and strides ran for seconds
-        # without drawing on the budget (the answer then followed the wall clock); nlsat, which
-        # draws on it, answers those queries in a fraction of a second
-        solver.set("arith.nl.grobner", False)
-        solver.set("arith.nl.horner", False)
         solver.add(formula.translate(ctx))
         result = solver.check()
         model = solver.model() if result == z3.sat else None
@@ -251,6 +283,33 @@ class Prover:
             if found is not None:
                 return found
         return None
+
+    def mask_holds_on_axes(self, access: Access, axes: frozenset[int]) -> frozenset[int]:
+        """Those of the block ``axes`` (negative) whose conjuncts of the access's mask no lane can
+        falsify under any launch of the kernel (or, with none in the module, under the kernel's
+        own facts). Names a launch does not fix stay free: the mask must hold whatever they are."""
+        mask = access.mask
+        if mask is None or not (isinstance(mask, Num) and mask.is_bool):
+            return frozenset()
+        by_axis: dict[int, list] = {}
+        for part in conjuncts([mask.term]):
+            lanes = {n for n in free_vars(part) if n.startswith("lane!")}
+            axis = -(int(next(iter(lanes))[5:]) + 1) if len(lanes) == 1 else None
+            if axis in axes:
+                by_axis.setdefault(axis, []).append(part)
+        held = set()
+        for axis, parts in by_axis.items():
+            goal = z3.And(parts) if len(parts) > 1 else parts[0]
+            names = set(free_vars(goal))
+            for t in access.path:
+                names |= set(free_vars(t))
+            lanes = _lane_domain(access.ptr.offset if isinstance(access.ptr, Ptr) else mask, mask)
+            # one solver per launch holds the kernel's domain and what the launch fixes
+            if all(self.solving.refuted(id(facts), self.base + self._bindings(facts, set(self.model.params)),
+                                        [*lanes, *access.path, z3.Not(goal)])
+                   for facts in self.launches or [None]):
+                held.add(axis)
+        return frozenset(held)
 
     def _walked(self, access, offset, cond, facts):
         """A loop states the extent of the dimension it walks: ``for s in range(a, n, B)`` moving a

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 
+import libcst as cst
 import z3
 from dataclasses import dataclass
 
@@ -56,16 +57,58 @@ def bounds_report(state) -> BoundsReport:
         return _bounds_report(state)
 
 
+def _engine(state):
+    """The kernel's evaluated model and its prover (built once per state), or None where the
+    engine does not model the kernel."""
+    if "_engine" not in state.__dict__:
+        try:
+            model = evaluate(state.info, state.kernel)
+            state._engine = (model, Prover(model, launch_facts(state, model), _describer(model, state),
+                                           config_assumptions(state, model)))
+        except _DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
+            state._engine = None
+    return state._engine
+
+
+def release(state) -> None:
+    """Drop the kernel's model and solver context once its rules have run (a context holds
+    megabytes, and a file's states live until the file is done)."""
+    state.__dict__.pop("_engine", None)
+
+
+def unpadded_axes(state, load: cst.Call, axes: frozenset[int]) -> frozenset[int]:
+    """Those of the block ``axes`` (negative) on which the mask of the ``tl.load`` call ``load``
+    holds in every lane of every run the kernel's launches allow: its ``other`` never reaches them
+    (a loop that visits only whole blocks below the extent, ``range(0, i_c * BT, BS)``)."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        if engine is None:
+            return frozenset()
+        model, prover = engine
+        memo = state.__dict__.setdefault("_unpadded", {})
+        key = (id(load), axes)
+        if key not in memo:
+            found = None  # a helper inlined at several calls: the axes every call proves
+            for access in model.accesses:
+                if access.node is load and access.kind == "load":
+                    try:
+                        held = prover.mask_holds_on_axes(access, axes)
+                    except _DEGRADE:
+                        held = frozenset()
+                    found = held if found is None else found & held
+            memo[key] = found or frozenset()
+        return memo[key]
+
+
 def _bounds_report(state) -> BoundsReport:
     cached = getattr(state, "_bounds_report", None)
     if cached is not None:
         return cached
-    try:
-        model = evaluate(state.info, state.kernel)
-        prover = Prover(model, launch_facts(state, model), _describer(model, state), config_assumptions(state, model))
-    except _DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
+    engine = _engine(state)
+    if engine is None:
         state._bounds_report = BoundsReport([], [])
         return state._bounds_report
+    model, prover = engine
     violations = []
     seen = set()
     for access in model.accesses:

@@ -952,12 +952,18 @@ class Interpreter:
             facts = set() if ptr.rank else {ScalarLoad(node)}  # a scalar read: is it an index?
             zero_other = other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and _float(other_node.value) == 0.0
             other_code = self.info.module.code_for_node(other_node) if other_node is not None else ""
-            if "inf" in other_code and "-" in other_code:
+            padded = ({d - ptr.rank for d, b in mask.bounds if not b.vacuous} if mask is not None and mask.bounds
+                      else set(range(-ptr.rank, 0)))
+            if padded and mask_node is not None and ptr.rank and (other_node is None or zero_other
+                                                                  or "inf" in other_code):
+                from kernlint.engine.run import unpadded_axes
+
+                # axes whose mask the bounds engine proves true in every lane the launches allow
+                padded -= unpadded_axes(self.state, node, frozenset(padded))
+            if "inf" in other_code and "-" in other_code and (padded or not ptr.rank):
                 facts.add(Fact.PAD_NEG_INF)
-            if mask_node is not None and (other_node is None or zero_other):
+            if mask_node is not None and (other_node is None or zero_other) and padded:
                 facts.add(Fact.PAD_UNDEFINED if other_node is None else Fact.PAD_ZERO)
-                padded = ({d - ptr.rank for d, b in mask.bounds if not b.vacuous} if mask is not None and mask.bounds
-                          else set(range(-ptr.rank, 0)))
                 facts |= {PaddedAxis(d) for d in padded}
                 # ``lanes < n`` keeps a prefix of the axis: its padding trails the real lanes
                 trailing = {d - ptr.rank for d, b in (mask.bounds if mask is not None else ())

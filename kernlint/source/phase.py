@@ -116,8 +116,13 @@ def lint_module(info: ModuleInfo, rules: list[SourceRule], notices: list[str] | 
 
 def _lint_kernel(info: ModuleInfo, kernel, triton_rules, tilelang_rules) -> list[Finding]:
     if kernel.kernel.frontend is Frontend.TRITON and triton_rules:
+        from kernlint.engine.run import release
+
         state = interpret(info, kernel)
-        return [f for rule in triton_rules for f in rule.check(state)]
+        try:
+            return [f for rule in triton_rules for f in rule.check(state)]
+        finally:
+            release(state)
     if kernel.kernel.frontend is Frontend.TILELANG and tilelang_rules:
         from kernlint.source.tilelang import analyse
 
