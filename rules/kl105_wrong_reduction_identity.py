@@ -33,6 +33,7 @@ class WrongReductionIdentity(SourceRule):
     #: on flash-linear-attention and the TritonBench-G references are (benchmarks/results/triage_kl105.md);
     #: the false ones are loops that visit only whole blocks, which the padding facts cannot see
     level = Level.WARNING
+    reads_padding = True
     confirm = Confirmation(
         tool="differential",
         check="reference comparison at a size that is not a multiple of the block",

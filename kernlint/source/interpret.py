@@ -300,8 +300,10 @@ def _walk_kind(index: Val) -> str:
 
 
 class Interpreter:
-    def __init__(self, info: ModuleInfo, kernel: DiscoveredKernel):
+    def __init__(self, info: ModuleInfo, kernel: DiscoveredKernel, refine_padding: bool = False):
         self.info = info
+        #: ask the bounds engine on which axes a masked load's mask holds in every lane
+        self.refine_padding = refine_padding
         self.state = KernelState(kernel, info)
         self.env: dict[str, Val] = {}
         self.current: cst.CSTNode | None = None
@@ -954,8 +956,8 @@ class Interpreter:
             other_code = self.info.module.code_for_node(other_node) if other_node is not None else ""
             padded = ({d - ptr.rank for d, b in mask.bounds if not b.vacuous} if mask is not None and mask.bounds
                       else set(range(-ptr.rank, 0)))
-            if padded and mask_node is not None and ptr.rank and (other_node is None or zero_other
-                                                                  or "inf" in other_code):
+            if padded and self.refine_padding and mask_node is not None and ptr.rank and (
+                    other_node is None or zero_other or "inf" in other_code):
                 from kernlint.engine.run import unpadded_axes
 
                 # axes whose mask the bounds engine proves true in every lane the launches allow
@@ -982,5 +984,5 @@ class Interpreter:
         return V.TOP
 
 
-def interpret(info: ModuleInfo, kernel: DiscoveredKernel) -> KernelState:
-    return Interpreter(info, kernel).run()
+def interpret(info: ModuleInfo, kernel: DiscoveredKernel, refine_padding: bool = False) -> KernelState:
+    return Interpreter(info, kernel, refine_padding).run()

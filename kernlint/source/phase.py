@@ -116,19 +116,28 @@ def lint_module(info: ModuleInfo, rules: list[SourceRule], notices: list[str] | 
 
 def _lint_kernel(info: ModuleInfo, kernel, triton_rules, tilelang_rules) -> list[Finding]:
     if kernel.kernel.frontend is Frontend.TRITON and triton_rules:
-        from kernlint.engine.run import release
-
-        state = interpret(info, kernel)
-        try:
-            return [f for rule in triton_rules for f in rule.check(state)]
-        finally:
-            release(state)
+        found = _checked(interpret(info, kernel), triton_rules)
+        # padding a mask cannot have is asked of the bounds engine only where a rule reading
+        # padding reports (its questions cost milliseconds each, on every masked load)
+        again = [r for r in triton_rules if r.reads_padding and found[r]]
+        if again:
+            found.update(_checked(interpret(info, kernel, refine_padding=True), again))
+        return [f for rule in triton_rules for f in found[rule]]
     if kernel.kernel.frontend is Frontend.TILELANG and tilelang_rules:
         from kernlint.source.tilelang import analyse
 
         state = analyse(info, kernel)
         return [f for rule in tilelang_rules for f in rule.check(state)]
     return []
+
+
+def _checked(state, rules) -> dict:
+    from kernlint.engine.run import release
+
+    try:
+        return {rule: list(rule.check(state)) for rule in rules}
+    finally:
+        release(state)
 
 
 def lint_text(path: str, data: bytes | str, rules: list[SourceRule], always_parse: bool = False
