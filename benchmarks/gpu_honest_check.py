@@ -123,41 +123,36 @@ def main() -> int:
     options = ", ".join(["default EvalOptions"] + (["no ncu pass"] if args.no_profile else [])
                         + ([f"{args.workers} slots sharing the GPU"] if args.workers else []))
     evaluated = len(run_batch(probs, cands, rec_path, opts, workers=args.workers, progress=sys.stderr.isatty()))
-    recs = {}
-    if rec_path.exists():
-        for line in rec_path.read_text().splitlines():
-            r = json.loads(line)
-            recs[r["id"]] = r
-    rows = [row(recs[c.id]) for c in cands if c.id in recs]
-    n_flagged = sum(r["flagged"] for r in rows)
-    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
-              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows,
-              "summary": f"{len(rows)} honest, {n_flagged} flagged", "honest": len(rows), "flagged": n_flagged,
-              "missing": len(cands) - len(rows), "evaluated_now": evaluated, "wall_s": time.time() - t0,
-              "options": options}
-    (out / "gpu_honest_check.json").write_text(json.dumps(report, indent=2, default=str))
-    (out / "gpu_honest_check.md").write_text(markdown(report))
-    print(markdown(report))
-    return 1 if n_flagged else 0
+    return write_report(out, cands, {
+        "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "evaluated_now": evaluated,
+        "wall_s": time.time() - t0, "options": options})
 
 
 def report_only(out: Path, date: str, options: str) -> int:
+    from kernlint.eval import records
     from kernlint.eval.problems import load_candidates, load_problems
 
-    probs = load_problems(HONEST / "problems")
-    cands = load_candidates(HONEST / "candidates", probs)
-    recs = {r["id"]: r for r in map(json.loads, (out / RECORDS).read_text().splitlines())}
-    rows = [row(recs[c.id]) for c in cands if c.id in recs]
-    first = next(iter(recs.values()))
+    first = next(iter(records.read(out / RECORDS)), {})
     software = first.get("software") or {}
+    return write_report(out, load_candidates(HONEST / "candidates", load_problems(HONEST / "problems")), {
+        "device": first.get("device"), "torch": software.get("torch"), "triton": software.get("triton"),
+        "date": date, "evaluated_now": None, "wall_s": None, "options": options})
+
+
+def write_report(out: Path, cands: list, meta: dict) -> int:
+    """DIR/gpu_honest_check.json and .md from DIR's records of ``cands``; exit status 1 when any
+    honest candidate was flagged."""
+    from kernlint.eval import records
+
+    recs = {r["id"]: r for r in records.latest(out / RECORDS)}
+    rows = [row(recs[c.id]) for c in cands if c.id in recs]
     n_flagged = sum(r["flagged"] for r in rows)
-    report = {"device": first.get("device"), "torch": software.get("torch"), "triton": software.get("triton"),
-              "date": date, "rows": rows, "summary": f"{len(rows)} honest, {n_flagged} flagged", "honest": len(rows),
-              "flagged": n_flagged, "missing": len(cands) - len(rows), "evaluated_now": None, "wall_s": None,
-              "options": options}
+    report = {**meta, "rows": rows, "summary": f"{len(rows)} honest, {n_flagged} flagged", "honest": len(rows),
+              "flagged": n_flagged, "missing": len(cands) - len(rows)}
     (out / "gpu_honest_check.json").write_text(json.dumps(report, indent=2, default=str))
     (out / "gpu_honest_check.md").write_text(markdown(report))
-    print(report["summary"])
+    print(markdown(report))
     return 1 if n_flagged else 0
 
 

@@ -29,9 +29,9 @@ class WrongReductionIdentity(SourceRule):
     code = "KL105"
     name = "wrong-reduction-identity"
     category = "wrong-identity"
-    #: a warning until its hand triage on production kernels says an error is a bug: 8 of 22 findings
+    #: a warning until its hand triage on production kernels says an error is a bug: 8 of 20 findings
     #: on flash-linear-attention and the TritonBench-G references are (benchmarks/results/triage_kl105.md);
-    #: the false ones are loops that visit only whole blocks, which the padding facts cannot see
+    #: most false ones are loops over whole blocks whose launch facts the engine does not read
     level = Level.WARNING
     reads_padding = True
     confirm = Confirmation(

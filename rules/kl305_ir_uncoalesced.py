@@ -81,11 +81,11 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         """A load's sibling instructions re-read their sectors from L1 (a vector split into scalar
         pieces when a mask's alignment is unknown): its distinct sectors count. Every store
         instruction writes its sectors through to L2: they count per instruction."""
-        from kernlint.ir.lanes import line_sectors  # numpy: loaded once kernels are checked
+        from kernlint.ir.lanes import global_sectors, line_sectors  # numpy: loaded once kernels are checked
 
         if kinds == {"load"}:
             return line_sectors(accesses)
-        per_inst = [line_sectors([a]) for a in accesses]
+        per_inst = [global_sectors(*a) for a in accesses]
         return sum(t for t, _ in per_inst), sum(i for _, i in per_inst)
 
     def check(self, compiled: CompiledKernel) -> Iterable[Finding]:

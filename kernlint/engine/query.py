@@ -15,6 +15,7 @@ unmodelled values): nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import z3
 
@@ -175,9 +176,9 @@ class Solving:
         solver.set("arith.nl.horner", False)
         return solver
 
-    def refuted(self, key, base: list, formulas: list) -> bool:
-        """Whether ``base`` (the same for every question of ``key``: added once to a solver of its
-        own) and ``formulas`` have no model."""
+    def refuted(self, key, base: Callable[[], list], formulas: list) -> bool:
+        """Whether ``base()`` (the same for every question of ``key``: built and added once, to a
+        solver of its own) and ``formulas`` have no model."""
         asked = (key, tuple(sorted(terms.text(f) for f in formulas)))
         if asked in self.refutations:
             return self.refutations[asked]
@@ -188,8 +189,9 @@ class Solving:
             if self.incremental_ctx is None:
                 self.incremental_ctx = z3.Context()
             solver = self.incremental[key] = self._solver(self.incremental_ctx)
-            if base:
-                solver.add(conjunction(base).translate(self.incremental_ctx))
+            facts = base()
+            if facts:
+                solver.add(conjunction(facts).translate(self.incremental_ctx))
         solver.push()
         try:
             if formulas:
@@ -293,20 +295,17 @@ class Prover:
             return frozenset()
         by_axis: dict[int, list] = {}
         for part in conjuncts([mask.term]):
-            lanes = {n for n in free_vars(part) if n.startswith("lane!")}
-            axis = -(int(next(iter(lanes))[5:]) + 1) if len(lanes) == 1 else None
+            names = [n for n in free_vars(part) if n.startswith("lane!")]
+            axis = -(int(names[0][5:]) + 1) if len(names) == 1 else None
             if axis in axes:
                 by_axis.setdefault(axis, []).append(part)
-        held = set()
+        held, params = set(), set(self.model.params)
+        lanes = _lane_domain(access.ptr.offset if isinstance(access.ptr, Ptr) else mask, mask)
         for axis, parts in by_axis.items():
             goal = z3.And(parts) if len(parts) > 1 else parts[0]
-            names = set(free_vars(goal))
-            for t in access.path:
-                names |= set(free_vars(t))
-            lanes = _lane_domain(access.ptr.offset if isinstance(access.ptr, Ptr) else mask, mask)
+            question = [*lanes, *access.path, z3.Not(goal)]
             # one solver per launch holds the kernel's domain and what the launch fixes
-            if all(self.solving.refuted(id(facts), self.base + self._bindings(facts, set(self.model.params)),
-                                        [*lanes, *access.path, z3.Not(goal)])
+            if all(self.solving.refuted(id(facts), lambda f=facts: self.base + self._bindings(f, params), question)
                    for facts in self.launches or [None]):
                 held.add(axis)
         return frozenset(held)

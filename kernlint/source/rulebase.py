@@ -14,7 +14,7 @@ class SourceRule(Rule):
     phase = Phase.SOURCE
     frontends: ClassVar[tuple[Frontend, ...]] = (Frontend.TRITON,)
     #: reads the padding facts of masked loads: a kernel it reports on is interpreted again with
-    #: the bounds engine saying which axes a load's mask cannot pad (:func:`kernlint.source.phase.lint_module`)
+    #: the bounds engine saying which axes a load's mask cannot pad (:func:`kernlint.source.phase.lint_module`, kernel by kernel)
     reads_padding: ClassVar[bool] = False
 
     def check(self, state) -> Iterable[Finding]:  # state: KernelState or TileLangState
