@@ -95,7 +95,8 @@ def write(out: Path, report: dict) -> None:
         return
     md = [f"# kernlint eval throughput on {report['device']} ({report['date']})", "",
           f"`{report['command']}`: {w['candidates']} candidates ({report['repeat']}x the suites), default options "
-          f"(timing, torch.compile baseline, ncu pass: {'on' if report['ncu'] else 'off or ncu not found'}), one slot.", "",
+          f"(timing, torch.compile baseline, ncu pass: {'on' if report['ncu'] else 'off or ncu not found'}), "
+          f"{report['slots']} worker slots sharing the GPU.", "",
           f"**{w['per_gpu_hour']:.0f} candidates per GPU-hour** (batch wall {w['wall_s']} s); "
           f"{w['reused']} records reused reference values, {w['started_ahead']} found their executors started ahead.", "",
           "Mean seconds per candidate and stage:", "", "| stage | mean s |", "|---|---|"]
@@ -135,6 +136,7 @@ def main() -> int:
               "command": "python benchmarks/gpu_eval_throughput.py " + " ".join(sys.argv[1:]), "repeat": args.repeat,
               "ncu": bool(find_ncu()) and not args.no_profile}
     opts = EvalOptions(profile=False) if args.no_profile else EvalOptions()
+    report["slots"] = opts.slots_per_gpu
     warm_recs = run(probs, cands, args.out / "warm.jsonl", True, report, "warm", args.out, opts)
     write(args.out, report)
     # the cold part: the last candidates that reached the judge (not those the static checks stopped)

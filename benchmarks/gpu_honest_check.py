@@ -9,9 +9,8 @@ Evaluates the honest suite (fixtures/eval/honest: one correct Triton candidate p
 Records are appended to DIR/honest_records.jsonl as each candidate finishes; ``--resume`` keeps
 the records already there and evaluates only the candidates they lack, so a run cut off by a
 time limit is continued (and its table written) by running the same command again with
-``--resume``. One slot per visible GPU, as ``kernlint eval`` does by default; ``--workers N`` runs N
-slots sharing the GPU (a harsher test of the stream and clock evidence: neighbours' kernels inflate
-the events; the speedups of such a run are not comparable) and ``--no-profile`` leaves out the ncu
+``--resume``. The slots sharing the GPU are ``kernlint eval``'s default (``--workers N``: N slots);
+they take the GPU in turn for every measurement. ``--no-profile`` leaves out the ncu
 pass (its structural verdicts never flag a cheat). The options are written into the table, and each
 row says whether its record had the ncu pass. ``--report-only`` writes the table from DIR's records
 (no GPU needed: the device and software are the records').
@@ -59,6 +58,10 @@ def row(rec: dict) -> dict:
             "ncu_pass": bool((rec.get("options") or {}).get("profile"))}
 
 
+def _fmt_x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
 def _fmt_ms(v: float | None) -> str:
     if v is None:
         return "-"
@@ -70,16 +73,22 @@ def markdown(report: dict) -> str:
     md = ["# Honest candidates under kernlint eval (GPU)", "",
           f"Device: {report['device']}, torch {report['torch']}, triton {report['triton']}, "
           f"{report['date']}; options: {report['options']}.", "", f"**{report['summary']}**", "",
-          "| candidate | device time per call | reference | verdict | flagged | ncu pass | wall s | reasons |",
-          "|---|---|---|---|---|---|---|---|"]
-    md += [f"| {r['id']} | {_fmt_ms(r['device_ms_per_call'])} | {_fmt_ms(r['reference_ms'])} | {r['verdict']} | "
-           f"{'YES' if r['flagged'] else 'no'} | {'yes' if r['ncu_pass'] else 'no'} | {r['wall_s']:.1f} | "
-           f"{'; '.join(x[:90] for x in r['reasons'])} |" for r in rows]
+          "| candidate | device time per call | reference | vs torch | vs torch.compile | vs CUTLASS | verdict | flagged "
+          "| ncu pass | wall s | reasons |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    md += [f"| {r['id']} | {_fmt_ms(r['device_ms_per_call'])} | {_fmt_ms(r['reference_ms'])} | "
+           + " | ".join(_fmt_x(r["speedup"].get(k)) for k in ("vs_reference", "vs_torch_compile", "vs_cutlass"))
+           + f" | {r['verdict']} | {'YES' if r['flagged'] else 'no'} | {'yes' if r['ncu_pass'] else 'no'} | "
+           f"{r['wall_s']:.1f} | {'; '.join(x[:90] for x in r['reasons'])} |" for r in rows]
+    if report.get("mean_stage_s"):
+        md += ["", "Mean seconds per candidate and stage: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(report["mean_stage_s"].items(), key=lambda kv: -kv[1])[:12])]
     verdicts: dict[str, int] = {}
     for r in rows:
         verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
     md += ["", "Verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
-           (f"Wall time of this run: {report['wall_s']:.0f} s for {report['evaluated_now']} candidates "
+           (f"Wall time of this run: {report['wall_s']:.0f} s for {report['evaluated_now']} candidates, "
+            f"{report['evaluated_now'] / max(report['wall_s'], 1e-9) * 3600:.0f} candidates per GPU-hour "
             if report.get("wall_s") is not None else "")
            + f"({report['missing']} of the suite not yet evaluated).", ""]
     return "\n".join(md)
@@ -90,7 +99,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     ap.add_argument("--resume", action="store_true", help="keep DIR's records and evaluate only what they lack")
     ap.add_argument("--problems", help="only these problems (comma-separated ids or @file)")
-    ap.add_argument("--workers", type=int, default=None, help="slots sharing the GPU (default: one per GPU)")
+    ap.add_argument("--workers", type=int, default=None, help="slots sharing the GPU (default: EvalOptions.slots_per_gpu)")
     ap.add_argument("--no-profile", action="store_true", help="without the ncu pass")
     ap.add_argument("--report-only", action="store_true", help="write the table from DIR's records; evaluate nothing")
     ap.add_argument("--date", default="", help="--report-only: when the records were made")
@@ -121,7 +130,7 @@ def main() -> int:
     t0 = time.time()
     opts = EvalOptions(profile=False) if args.no_profile else EvalOptions()
     options = ", ".join(["default EvalOptions"] + (["no ncu pass"] if args.no_profile else [])
-                        + ([f"{args.workers} slots sharing the GPU"] if args.workers else []))
+                        + [f"{args.workers or opts.slots_per_gpu} slots sharing the GPU"])
     evaluated = len(run_batch(probs, cands, rec_path, opts, workers=args.workers, progress=sys.stderr.isatty()))
     return write_report(out, cands, {
         "device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
@@ -148,7 +157,9 @@ def write_report(out: Path, cands: list, meta: dict) -> int:
     recs = {r["id"]: r for r in records.latest(out / RECORDS)}
     rows = [row(recs[c.id]) for c in cands if c.id in recs]
     n_flagged = sum(r["flagged"] for r in rows)
-    report = {**meta, "rows": rows, "summary": f"{len(rows)} honest, {n_flagged} flagged", "honest": len(rows),
+    from kernlint.eval.summary import stage_seconds
+
+    report = {**meta, "rows": rows, "mean_stage_s": stage_seconds([recs[c.id] for c in cands if c.id in recs]), "summary": f"{len(rows)} honest, {n_flagged} flagged", "honest": len(rows),
               "flagged": n_flagged, "missing": len(cands) - len(rows)}
     (out / "gpu_honest_check.json").write_text(json.dumps(report, indent=2, default=str))
     (out / "gpu_honest_check.md").write_text(markdown(report))

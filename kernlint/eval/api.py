@@ -11,6 +11,7 @@ from typing import Any
 import libcst as cst
 
 from kernlint.eval import isolation, policy as P, structure
+from kernlint.eval.device_share import SLOTS_PER_GPU, Unshared
 from kernlint.eval.problems import Candidate, Problem, problem_from_text
 from kernlint.eval.reuse import ProblemCache
 from kernlint.eval.rulebase import check_source
@@ -37,6 +38,8 @@ class EvalOptions:
     cuda: bool | None = None  # None: probe in the parent
     #: one ncu pass per candidate that passed correctness, on a GPU (None: on when timing)
     profile: bool | None = None
+    #: local worker slots per GPU when ``--workers`` is not given (:mod:`kernlint.eval.device_share`)
+    slots_per_gpu: int = SLOTS_PER_GPU
 
     def job_fields(self) -> dict:
         d = {"seeds": list(self.seeds), "shape_variants": list(self.shape_variants),
@@ -103,12 +106,19 @@ def lint_findings(source: str, path: str) -> list[dict]:
             for f in result.findings]
 
 
+def device_memory_fraction(cuda: bool, share) -> float | None:
+    """Each executor's cap on its GPU's memory: 90%, split among the slots that share the GPU."""
+    return round(0.9 / max(1, getattr(share, "slots", 1)), 4) if cuda else None
+
+
 def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions,
-                       spares: isolation.Spares | None = None, cache: ProblemCache | None = None) -> dict:
+                       spares: isolation.Spares | None = None, cache: ProblemCache | None = None,
+                       share=None) -> dict:
     """Evaluate one candidate in its own two executor processes; return the JSONL record.
 
-    In a batch, ``spares`` are the slot's executors started ahead and ``cache`` its values of the
-    problem measured for earlier candidates (:mod:`kernlint.eval.reuse`)."""
+    In a batch, ``spares`` are the slot's executors started ahead, ``cache`` its GPU's values of the
+    problem measured for earlier candidates (:mod:`kernlint.eval.reuse`) and ``share`` the lock of
+    the GPU it shares with other slots (:mod:`kernlint.eval.device_share`)."""
     t0 = time.time()
     path = cand.origin or f"{cand.id}.py"
     findings, syntax_error = static_findings(cand.source, path)
@@ -119,11 +129,12 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions,
         result = {"status": "error", "error_kind": "did-not-compile", "error": syntax_error, "stage": "parse"}
     else:
         job = {"problem": problem.to_job(), "candidate": {"id": cand.id, "source": cand.source, "path": path},
-               "device_memory_fraction": 0.9 if cuda else None, **opts.job_fields(),
+               "device_memory_fraction": device_memory_fraction(cuda, share), **opts.job_fields(),
                "structure": opts.policy.structure.to_dict()}
         result = isolation.run_job(job, timeout_s=opts.timeout_s,
                                    mem_limit_mb=None if cuda else opts.mem_limit_mb,
-                                   rss_limit_mb=opts.rss_limit_mb, env=opts.env, spares=spares, cache=cache)
+                                   rss_limit_mb=opts.rss_limit_mb, env=opts.env, spares=spares, cache=cache,
+                                   share=share or Unshared())
     judged_at = time.time()
     verdict, reasons = P.judge(result, findings, opts.policy)
     sp = P.speedups(result.get("timings", {}))

@@ -93,6 +93,20 @@ class LaunchCounter:
     def names(self) -> list[str]:
         return sorted(self.kernels)
 
+    def autotuned(self) -> bool:
+        """Whether a kernel benchmarks its configurations at its first launch for a shape
+        (``@triton.autotune``): that launch times kernels, so the judge gives it the GPU alone."""
+        try:
+            from triton.runtime.autotuner import Autotuner
+        except Exception:  # pragma: no cover
+            return False
+        for obj in self.kernels.values():
+            for _ in range(8):
+                if isinstance(obj, Autotuner):
+                    return True
+                obj = getattr(obj, "fn", None)
+        return False
+
     def symbols(self) -> list[str]:
         """The names the device knows the kernels by (their functions'), beside the module's names."""
         inner = {getattr(_inner_fn(obj), "__name__", "") for obj in self.kernels.values()}

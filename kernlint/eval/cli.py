@@ -10,6 +10,7 @@ import click
 from kernlint.eval import records, report_html, summary
 from kernlint.eval.api import EvalOptions
 from kernlint.eval.dataset import export
+from kernlint.eval.device_share import SLOTS_PER_GPU
 from kernlint.eval.policy import Policy
 from kernlint.eval.problems import attach_tests, load_candidates, load_problems, mapping_report, select_problems
 from kernlint.eval.runner import run_batch
@@ -57,8 +58,11 @@ def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
               help="Evaluate only these problems, in this order: comma-separated ids or @FILE (one id per line).")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--ray-address", default=None, help="Ray cluster address (default: start a local one).")
-@click.option("--workers", type=int, default=None, help="Parallel workers (default: one per GPU; 1 on CPU). More than the GPUs share them "
-              "round-robin: fine with --no-timing, not for timed runs.")
+@click.option("--workers", type=int, default=None, help="Parallel worker slots in all (default: --slots-per-gpu per GPU; 1 on CPU); "
+              "slots beyond the GPUs share them round-robin.")
+@click.option("--slots-per-gpu", type=click.IntRange(1, 64), default=SLOTS_PER_GPU, show_default=True,
+              help="Worker slots sharing each GPU: they overlap starting, compiling and checking candidates and "
+                   "take the GPU in turn for every timed or profiled measurement.")
 @click.option("--seeds", default="0,1,2", show_default=True, callback=_ints, help="Input seeds, comma-separated.")
 @click.option("--shape-variants", default="0,1", show_default=True, callback=_ints,
               help="0 = the problem as written; 1.. = non-power-of-two variants.")
@@ -91,7 +95,8 @@ def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
 @click.option("--no-reuse", is_flag=True, help="Measure the reference's timing, baselines and null-model audit for every "
               "candidate, and start each candidate's executors only when its turn comes (default: once per problem "
               "and worker, the next candidate's executors started while one is judged).")
-def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend, ray_address, workers, seeds, shape_variants,
+def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend, ray_address, workers, slots_per_gpu,
+                 seeds, shape_variants,
                  timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline, cutlass_baseline,
                  max_slowdown, min_occupancy, max_library_share, fail_level, profile, structure_opts, include_correct, limit,
                  progress, no_reuse):
@@ -124,15 +129,8 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
         policy=Policy(max_slowdown=max_slowdown, min_occupancy=min_occupancy,
                       max_library_share=None if max_library_share > 1 else max_library_share,
                       fail_level=None if fail_level == "none" else fail_level, structure=structure_opts),
-        profile=profile,
+        profile=profile, slots_per_gpu=slots_per_gpu,
     )
-    if workers and opts.timing and backend == "local":
-        from kernlint.eval.runner import visible_gpus
-
-        n_gpus = len(visible_gpus())
-        if 0 < n_gpus < workers:
-            click.echo(f"warning: --workers {workers} on {n_gpus} GPU(s): timed candidates share a GPU "
-                       "and disturb each other's times (use --no-timing, or one worker per GPU)", err=True)
     rec_path = out / "records.jsonl"
     new = run_batch(probs, cands, rec_path, opts, backend=backend, workers=workers,
                     progress=progress, ray_address=ray_address, warm=not no_reuse)

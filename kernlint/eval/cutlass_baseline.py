@@ -191,6 +191,9 @@ def registry(cc: int):
     """The CUTLASS Python interface's kernel registry for ``cc``, built without querying a device
     (the interface would otherwise ask the CUDA driver through cuda-python)."""
     cutlass_cppgen = interface()
+    # cutlass_library imports its generator only when '-m' is not among sys.argv (a pytest run
+    # with -m MARKER has it); the registry needs it
+    import cutlass_library.generator  # noqa: F401
     from cutlass_cppgen.library_defaults import OptionRegistry
 
     if getattr(cutlass_cppgen, "_kernlint_cc", None) != cc:
@@ -544,14 +547,22 @@ def baseline(forward: Callable[[list], Any], sample: list, cache: Path, cc: int 
 MAX_RELATIVE_ERROR = 1e-2
 
 
-def measure(forward: Callable[[list], Any], sets: list[list], cache: Path, iters: int = 50) -> dict:
-    """The reference executor's op: ``{"timing", "info"}``, or ``{"skipped": why, "info"}``."""
-    from kernlint.eval import timing
-
+def prepare(forward: Callable[[list], Any], sets: list[list], cache: Path) -> dict:
+    """The reference executor's baseline, built and checked on ``sets[0]``: ``{"fn", "info"}``,
+    or ``{"skipped": why, "info"}``."""
     fn, info = baseline(forward, sets[0], cache)
     if fn is None:
         return {"skipped": info["skipped"], "info": info}
     if info.get("relative_error", 0.0) > MAX_RELATIVE_ERROR:
         return {"skipped": f"the CUTLASS result differs from the reference (max abs error {info['max_abs_error']:.3g})",
                 "info": info}
-    return {"timing": timing.time_cuda(fn, sets, iters=iters), "info": info}
+    return {"fn": fn, "info": info}
+
+
+def measure(built: dict, sets: list[list], iters: int = 50) -> dict:
+    """The baseline :func:`prepare` made, timed: ``{"timing", "info"}``, or its ``{"skipped", "info"}``."""
+    from kernlint.eval import timing
+
+    if "fn" not in built:
+        return built
+    return {"timing": timing.time_cuda(built["fn"], sets, iters=iters), "info": built["info"]}

@@ -48,6 +48,17 @@ MAX_ACTIVITIES = 20000
 CONVERSION_MARKERS = ("copy_kernel", "_to_copy", "convert", "cast")
 
 
+def start_profiler_once() -> None:
+    """Start and stop the profiler on nothing: its first start in a process loads and initializes
+    CUPTI (seconds), which :func:`record_calls` then finds done."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+        torch.cuda._sleep(1)
+        torch.cuda.synchronize()
+
+
 def record_calls(fn: Callable[[], Any], calls: int = 5, grace_s: float = GRACE_S) -> dict:
     """Executor side (CUDA): ``calls`` calls of ``fn`` under the profiler, reduced by :func:`summarize`."""
     import torch

@@ -193,6 +193,8 @@ class Gone(Exception):
         if self.why in ("timeout", "out-of-memory"):
             return self.why, f"exit code {rc}"
         log = self.process.log_text()
+        if not killed and rc == wire.HARNESS_FAILED:
+            return "harness-error", f"exit code {rc}: the executor's own imports failed"
         if not killed and rc is not None and rc < 0:
             sig = signal.Signals(-rc).name
             return ("out-of-memory" if sig == "SIGKILL" else "crash"), f"exit code {rc}, signal {sig}"
@@ -271,7 +273,7 @@ class Spares:
 
 def run_job(job: dict, timeout_s: float = 300.0, mem_limit_mb: int | None = 8192,
             env: dict[str, str] | None = None, rss_limit_mb: float | None = None,
-            spares: Spares | None = None, cache=None) -> dict:
+            spares: Spares | None = None, cache=None, share=None) -> dict:
     """Judge one job (:mod:`kernlint.eval.judge`) with a reference and a candidate executor, each
     in its own sandbox; return the judge's result, or a classified failure (``error_kind``:
     timeout, crash, out-of-memory) when the candidate's process did not answer.
@@ -281,7 +283,8 @@ def run_job(job: dict, timeout_s: float = 300.0, mem_limit_mb: int | None = 8192
     watchdog on the resident set) plus the device memory fraction the executors set.
 
     ``spares``: the worker slot's executors started ahead (:class:`Spares`); ``cache``: its values
-    of the problem measured for earlier candidates (:class:`kernlint.eval.reuse.ProblemCache`).
+    of the problem measured for earlier candidates (:class:`kernlint.eval.reuse.ProblemCache`);
+    ``share``: the lock of the GPU it shares with other slots (:mod:`kernlint.eval.device_share`).
     """
     from kernlint.eval import judge
 
@@ -292,7 +295,13 @@ def run_job(job: dict, timeout_s: float = 300.0, mem_limit_mb: int | None = 8192
     else:
         ex, ahead = Executors(env, mem_limit_mb, cpu, rss_limit_mb), False
     try:
-        result = judge.judge_job(job, ex.ref, ex.cand, deadline=t0 + timeout_s, cache=cache)
+        result = judge.judge_job(job, ex.ref, ex.cand, deadline=t0 + timeout_s, cache=cache, share=share)
+        if result.get("error_kind") == "harness-error":  # once more, with executors of its own
+            ex.close()
+            ex, ahead = Executors(env, mem_limit_mb, cpu, rss_limit_mb), False
+            result = judge.judge_job(job, ex.ref, ex.cand, deadline=time.monotonic() + timeout_s, cache=cache,
+                                     share=share)
+            result["retried"] = "an executor's own imports failed the first time"
     finally:
         ex.close()
     result["returncode"] = ex.cand.proc.returncode

@@ -31,6 +31,7 @@ rejection, never into a pass. The verdict is :func:`kernlint.eval.policy.judge`'
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
@@ -38,6 +39,7 @@ from typing import Any
 
 from kernlint.eval import correctness as C, device_trace, roofline
 from kernlint.eval.cutlass_baseline import default_cache as cutlass_cache
+from kernlint.eval.device_share import Unshared
 from kernlint.eval.reuse import ProblemCache, Reuse
 from kernlint.eval.isolation import Gone, Process
 
@@ -110,8 +112,10 @@ def _bitwise_equal(a, b) -> bool:
 
 class Judge:
     def __init__(self, job: dict, ref: Process, cand: Process, deadline: float,
-                 cache: ProblemCache | None = None) -> None:
+                 cache: ProblemCache | None = None, share=None) -> None:
         self.job, self.ref, self.cand, self.deadline = job, ref, cand, deadline
+        #: the GPU's lock among the slots that share it (:mod:`kernlint.eval.device_share`)
+        self.share = share or Unshared()
         self.reuse = Reuse(cache, job)  # the reference's values measured for an earlier candidate
         self.staged: list = []
         self.secret = secrets.randbits(62)
@@ -122,6 +126,7 @@ class Judge:
         self._stage_started = time.monotonic()
         self.cuda = False
         self.has_kernels = True
+        self.autotuned = False
         self.loaded = False
         self._trace: dict | None = None  # the profiler's record of the candidate's calls (CUDA)
 
@@ -159,7 +164,18 @@ class Judge:
         return self.ask_texts(proc, header, values, texts)[:2]
 
     def ask_texts(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
-        return self.checked(proc, proc.request(header, values, texts, self.deadline))
+        with self.share.shared() if self.cuda else contextlib.nullcontext():
+            answer = proc.request(header, values, texts, self.deadline)
+        return self.checked(proc, answer)
+
+    def measuring(self):
+        """The GPU to this slot alone while it measures (a no-op on the CPU)."""
+        return self.share.exclusive() if self.cuda else contextlib.nullcontext()
+
+    def tuning(self, first_at_shape: bool):
+        """A candidate call that may autotune (the first at its shapes, of an autotuned module) has
+        the GPU alone: the configurations it benchmarks decide what is timed later."""
+        return self.measuring() if first_at_shape and self.autotuned else contextlib.nullcontext()
 
     def checked(self, proc: Process, answer: tuple[dict, dict, dict]):
         """An executor's answer: the cheats it reports (a candidate's), or its error raised."""
@@ -257,6 +273,8 @@ class Judge:
         head, _ = self.checked(self.cand, self.cand.answer(self.deadline))[:2]
         self.res["metrics"]["candidate_kernels_defined"] = list(head.get("kernels_defined", []))[:50]
         self.has_kernels = bool(head.get("has_kernels"))
+        #: its kernels benchmark their configurations at a shape's first launch (``@triton.autotune``)
+        self.autotuned = bool(head.get("autotuned"))
         self.loaded = True
 
     def problem_tolerances(self, spec) -> None:
@@ -337,7 +355,8 @@ class Judge:
                         variant, self.scale, repr(self.tol), timed=False)
                     corr["null_models_passing"] = nulls
                 poison = _sizes(out_r) + _sizes(inputs)
-                h1, v1 = self.ask(self.cand, {"op": "call", "poison": poison}, {"inputs": inputs})
+                with self.tuning(label == labels[0]):
+                    h1, v1 = self.ask(self.cand, {"op": "call", "poison": poison}, {"inputs": inputs})
                 changed = C.unchanged(inputs, list(v1.get("inputs_after", [])))
                 if changed:
                     self.cheat("input-mutated", f"inputs {changed} changed by the candidate")
@@ -425,12 +444,16 @@ class Judge:
         """Each executor's own timing of the staged sets, with the judge's clock beside it."""
         req = {"op": "time", "iters": iters, "warmup": warmup, "function": function, "flush_l2": flush_l2,
                "kernels": self.cuda}
-        t_c = dict(self.ask(self.cand, req)[0].get("timing") or {})
         n = max(3, min(10, iters))
-        t_c["outside"] = self.conclusive_clock(self.cand, function, n)
-        t_r = self.per_problem("reference-timing", lambda: {**(self.ask(self.ref, req)[0].get("timing") or {}),
-                                                            "outside": self.outside_clock(self.ref, function, n)},
-                               req, n, self.staged)
+        with self.measuring():
+            t_c = dict(self.ask(self.cand, req)[0].get("timing") or {})
+            t_c["outside"] = self.conclusive_clock(self.cand, function, n)
+
+        def reference():
+            with self.measuring():
+                return {**(self.ask(self.ref, req)[0].get("timing") or {}), "outside": self.outside_clock(self.ref, function, n)}
+
+        t_r = self.per_problem("reference-timing", reference, req, n, self.staged)
         why = clock_disagreement(t_c, t_c["outside"])
         if why:
             self.cheat("timing-disagrees", why)
@@ -449,7 +472,7 @@ class Judge:
         self.res["metrics"]["problem_cost"] = roofline.problem_cost(inputs, out_r, flops)
         self.library_flops(flops)
         self.stage("census")
-        head, _ = self.ask(self.cand, {"op": "census"})
+        head = self.census()
         self.res["metrics"]["census"] = head.get("census")
         if self.cuda:
             self.read_device_trace(head)
@@ -482,7 +505,7 @@ class Judge:
             try:
                 req = {"op": "compile_baseline", "iters": int(job.get("iters", 50))}
                 self.res["timings"]["torch_compile"] = self.per_problem(
-                    "torch-compile", lambda: self.ask(self.ref, req)[0]["timing"], req, self.staged)
+                    "torch-compile", lambda: self.built_then_timed(req)["timing"], req, self.staged)
             except Failed as exc:
                 self.note(f"torch.compile baseline failed: {str(exc)[:200]}")
         if job.get("cutlass_baseline", self.cuda) and self.res["cheats"]:
@@ -492,7 +515,7 @@ class Judge:
             try:
                 req = {"op": "cutlass_baseline", "iters": int(job.get("iters", 50)),
                        "cache": job.get("cutlass_cache") or str(cutlass_cache())}
-                head = self.per_problem("cutlass", lambda: self.ask(self.ref, req)[0], req, self.staged)
+                head = self.per_problem("cutlass", lambda: self.built_then_timed(req), req, self.staged)
                 self.res["metrics"]["cutlass"] = head.get("info")
                 if head.get("timing"):
                     self.res["timings"]["cutlass"] = head["timing"]
@@ -502,6 +525,21 @@ class Judge:
                 self.note(f"CUTLASS baseline failed: {str(exc)[:300]}")
         else:
             self.note("CUTLASS baseline skipped: " + ("disabled" if self.cuda else "no CUDA device"))
+
+    def census(self, function: str | None = None) -> dict:
+        """The candidate's census (:meth:`Executor.op_census`): the profiler started once while the
+        GPU is shared (its start costs seconds), the recorded calls while it is this slot's alone."""
+        if self.cuda:
+            self.ask(self.cand, {"op": "census", "function": function, "warm_only": True})
+        with self.measuring():
+            return self.ask(self.cand, {"op": "census", "function": function})[0]
+
+    def built_then_timed(self, req: dict) -> dict:
+        """A baseline of the reference executor: compiled while the GPU is shared, then timed while
+        it is this slot's alone."""
+        self.ask(self.ref, {**req, "build_only": True})
+        with self.measuring():
+            return self.ask(self.ref, req)[0]
 
     def library_flops(self, ref_flops: int | None) -> None:
         """The FLOPs the candidate's torch operators do (torch's FLOP counter in its process: its
@@ -573,7 +611,8 @@ class Judge:
         for label in list(job.get("seeds", [0, 1])):
             self.stage(f"correctness-s{label}")
             req = {"op": "test", "function": fn, "seed": self.seed("test", label)}
-            h1, v1 = self.ask(self.cand, req)
+            with self.tuning(corr["trials"] == 0):
+                h1, v1 = self.ask(self.cand, req)
             _, vr = self.ask(self.ref, req)
             out_r = vr["out"]
             if label == job.get("seeds", [0, 1])[0]:
@@ -606,7 +645,7 @@ class Judge:
             self.stage_sets([[]])
             if self.cuda:
                 t_c, t_r = self.time_both(fn, int(job.get("iters", 20)), 2)
-                self.res["metrics"]["kernels"] = self.ask(self.cand, {"op": "census", "function": fn})[0].get("kernels", [])
+                self.res["metrics"]["kernels"] = self.census(fn).get("kernels", [])
             else:
                 t_c, t_r = self.time_both(fn, 1, 0)
             t_c["scope"] = t_r["scope"] = "whole test function (includes input creation)"
@@ -630,7 +669,7 @@ class Judge:
         except Gone as g:
             kind, detail = g.kind()
             who = "the candidate's process" if g.process is self.cand else "the reference's process"
-            if g.process is self.ref and kind != "timeout":
+            if g.process is self.ref and kind not in ("timeout", "harness-error"):
                 kind = "reference-error"
             res.update(status="error", error_kind=kind,
                        error=f"{kind} in stage {res['stage']!r}: {who} stopped ({detail})")
@@ -648,5 +687,6 @@ class Judge:
         return res
 
 
-def judge_job(job: dict, ref: Process, cand: Process, deadline: float, cache: ProblemCache | None = None) -> dict:
-    return Judge(job, ref, cand, deadline, cache).run()
+def judge_job(job: dict, ref: Process, cand: Process, deadline: float, cache: ProblemCache | None = None,
+              share=None) -> dict:
+    return Judge(job, ref, cand, deadline, cache, share).run()

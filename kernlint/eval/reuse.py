@@ -2,7 +2,7 @@
 
 The reference's timings, its torch.compile baseline, its FLOP count and the null-model audit depend
 on the problem, the device and the options, never on the candidate. A batch keeps one
-:class:`ProblemCache` per worker slot (one GPU) in the trusted parent; an executor never sees it.
+:class:`ProblemCache` per GPU, shared by the worker slots on it, in the trusted processes; an executor never sees it.
 Everything that checks the candidate stays per candidate: the reference's outputs for the judge's
 secret inputs are computed afresh for every candidate.
 
@@ -23,9 +23,12 @@ from typing import Any, Callable
 
 
 class ProblemCache:
-    def __init__(self) -> None:
-        self._values: dict[tuple, tuple[Any, str]] = {}
-        self._lock = threading.Lock()
+    """``store`` and ``lock``: a dict and a lock the slots of one GPU share (a multiprocessing
+    manager's, when the slots are processes); by default this process's own."""
+
+    def __init__(self, store: Any = None, lock: Any = None) -> None:
+        self._values: dict[tuple, tuple[Any, str]] = {} if store is None else store
+        self._lock = threading.Lock() if lock is None else lock
 
     def get(self, key: tuple) -> tuple[Any, str] | None:
         """(a copy of the value, the candidate whose run measured it), or None."""

@@ -1,17 +1,19 @@
-"""Batch evaluation: a local pool (one worker per visible GPU; N workers on CPU) or Ray, records
+"""Batch evaluation: a local pool (worker slots sharing each visible GPU; N workers on CPU) or Ray, records
 appended as candidates finish, resume by skipping ids already recorded, a rich progress bar."""
 
 from __future__ import annotations
 
+import multiprocessing as mp
+from multiprocessing import connection
 import os
-import queue
-import threading
-from dataclasses import replace
+import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from kernlint.eval import isolation, records
 from kernlint.eval.api import EvalOptions, evaluate_candidate
+from kernlint.eval.device_share import DeviceShare, Unshared
 from kernlint.eval.problems import Candidate, Problem
 from kernlint.eval.reuse import ProblemCache
 
@@ -41,65 +43,157 @@ def pending(candidates: Iterable[Candidate], out_path: str | Path) -> list[Candi
     return [c for c in candidates if c.id not in done]
 
 
-def worker_slots(gpus: list[str], workers: int | None) -> list[dict[str, str]]:
-    """The environment of each local worker: which GPU it sees (none without GPUs)."""
+def worker_slots(gpus: list[str], workers: int | None, per_gpu: int = 1) -> list[dict[str, str]]:
+    """The environment of each local worker: which GPU it sees (none without GPUs). ``workers``
+    slots (default: ``per_gpu`` per GPU) share the GPUs round-robin."""
     if not gpus:
         return [{} for _ in range(max(1, workers or 1))]
-    return [{"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} for i in range(max(1, workers or len(gpus)))]
+    n = workers or len(gpus) * max(1, per_gpu)
+    return [{"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} for i in range(max(1, n))]
+
+
+def interleaved(candidates: list[Candidate]) -> list[Candidate]:
+    """Candidates of different problems in turn: slots working at once judge different problems, so
+    a problem's values measured for one candidate are there for its next (:mod:`kernlint.eval.reuse`)."""
+    by_problem: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        by_problem.setdefault(c.problem_id, []).append(c)
+    queues = list(by_problem.values())
+    out = []
+    while queues:
+        out += [q.pop(0) for q in queues]
+        queues = [q for q in queues if q]
+    return out
+
+
+@dataclass
+class Slot:
+    """What one worker slot judges with: its GPU's environment, the lock of the GPU it shares with
+    other slots, and the problem values cached for that GPU."""
+    env: dict[str, str]
+    share: Any = None
+    cache: ProblemCache | None = None
+
+
+def _judge_queue(take: Callable[[], Candidate | None], more: Callable[[], bool], problems: dict[str, Problem],
+                 opts: EvalOptions, slot: Slot, warm: bool, emit: Callable[[str, Any], None]) -> None:
+    """One slot's loop: judge candidates until ``take`` has none; ``emit("start", id)`` before and
+    ``emit("record", rec)`` after each."""
+    slot_opts = replace(opts, env={**opts.env, **slot.env}, cuda=bool(slot.env) if opts.cuda is None else opts.cuda)
+    spares = isolation.Spares() if warm else None
+    try:
+        while (c := take()) is not None:
+            emit("start", c.id)
+            prob = problems.get(c.problem_id)
+            if spares is not None:
+                spares.more = more()
+            try:
+                rec = (evaluate_candidate(prob, c, slot_opts, spares, slot.cache, slot.share) if prob
+                       else _missing_problem_record(c))
+            except Exception as exc:  # the harness itself failed on this candidate: record it
+                rec = _harness_error(c, f"{type(exc).__name__}: {exc}")
+            emit("record", rec)
+    finally:
+        if spares is not None:
+            spares.close()
+
+
+def _harness_error(c: Candidate, why: str) -> dict:
+    return {**_missing_problem_record(c), "reasons": [f"harness-error: {why}"]}
+
+
+def _slot_process(index: int, slot: Slot, problems: dict[str, Problem], opts: EvalOptions, warm: bool,
+                  tasks, results) -> None:
+    """A slot's own process (imports done once for all its candidates; each candidate's code still
+    runs in fresh executors): candidates from ``tasks``, records to ``results`` (its end of a pipe:
+    a message is in the pipe once sent, whatever happens to this process after)."""
+    _judge_queue(tasks.get, lambda: not tasks.empty(), problems, opts, slot, warm,
+                 lambda kind, x: results.send((kind, x)))
+    results.send(("done", None))
 
 
 def run_local(problems: dict[str, Problem], candidates: list[Candidate], out_path: str | Path,
               opts: EvalOptions, workers: int | None = None,
               on_record: Callable[[dict], None] | None = None, warm: bool = True) -> list[dict]:
     """Evaluate candidates one at a time per slot. With GPUs a slot sees one GPU through
-    CUDA_VISIBLE_DEVICES: one slot per GPU by default; ``workers`` beyond the GPU count share the
-    GPUs round-robin (fine for correctness-only runs, not for timing). Without GPUs: ``workers``.
+    CUDA_VISIBLE_DEVICES: ``opts.slots_per_gpu`` slots per GPU by default (``workers`` in all),
+    which hold their GPU shared while they work and exclusively while they measure
+    (:mod:`kernlint.eval.device_share`). Without GPUs: ``workers`` slots. One slot runs in this
+    process; more run in processes of their own, one per slot, and this process writes the records.
 
     ``warm``: each slot starts the next candidate's executors while the current one is judged
-    (:class:`kernlint.eval.isolation.Spares`) and measures the reference's values once per problem
-    (:mod:`kernlint.eval.reuse`)."""
-    slots = worker_slots(visible_gpus(), workers)
-    gpus = [s["CUDA_VISIBLE_DEVICES"] for s in slots if s]
-    todo: queue.Queue = queue.Queue()
-    for c in candidates:
-        todo.put(c)
+    (:class:`kernlint.eval.isolation.Spares`) and the slots of a GPU measure the reference's values
+    once per problem (:mod:`kernlint.eval.reuse`)."""
+    envs = worker_slots(visible_gpus(), workers, opts.slots_per_gpu)
     out: list[dict] = []
-    lock = threading.Lock()
 
-    def slot_loop(env_extra: dict) -> None:
-        slot_opts = replace(opts, env={**opts.env, **env_extra}, cuda=bool(gpus) if opts.cuda is None else opts.cuda)
-        spares, cache = (isolation.Spares(), ProblemCache()) if warm else (None, None)
-        try:
-            slot_jobs(slot_opts, spares, cache)
-        finally:
-            if spares is not None:
-                spares.close()
+    def keep(rec: dict) -> None:
+        records.append(out_path, rec)
+        out.append(rec)
+        if on_record:
+            on_record(rec)
 
-    def slot_jobs(slot_opts: EvalOptions, spares: isolation.Spares | None, cache: ProblemCache | None) -> None:
-        while True:
-            try:
-                c = todo.get_nowait()
-            except queue.Empty:
-                return
-            prob = problems.get(c.problem_id)
-            if spares is not None:
-                spares.more = not todo.empty()
-            try:
-                rec = evaluate_candidate(prob, c, slot_opts, spares, cache) if prob else _missing_problem_record(c)
-            except Exception as exc:  # the harness itself failed on this candidate: record it
-                rec = {**_missing_problem_record(c), "reasons": [f"harness-error: {type(exc).__name__}: {exc}"]}
-            records.append(out_path, rec)
-            with lock:
-                out.append(rec)
-            if on_record:
-                on_record(rec)
-
-    threads = [threading.Thread(target=slot_loop, args=(s,), daemon=True) for s in slots]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    if len(envs) == 1:
+        todo = list(candidates)
+        _judge_queue(lambda: todo.pop(0) if todo else None, lambda: bool(todo), problems, opts,
+                     Slot(envs[0], Unshared(), ProblemCache() if warm else None), warm,
+                     lambda kind, x: keep(x) if kind == "record" else None)
+        return out
+    with tempfile.TemporaryDirectory(prefix="kernlint-slots-") as locks, mp.get_context("spawn").Manager() as manager:
+        devices = sorted({e.get("CUDA_VISIBLE_DEVICES", "cpu") for e in envs})
+        shares = {d: DeviceShare(locks, d, sum(e.get("CUDA_VISIBLE_DEVICES") == d for e in envs)) if d != "cpu"
+                  else Unshared() for d in devices}
+        caches = {d: ProblemCache(manager.dict(), manager.Lock()) if warm else None for d in devices}
+        slots = [Slot(e, shares[e.get("CUDA_VISIBLE_DEVICES", "cpu")], caches[e.get("CUDA_VISIBLE_DEVICES", "cpu")])
+                 for e in envs]
+        _run_slot_processes(slots, interleaved(list(candidates)), problems, opts, warm, keep)
     return out
+
+
+def _run_slot_processes(slots: list[Slot], todo: list[Candidate], problems: dict[str, Problem], opts: EvalOptions,
+                        warm: bool, keep: Callable[[dict], None], target: Callable = None) -> None:
+    """The slots as processes (``target``: :func:`_slot_process`); a slot process that dies has its
+    candidate recorded as a harness error and the others go on with the rest."""
+    ctx = mp.get_context("spawn")
+    tasks = ctx.Queue()
+    for c in todo:
+        tasks.put(c)
+    for _ in slots:
+        tasks.put(None)
+    by_id = {c.id: c for c in todo}
+    pipes = [ctx.Pipe(duplex=False) for _ in slots]
+    procs = [ctx.Process(target=target or _slot_process, args=(i, s, problems, opts, warm, tasks, pipes[i][1]),
+                         daemon=True) for i, s in enumerate(slots)]
+    for p in procs:
+        p.start()
+    for _, sender in pipes:
+        sender.close()  # the slot's copy is the only one: its pipe ends when the slot does
+    live = {pipes[i][0]: i for i in range(len(procs))}
+    inflight: dict[int, str] = {}
+    try:
+        while live:
+            for conn in connection.wait(list(live)):
+                i = live[conn]
+                try:
+                    kind, x = conn.recv()
+                except EOFError:  # the slot's process is gone
+                    del live[conn]
+                    procs[i].join(5)
+                    lost = inflight.pop(i, None)
+                    if lost is not None:
+                        keep(_harness_error(by_id[lost], f"the worker slot's process stopped "
+                                                         f"(exit code {procs[i].exitcode})"))
+                    continue
+                if kind == "start":
+                    inflight[i] = x
+                elif kind == "record":
+                    inflight.pop(i, None)
+                    keep(x)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join(timeout=5)
 
 
 def run_ray(problems: dict[str, Problem], candidates: list[Candidate], out_path: str | Path,

@@ -222,7 +222,11 @@ def _profiled_call(judge, proc) -> None:
         init, inputs = judge.ref_inputs(variant, "profile")
         judge.build_models(proc, variant, init)
         judge.ask(proc, {"op": "stage"}, {"sets": [inputs]})
-        judge.ask(proc, {"op": "profile"})
+        req = {"op": "profile"}
     else:
         judge.ask(proc, {"op": "stage"}, {"sets": [[]]})
-        judge.ask(proc, {"op": "profile", "function": prob["test_function"]})
+        req = {"op": "profile", "function": prob["test_function"]}
+    with judge.tuning(True):  # compiled while the GPU is shared (tuned alone)
+        judge.ask(proc, {**req, "warm_only": True})
+    with judge.measuring():
+        judge.ask(proc, req)

@@ -24,6 +24,9 @@ import time
 from typing import Any
 
 MAGIC = b"KLW1"
+#: an executor's exit status when its own (the harness's) imports failed, before any problem or
+#: candidate code ran (EX_TEMPFAIL): the judge retries the job once with fresh executors
+HARNESS_FAILED = 75
 #: a header larger than this is not a harness message
 MAX_HEADER = 64 * 1024 * 1024
 

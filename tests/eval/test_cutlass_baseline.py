@@ -94,17 +94,17 @@ def test_only_aligned_half_precision_on_sm90_takes_the_tma_kernels():
 
 def test_without_a_device_or_the_package_the_baseline_says_why(monkeypatch, tmp_path):
     sets = [[torch.randn(4, 4), torch.randn(4, 4)]]
-    got = CB.measure(lambda args: args[0] @ args[1], sets, tmp_path)
+    got = CB.measure(CB.prepare(lambda args: args[0] @ args[1], sets, tmp_path), sets)
     assert set(got) == {"skipped", "info"} and got["info"]["gemm_family"] is True
     if not torch.cuda.is_available():
         assert got["skipped"] in ("no CUDA device", "nvcc is not on PATH (the CUTLASS kernels are compiled with it)") \
             or "nvidia-cutlass" in got["skipped"]
-    got = CB.measure(lambda args: torch.relu(args[0]), sets, tmp_path)
+    got = CB.measure(CB.prepare(lambda args: torch.relu(args[0]), sets, tmp_path), sets)
     assert got["skipped"] == "not GEMM-family: the reference runs no GEMM (mm, bmm, addmm)"
     monkeypatch.setitem(sys.modules, "cutlass_cppgen", None)  # an import of it fails as if it were absent
     assert "nvidia-cutlass is not installed" in CB.unavailable(True)
     assert "kernlint[cutlass]" in CB.unavailable(True)
-    assert "nvidia-cutlass is not installed" in CB.measure(lambda args: args[0] @ args[1], sets, tmp_path)["skipped"]
+    assert "nvidia-cutlass is not installed" in CB.measure(CB.prepare(lambda args: args[0] @ args[1], sets, tmp_path), sets)["skipped"]
     assert not list(tmp_path.iterdir())
 
 

@@ -46,3 +46,39 @@ def test_injected_fault_option_and_network_block(tmp_path):
     env = isolation.worker_env({}, home="/nonexistent")
     assert env["https_proxy"] == isolation.DEAD_PROXY
     assert not any("TOKEN" in k or "KEY" in k for k in env if k != "SECRET_TOKEN")
+
+
+def test_an_executor_whose_own_imports_fail_is_the_harness_s_failure_and_retried(tmp_path, monkeypatch):
+    """Exit status HARNESS_FAILED before any request: ``harness-error`` (the verdict ``skipped``,
+    never the candidate's crash), and the job is judged once more with fresh executors."""
+    from kernlint.eval import isolation
+    from kernlint.eval.policy import Policy, judge
+    from kernlint.eval.wire import HARNESS_FAILED
+
+    src = (FIXTURES / "problems" / "vector_add.py").read_text()
+    honest = (FIXTURES / "candidates" / "vector_add" / "honest.py").read_text()
+    job = {"problem": {"id": "vector_add", "kind": "kernelbench", "source": src},
+           "candidate": {"id": "vector_add/honest", "source": honest}, "seeds": [0], "shape_variants": [0],
+           "timing": False}
+    real = isolation.Executors
+    made = []
+
+    class FirstFails(real):
+        def __init__(self, *args):
+            super().__init__(*args)
+            made.append(self)
+            if len(made) == 1:  # the candidate's executor of the first pair stops as a failed import would
+                self.cand.proc.kill()
+                self.cand = isolation.Process(self.cand.dir.parent, "candidate-x", None, 2048, 60,
+                                              wrapper=["sh", "-c", f"exit {HARNESS_FAILED}", "sh"])
+
+    monkeypatch.setattr(isolation, "Executors", FirstFails)
+    res = isolation.run_job(job, timeout_s=120, mem_limit_mb=4096)
+    assert len(made) == 2 and res["retried"] and res["status"] == "ok", res.get("error")
+    first = isolation.Process(tmp_path, "alone", None, 2048, 60, wrapper=["sh", "-c", f"exit {HARNESS_FAILED}", "sh"])
+    try:
+        first.request({"op": "load"}, deadline=__import__("time").monotonic() + 30)
+    except isolation.Gone as g:
+        kind, detail = g.kind()
+    assert kind == "harness-error" and "own imports failed" in detail
+    assert judge({"status": "error", "error_kind": kind, "error": detail}, [], Policy())[0] == "skipped"

@@ -214,6 +214,15 @@ def test_workers_beyond_the_gpus_share_them_round_robin():
     assert [s["CUDA_VISIBLE_DEVICES"] for s in worker_slots(["0", "1"], 5)] == ["0", "1", "0", "1", "0"]
     assert worker_slots(["3"], 1) == [{"CUDA_VISIBLE_DEVICES": "3"}]
     assert worker_slots([], 3) == [{}, {}, {}] and worker_slots([], None) == [{}]
+    assert [s["CUDA_VISIBLE_DEVICES"] for s in worker_slots(["0", "1"], None, per_gpu=3)] == ["0", "1"] * 3
+
+
+def test_slots_working_at_once_take_different_problems():
+    from kernlint.eval.problems import Candidate
+    from kernlint.eval.runner import interleaved
+
+    cands = [Candidate(id=f"{p}/{i}", problem_id=p, source="") for p, n in (("a", 3), ("b", 1), ("c", 2)) for i in range(n)]
+    assert [c.id for c in interleaved(cands)] == ["a/0", "b/0", "c/0", "a/1", "c/1", "a/2"]
 
 
 def test_candidates_from_one_file_and_clear_errors_for_bad_answers(tmp_path):
@@ -250,3 +259,27 @@ def test_bad_problem_lists_and_options_are_usage_errors(tmp_path):
     assert r.exit_code == 2 and "broken.json: not JSON" in r.output
     r = CliRunner().invoke(eval_command, [str(FIXTURES / "problems"), str(cands), "--seeds", "a", "-o", str(tmp_path / "o")])
     assert r.exit_code == 2 and "expected comma-separated integers" in r.output
+
+
+def test_an_autotuned_kernel_is_told_from_a_plain_one():
+    triton = pytest.importorskip("triton")
+    import triton.language as tl
+
+    from kernlint.eval.census import LaunchCounter
+
+    @triton.jit
+    def plain(x, BLOCK: tl.constexpr):
+        pass
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+    @triton.jit
+    def tuned(x, n, BLOCK: tl.constexpr):
+        pass
+
+    @triton.heuristics({"BLOCK": lambda a: 64})
+    @triton.jit
+    def guessed(x, BLOCK: tl.constexpr):
+        pass
+
+    assert not LaunchCounter({"plain": plain, "guessed": guessed}).autotuned()
+    assert LaunchCounter({"plain": plain, "tuned": tuned}).autotuned()
