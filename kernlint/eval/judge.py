@@ -356,7 +356,8 @@ class Judge:
                     corr["null_models_passing"] = nulls
                 poison = _sizes(out_r) + _sizes(inputs)
                 with self.tuning(label == labels[0]):
-                    h1, v1 = self.ask(self.cand, {"op": "call", "poison": poison}, {"inputs": inputs})
+                    h1, v1 = self.ask(self.cand, {"op": "call", "poison": poison, "inputs_after": True},
+                                      {"inputs": inputs})
                 changed = C.unchanged(inputs, list(v1.get("inputs_after", [])))
                 if changed:
                     self.cheat("input-mutated", f"inputs {changed} changed by the candidate")
@@ -400,7 +401,7 @@ class Judge:
         _, b = self.ref_inputs(variant, "cache-b")
         if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in a):
             return
-        self.ask(self.cand, {"op": "call", "keep": True}, {"inputs": a})
+        self.ask(self.cand, {"op": "call", "keep": True, "output": False}, {"inputs": a})
         _, vb = self.ask(self.cand, {"op": "call", "refill": True}, {"inputs": b})
         if not self.compare(vb.get("out"), self.ref_call(b)).ok:
             if self.compare(vb.get("out"), self.ref_call(a)).ok:

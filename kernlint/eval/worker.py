@@ -280,7 +280,8 @@ class Executor:
 
     def op_call(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
         """One forward on the inputs sent (or, with ``refill``, on the buffers of the previous call
-        refilled with them); returns the output and the inputs as the call left them."""
+        refilled with them); returns the output (unless ``"output": False``) and, with
+        ``inputs_after``, the inputs as the call left them: only what the judge reads travels."""
         import torch
 
         from kernlint.eval import correctness as C
@@ -307,7 +308,10 @@ class Executor:
         self.held.append(args)
         head = self._output_head(out, n0)
         self._guard("forward")
-        return head, {"out": out, "inputs_after": args}
+        vals = {"out": out} if req.get("output", True) else {}
+        if req.get("inputs_after"):
+            vals["inputs_after"] = args
+        return head, vals
 
     def op_test(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
         """TritonBench: run the test function (it makes its own inputs) under ``seed``."""
