@@ -217,6 +217,16 @@ def test_workers_beyond_the_gpus_share_them_round_robin():
     assert [s["CUDA_VISIBLE_DEVICES"] for s in worker_slots(["0", "1"], None, per_gpu=3)] == ["0", "1"] * 3
 
 
+def test_each_slot_runs_on_cores_of_its_own():
+    from kernlint.eval.runner import slot_cores
+
+    cores = list(range(16))
+    parts = [slot_cores(cores, i, 4) for i in range(4)]
+    assert parts == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]]
+    assert [slot_cores([0, 1, 2], i, 2) for i in range(2)] == [[0], [1, 2]]
+    assert [slot_cores([5, 7], i, 3) for i in range(3)] == [[5], [7], [5]]
+
+
 def test_slots_working_at_once_take_different_problems():
     from kernlint.eval.problems import Candidate
     from kernlint.eval.runner import interleaved
