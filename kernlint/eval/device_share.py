@@ -1,9 +1,11 @@
 """One GPU shared by the worker slots of a batch (processes): work on it shares it, a measurement
 has it alone.
 
-A slot holds its GPU *shared* for every request that may run device work (a correctness call, an
-input set, a compile), so slots overlap what dominates a candidate's evaluation: interpreters
-starting, compiles, transfers, comparisons. A slot holds it *exclusive* while it measures: the
+A slot holds its GPU *shared* for every request that runs device work (a correctness call, an
+input set), so slots overlap what dominates a candidate's evaluation: interpreters starting,
+compiles, transfers, comparisons. A request that compiles for seconds and ends with a few launches
+(a baseline's build, the profiler's start, a warm-up call) holds nothing: a measurement waiting for
+it would stop every other slot's shared requests for as long. A slot holds it *exclusive* while it measures: the
 candidate's and the reference's timings and the judge's clock around them, the baselines' timed
 calls, the profiler's record of the candidate's calls and the ncu pass. Without MPS, kernels of
 other processes time-slice with the measured ones and would stretch their events.

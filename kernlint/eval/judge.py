@@ -163,10 +163,17 @@ class Judge:
     def ask(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
         return self.ask_texts(proc, header, values, texts)[:2]
 
-    def ask_texts(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None):
-        with self.share.shared() if self.cuda else contextlib.nullcontext():
+    def ask_texts(self, proc: Process, header: dict, values: dict | None = None, texts: dict | None = None,
+                  locked: bool = True):
+        """``locked=False``: a request that compiles for seconds and ends with a few launches (a
+        baseline's build, the profiler's start, a warm-up call) holds no lock, or every slot's
+        measurement would wait for the compile (a waiting measurement stops new shared requests)."""
+        with self.share.shared() if self.cuda and locked else contextlib.nullcontext():
             answer = proc.request(header, values, texts, self.deadline)
         return self.checked(proc, answer)
+
+    def ask_unlocked(self, proc: Process, header: dict, values: dict | None = None):
+        return self.ask_texts(proc, header, values, None, locked=False)[:2]
 
     def measuring(self):
         """The GPU to this slot alone while it measures (a no-op on the CPU)."""
@@ -528,17 +535,17 @@ class Judge:
             self.note("CUTLASS baseline skipped: " + ("disabled" if self.cuda else "no CUDA device"))
 
     def census(self, function: str | None = None) -> dict:
-        """The candidate's census (:meth:`Executor.op_census`): the profiler started once while the
-        GPU is shared (its start costs seconds), the recorded calls while it is this slot's alone."""
+        """The candidate's census (:meth:`Executor.op_census`): the profiler started once outside the
+        lock (its start costs seconds), the recorded calls while the GPU is this slot's alone."""
         if self.cuda:
-            self.ask(self.cand, {"op": "census", "function": function, "warm_only": True})
+            self.ask_unlocked(self.cand, {"op": "census", "function": function, "warm_only": True})
         with self.measuring():
             return self.ask(self.cand, {"op": "census", "function": function})[0]
 
     def built_then_timed(self, req: dict) -> dict:
-        """A baseline of the reference executor: compiled while the GPU is shared, then timed while
-        it is this slot's alone."""
-        self.ask(self.ref, {**req, "build_only": True})
+        """A baseline of the reference executor: compiled outside the lock, then timed while the GPU
+        is this slot's alone."""
+        self.ask_unlocked(self.ref, {**req, "build_only": True})
         with self.measuring():
             return self.ask(self.ref, req)[0]
 

@@ -216,7 +216,7 @@ def _profiled_call(judge, proc) -> None:
     """The requests of the profile pass: the judge's own inputs and weights, never the problem."""
     job, prob = judge.job, judge.job["problem"]
     header, texts = judge.load_request("candidate", "profile-load")
-    judge.ask(proc, header, texts=texts)
+    judge.ask_texts(proc, header, texts=texts, locked=False)  # imports under ncu: seconds, no device work
     if prob["kind"] == "kernelbench":
         variant = list(job.get("shape_variants", [0]))[0]
         init, inputs = judge.ref_inputs(variant, "profile")
@@ -226,7 +226,7 @@ def _profiled_call(judge, proc) -> None:
     else:
         judge.ask(proc, {"op": "stage"}, {"sets": [[]]})
         req = {"op": "profile", "function": prob["test_function"]}
-    with judge.tuning(True):  # compiled while the GPU is shared (tuned alone)
-        judge.ask(proc, {**req, "warm_only": True})
+    with judge.tuning(True):  # compiled outside the lock (tuned while the GPU is this slot's alone)
+        judge.ask_unlocked(proc, {**req, "warm_only": True})
     with judge.measuring():
         judge.ask(proc, req)
