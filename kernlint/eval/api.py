@@ -166,6 +166,9 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions,
         # the problem's values taken from an earlier candidate's run: name -> that candidate's id
         "reused": result.get("reused", {}),
         "executors_started_ahead": bool(result.get("executors_started_ahead")),
+        # seconds of stage_s spent waiting for the GPU other slots held (shared, exclusive)
+        "gpu_wait_s": result.get("gpu_wait_s"),
+        "retried": result.get("retried"),
         "notes": result.get("notes", []),
         "artifacts": result.get("artifacts", []),
         # the judge's secret behind every input seed, recorded once the candidate has exited

@@ -26,6 +26,7 @@ import contextlib
 import fcntl
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -43,6 +44,8 @@ class DeviceShare:
         self._fds: tuple[int, int] | None = None
         self._pid = 0
         self._held = threading.local()
+        #: seconds this process waited for the GPU, shared and exclusive (a record's ``gpu_wait_s``)
+        self.waited = {"shared": 0.0, "exclusive": 0.0}
 
     def __getstate__(self) -> dict:
         return {"paths": self.paths, "slots": self.slots}
@@ -50,6 +53,7 @@ class DeviceShare:
     def __setstate__(self, state: dict) -> None:
         self.slots = state["slots"]
         self.paths, self._fds, self._pid, self._held = state["paths"], None, 0, threading.local()
+        self.waited = {"shared": 0.0, "exclusive": 0.0}
 
     def _open(self) -> tuple[int, int]:
         # a lock belongs to an open file description: each process opens its own
@@ -75,11 +79,13 @@ class DeviceShare:
             yield
             return
         turn, dev = self._open()
+        t0 = time.monotonic()
         fcntl.flock(turn, fcntl.LOCK_EX)
         try:
             fcntl.flock(dev, fcntl.LOCK_SH)
         finally:
             fcntl.flock(turn, fcntl.LOCK_UN)
+        self.waited["shared"] += time.monotonic() - t0
         try:
             with self._holding("shared"):
                 yield
@@ -95,9 +101,11 @@ class DeviceShare:
         if held == "shared":
             raise RuntimeError("a slot holding its GPU shared cannot take it exclusively (it would wait for itself)")
         turn, dev = self._open()
+        t0 = time.monotonic()
         fcntl.flock(turn, fcntl.LOCK_EX)
         try:
             fcntl.flock(dev, fcntl.LOCK_EX)
+            self.waited["exclusive"] += time.monotonic() - t0
             try:
                 with self._holding("exclusive"):
                     yield
@@ -111,6 +119,7 @@ class Unshared:
     """A device no other slot uses (one slot, or the CPU): nothing to wait for."""
 
     slots = 1
+    waited = {"shared": 0.0, "exclusive": 0.0}
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:

@@ -116,6 +116,7 @@ class Judge:
         self.job, self.ref, self.cand, self.deadline = job, ref, cand, deadline
         #: the GPU's lock among the slots that share it (:mod:`kernlint.eval.device_share`)
         self.share = share or Unshared()
+        self._waited0 = dict(self.share.waited)
         self.reuse = Reuse(cache, job)  # the reference's values measured for an earlier candidate
         self.staged: list = []
         self.secret = secrets.randbits(62)
@@ -690,6 +691,8 @@ class Judge:
             except (Failed, Gone, TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
                 self.note(f"structure unavailable: {type(exc).__name__}: {str(exc)[:200]}")
         self._close_stage()
+        if self.share.slots > 1:  # seconds of the stages above spent waiting for the GPU's lock
+            res["gpu_wait_s"] = {k: round(v - self._waited0[k], 3) for k, v in self.share.waited.items()}
         self.reuse.commit(res)
         res["input_secret"] = self.secret  # written once the candidate can no longer run
         return res

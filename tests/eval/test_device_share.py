@@ -87,6 +87,19 @@ def test_a_waiting_measurement_goes_before_work_that_asks_after_it(tmp_path):
     assert Path(log).read_text().split() == ["shared", "exclusive", "shared"]
 
 
+def test_the_time_a_slot_waited_is_counted(tmp_path):
+    share = DeviceShare(tmp_path, "0", 2)
+    first = CTX.Event()
+    holder = CTX.Process(target=_log_when, args=(share, "shared", str(tmp_path / "log"), first, 0.5))
+    holder.start()
+    first.wait(20)
+    time.sleep(0.1)
+    with share.exclusive():
+        pass
+    holder.join(20)
+    assert share.waited["exclusive"] > 0.05 and share.waited["shared"] == 0.0
+
+
 def test_a_slot_cannot_turn_shared_into_exclusive_and_may_nest(tmp_path):
     share = DeviceShare(tmp_path, "0", 1)
     with share.exclusive():
