@@ -163,11 +163,11 @@ class Solving:
         self.incremental_ctx: z3.Context | None = None
         self.refutations: dict = {}
 
-    def _solver(self, ctx: z3.Context):
+    def _solver(self, ctx: z3.Context, timeout_ms: int = TIMEOUT_MS):
         # the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
         # so answers differently from one run to the next
         solver = z3.SimpleSolver(ctx=ctx)
-        solver.set("timeout", 10 * TIMEOUT_MS)
+        solver.set("timeout", 10 * timeout_ms)
         solver.set("rlimit", RLIMIT)
         # Groebner bases and Horner forms of the products of sizes and strides ran for seconds
         # without drawing on the budget (the answer then followed the wall clock); nlsat, which
@@ -215,8 +215,7 @@ class Solving:
         if self.ctx is None:
             self.ctx = z3.Context()
         ctx = self.ctx
-        solver = self._solver(ctx)
-        solver.set("timeout", 10 * timeout_ms)
+        solver = self._solver(ctx, timeout_ms)
         solver.add(formula.translate(ctx))
         result = solver.check()
         model = solver.model() if result == z3.sat else None

@@ -108,7 +108,7 @@ def lint_findings(source: str, path: str) -> list[dict]:
 
 def device_memory_fraction(cuda: bool, share) -> float | None:
     """Each executor's cap on its GPU's memory: 90%, split among the slots that share the GPU."""
-    return round(0.9 / max(1, getattr(share, "slots", 1)), 4) if cuda else None
+    return round(0.9 / max(1, share.slots), 4) if cuda else None
 
 
 def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions,
@@ -120,6 +120,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions,
     problem measured for earlier candidates (:mod:`kernlint.eval.reuse`) and ``share`` the lock of
     the GPU it shares with other slots (:mod:`kernlint.eval.device_share`)."""
     t0 = time.time()
+    share = share or Unshared()
     path = cand.origin or f"{cand.id}.py"
     findings, syntax_error = static_findings(cand.source, path)
     checked_at = time.time()
@@ -134,7 +135,7 @@ def evaluate_candidate(problem: Problem, cand: Candidate, opts: EvalOptions,
         result = isolation.run_job(job, timeout_s=opts.timeout_s,
                                    mem_limit_mb=None if cuda else opts.mem_limit_mb,
                                    rss_limit_mb=opts.rss_limit_mb, env=opts.env, spares=spares, cache=cache,
-                                   share=share or Unshared())
+                                   share=share)
     judged_at = time.time()
     verdict, reasons = P.judge(result, findings, opts.policy)
     sp = P.speedups(result.get("timings", {}))

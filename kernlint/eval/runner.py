@@ -110,13 +110,13 @@ def slot_cores(cores: list[int], index: int, slots: int) -> list[int]:
     return cores[index * len(cores) // slots:(index + 1) * len(cores) // slots]
 
 
-def _slot_process(index: int, slot: Slot, problems: dict[str, Problem], opts: EvalOptions, warm: bool,
-                  tasks, results, slots: int = 1) -> None:
+def _slot_process(index: int, slots: int, slot: Slot, problems: dict[str, Problem], opts: EvalOptions, warm: bool,
+                  tasks, results) -> None:
     """A slot's own process (imports done once for all its candidates; each candidate's code still
     runs in fresh executors): candidates from ``tasks``, records to ``results`` (its end of a pipe:
     a message is in the pipe once sent, whatever happens to this process after).
 
-    The slot and its executors run on cores of their own: a neighbour's compile (nvcc, inductor's
+    Slot ``index`` of ``slots`` and its executors run on cores of their own: a neighbour's compile (nvcc, inductor's
     workers) would otherwise slow the host side of a measured call, which the GPU lock cannot keep
     out (on the H200 a 4.5 us kernel's events read 17 us instead of 7 us, its kernel time the same)."""
     if hasattr(os, "sched_setaffinity"):
@@ -154,12 +154,10 @@ def run_local(problems: dict[str, Problem], candidates: list[Candidate], out_pat
                      lambda kind, x: keep(x) if kind == "record" else None)
         return out
     with tempfile.TemporaryDirectory(prefix="kernlint-slots-") as locks, mp.get_context("spawn").Manager() as manager:
-        devices = sorted({e.get("CUDA_VISIBLE_DEVICES", "cpu") for e in envs})
-        shares = {d: DeviceShare(locks, d, sum(e.get("CUDA_VISIBLE_DEVICES") == d for e in envs)) if d != "cpu"
-                  else Unshared() for d in devices}
-        caches = {d: ProblemCache(manager.dict(), manager.Lock()) if warm else None for d in devices}
-        slots = [Slot(e, shares[e.get("CUDA_VISIBLE_DEVICES", "cpu")], caches[e.get("CUDA_VISIBLE_DEVICES", "cpu")])
-                 for e in envs]
+        devices = [e.get("CUDA_VISIBLE_DEVICES", "cpu") for e in envs]
+        shares = {d: DeviceShare(locks, d, devices.count(d)) if d != "cpu" else Unshared() for d in set(devices)}
+        caches = {d: ProblemCache(manager.dict(), manager.Lock()) if warm else None for d in set(devices)}
+        slots = [Slot(e, shares[d], caches[d]) for e, d in zip(envs, devices)]
         _run_slot_processes(slots, interleaved(list(candidates)), problems, opts, warm, keep)
     return out
 
@@ -176,8 +174,9 @@ def _run_slot_processes(slots: list[Slot], todo: list[Candidate], problems: dict
         tasks.put(None)
     by_id = {c.id: c for c in todo}
     pipes = [ctx.Pipe(duplex=False) for _ in slots]
-    procs = [ctx.Process(target=target or _slot_process, args=(i, s, problems, opts, warm, tasks, pipes[i][1]),
-                         kwargs={} if target else {"slots": len(slots)}, daemon=True) for i, s in enumerate(slots)]
+    procs = [ctx.Process(target=target or _slot_process,
+                         args=(i, len(slots), s, problems, opts, warm, tasks, pipes[i][1]), daemon=True)
+             for i, s in enumerate(slots)]
     for p in procs:
         p.start()
     for _, sender in pipes:

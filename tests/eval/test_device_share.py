@@ -112,7 +112,7 @@ def test_a_slot_cannot_turn_shared_into_exclusive_and_may_nest(tmp_path):
     assert share.mode() is None
 
 
-def _judge_or_die(index, slot, problems, opts, warm, tasks, results) -> None:
+def _judge_or_die(index, slots, slot, problems, opts, warm, tasks, results) -> None:
     """A stand-in slot process: the candidate named ``die`` kills its slot."""
     while (c := tasks.get()) is not None:
         results.send(("start", c.id))
