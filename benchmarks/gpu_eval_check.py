@@ -61,6 +61,13 @@ if __name__ == "__main__":
 RECORDS = {"boundary": "boundary_records.jsonl", "suite": "suite_records.jsonl", "faults": "fault_records.jsonl"}
 
 
+def missing_reasons(rec: dict, exp: dict) -> list[str]:
+    """The reasons expected.json names for a candidate (with the GPU-only ones: this runs on a GPU)
+    that its record lacks (prefix match)."""
+    want = exp.get("reasons", []) + exp.get("gpu_reasons", [])
+    return [w for w in want if not any(x.startswith(w) for x in rec.get("reasons", []))]
+
+
 def check_suite(out: Path, only: set[str] | None = None) -> dict:
     from kernlint.eval.api import EvalOptions
     from kernlint.eval.problems import load_candidates, load_problems
@@ -84,8 +91,7 @@ def check_suite(out: Path, only: set[str] | None = None) -> dict:
     rows = []
     for cid, exp in sorted(expected.items()):
         r = recs.get(cid, {})
-        want = exp.get("reasons", []) + exp.get("gpu_reasons", [])
-        missing = [w for w in want if not any(x.startswith(w) for x in r.get("reasons", []))]
+        missing = missing_reasons(r, exp)
         rows.append({"id": cid, "expected": exp["verdict"], "got": r.get("verdict"),
                      "ok": r.get("verdict") == exp["verdict"] and not missing, "missing_reasons": missing,
                      "reasons": r.get("reasons", []), "speedup": r.get("speedup", {})})
@@ -114,8 +120,7 @@ def check_boundary(out: Path) -> dict:
     rows = []
     for c in cands:
         r, exp = recs.get(c.id, {}), expected.get(c.id, {})
-        want = exp.get("reasons", []) + exp.get("gpu_reasons", [])
-        missing = [w for w in want if not any(x.startswith(w) for x in r.get("reasons", []))]
+        missing = missing_reasons(r, exp)
         t = (r.get("timings") or {}).get("candidate") or {}
         o = t.get("outside") or {}
         calls = o.get("calls") or 1

@@ -34,6 +34,11 @@ from kernlint.eval.problems import load_candidates, load_problems  # noqa: E402
 from kernlint.eval.runner import run_local  # noqa: E402
 from kernlint.eval.summary import stage_seconds  # noqa: E402
 
+from gpu_eval_check import missing_reasons  # noqa: E402
+from gpu_honest_check import flagged  # noqa: E402
+
+EXPECTED = ROOT / "fixtures" / "eval" / "expected.json"
+
 
 def batch(suites, repeat: int, only: set[str] | None = None):
     probs, cands = {}, []
@@ -76,7 +81,25 @@ def rates(recs: list[dict], wall: float) -> dict:
             "started_ahead": sum(bool(r.get("executors_started_ahead")) for r in recs),
             "verdicts": {r["id"]: r["verdict"] for r in recs},
             "record_wall_s": {r["id"]: r["wall_s"] for r in recs},
-            "stage_names": {r["id"]: sorted(r.get("stage_s") or {}) for r in recs}}
+            "stage_names": {r["id"]: sorted(r.get("stage_s") or {}) for r in recs},
+            "as_expected": as_expected(recs)}
+
+
+def as_expected(recs: list[dict]) -> list[dict]:
+    """Each record of a fixture candidate against fixtures/eval/expected.json, at the default
+    options: a rejected candidate needs its verdict and every named reason; one expected to pass
+    only needs not to be flagged (its verdict may be a speed verdict against the baselines)."""
+    expected = json.loads(EXPECTED.read_text())
+    rows = []
+    for r in recs:
+        exp = expected.get(r["id"].split("#")[0])
+        if not isinstance(exp, dict):
+            continue
+        missing = missing_reasons(r, exp)
+        ok = not flagged(r) if exp["verdict"] == "passed" else r["verdict"] == exp["verdict"] and not missing
+        rows.append({"id": r["id"], "expected": exp["verdict"], "got": r["verdict"], "ok": ok,
+                     "missing_reasons": missing, "reasons": r.get("reasons", [])})
+    return rows
 
 
 def device() -> str:
@@ -102,6 +125,13 @@ def write(out: Path, report: dict) -> None:
           "Mean seconds per candidate and stage:", "", "| stage | mean s |", "|---|---|"]
     md += [f"| {k} | {v} |" for k, v in w["mean_stage_s"].items()]
     md += ["", "Mean wall seconds by verdict: " + ", ".join(f"{k} {v}" for k, v in w["mean_wall_s_by_verdict"].items())]
+    rows = w["as_expected"]
+    md += ["", f"## Verdicts against fixtures/eval/expected.json: {sum(r['ok'] for r in rows)}/{len(rows)} as expected", "",
+           "A candidate expected to pass must not be flagged (a cheating verdict or a static or runtime hack reason); "
+           "any other needs its verdict and every reason named there, the GPU-only ones included.", "",
+           "| candidate | expected | got | ok | missing reasons | reasons |", "|---|---|---|---|---|---|"]
+    md += [f"| {r['id']} | {r['expected']} | {r['got']} | {'yes' if r['ok'] else 'NO'} | {', '.join(r['missing_reasons'])} | "
+           f"{'; '.join(x[:90] for x in r['reasons'])} |" for r in rows]
     cold = report.get("cold")
     if cold:
         ids = list(cold["verdicts"])
