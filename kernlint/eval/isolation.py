@@ -6,6 +6,7 @@ to the caller, and nothing an executor writes is taken as a verdict."""
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import resource
@@ -59,9 +60,20 @@ def _device_visible() -> bool:
     return cuda_available()
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here: a forked child must not run the loader
+_PR_SET_PDEATHSIG = 1
+
+
 def _limits(mem_limit_mb: int | None, cpu_seconds: int | None):
+    parent = os.getpid()
+
     def apply():
         os.setsid()
+        # an executor dies with the judge that started it: a judge killed mid-batch leaves no
+        # candidate running (a hang would spin until its CPU limit)
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the judge died before the line above
+            os._exit(1)
         if mem_limit_mb:
             lim = int(mem_limit_mb) * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
@@ -72,14 +84,22 @@ def _limits(mem_limit_mb: int | None, cpu_seconds: int | None):
     return apply
 
 
-def _rss_mb(pid: int) -> float:
+#: threads one executor may run at once: far above what torch, Triton, CUDA and a compile pool
+#: start, far below what exhausts a machine (RLIMIT_NPROC does not hold for root)
+THREAD_LIMIT = 1024
+
+
+def _rss_mb_and_threads(pid: int) -> tuple[float, int]:
+    rss, threads = 0.0, 0
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
+                rss = int(line.split()[1]) / 1024
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+    except (OSError, ValueError):
         pass
-    return 0.0
+    return rss, threads
 
 
 class Process:
@@ -89,7 +109,9 @@ class Process:
     The sandbox: a fresh interpreter in its own session, the environment scrubbed
     (:func:`worker_env`), an empty working directory that is also its HOME and TMPDIR, nothing on
     its command line or in its environment that names a file of the judge's, address-space, CPU
-    and core limits, the network blocked in-process (and proxies pointed at a closed port).
+    and core limits, watchdogs on its resident memory and thread count, the network blocked
+    in-process (and proxies pointed at a closed port), and a candidate's writes outside its folder
+    blocked (:func:`kernlint.eval.guards.block_writes_outside`).
     """
 
     def __init__(self, root: Path, name: str, env: dict[str, str] | None, mem_limit_mb: int | None,
@@ -136,8 +158,11 @@ class Process:
         while not select.select([fd], [], [], 0.2)[0]:  # the watchdogs, while it works
             if deadline is not None and time.monotonic() > deadline:
                 raise Gone(self, "timeout")
-            if self.rss_limit_mb and _rss_mb(self.proc.pid) > self.rss_limit_mb:
+            rss, threads = _rss_mb_and_threads(self.proc.pid)
+            if self.rss_limit_mb and rss > self.rss_limit_mb:
                 raise Gone(self, "out-of-memory")
+            if threads > THREAD_LIMIT:
+                raise Gone(self, "thread-limit")
         try:
             return wire.read(fd, deadline)
         except wire.WireError as exc:
@@ -171,8 +196,12 @@ class Process:
         return b"".join(self.log).decode(errors="replace")
 
 
+#: why a watchdog stopped an executor that was still running
+WATCHDOG_KINDS = ("timeout", "out-of-memory", "thread-limit")
+
+
 class Gone(Exception):
-    """An executor stopped answering: ``why`` is closed, timeout, out-of-memory or a frame error."""
+    """An executor stopped answering: ``why`` is closed, a watchdog's kind or a frame error."""
 
     def __init__(self, process: Process, why: str) -> None:
         super().__init__(why)
@@ -182,7 +211,7 @@ class Gone(Exception):
         """(error_kind, detail) after the process was reaped."""
         proc = self.process.proc
         rc = proc.poll()
-        if rc is None and self.why not in ("timeout", "out-of-memory"):
+        if rc is None and self.why not in WATCHDOG_KINDS:
             try:  # it broke the channel and may be on its way out: let it finish
                 rc = proc.wait(timeout=1)
             except subprocess.TimeoutExpired:
@@ -190,7 +219,9 @@ class Gone(Exception):
         killed = rc is None
         if killed:
             rc = self.process.kill()
-        if self.why in ("timeout", "out-of-memory"):
+        if self.why == "thread-limit":
+            return self.why, f"more than {THREAD_LIMIT} threads at once; killed (exit code {rc})"
+        if self.why in WATCHDOG_KINDS:
             return self.why, f"exit code {rc}"
         log = self.process.log_text()
         if not killed and rc == wire.HARNESS_FAILED:

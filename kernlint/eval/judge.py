@@ -255,6 +255,7 @@ class Judge:
         """The ``load`` request of an executor of ``role``: its header and texts (only its side's source)."""
         job, prob = self.job, self.job["problem"]
         head = {"op": "load", "kind": prob["kind"], "block_network": job.get("block_network", True),
+                "block_writes": role == "candidate" and job.get("block_writes", True),
                 "device_memory_fraction": job.get("device_memory_fraction"), "seed": self.seed(label), "role": role}
         tests = {"test_code": prob.get("test_code", "")} if prob["kind"] == "tritonbench" else {}
         source = prob["source"] if role == "reference" else job["candidate"]["source"]

@@ -23,7 +23,7 @@ from kernlint.model import Finding, Level
 
 TAXONOMY = ("did-not-compile", "cheating", "runtime-error", "wrong", "library-fallback", "structurally-flawed",
             "slower-than-baseline", "low-occupancy", "passed")
-RUNTIME_KINDS = {"runtime-error", "illegal-address", "out-of-memory", "timeout", "crash"}
+RUNTIME_KINDS = {"runtime-error", "illegal-address", "out-of-memory", "timeout", "thread-limit", "crash"}
 #: errors that are not the candidate's: the evaluation could not be made (verdict ``skipped``)
 TASK_KINDS = {"reference-error", "no-test", "harness-error"}
 REWARDS = {"did-not-compile": 0.0, "runtime-error": 0.0, "wrong": 0.0, "cheating": -1.0,

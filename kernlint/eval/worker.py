@@ -551,6 +551,10 @@ def serve(channel: int) -> None:
         if req.get("op") == "load":
             if req.get("block_network", True):
                 guards.block_network()
+            if req.get("block_writes"):
+                # its folder is also its HOME and TMPDIR; the compilers' caches may be set apart
+                guards.block_writes_outside(os.getcwd(), os.environ.get("TRITON_CACHE_DIR"),
+                                            os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
             if req.get("inject_fault"):
                 _inject(req["inject_fault"])
         wire.write(channel, ex.handle(req, values, texts))
