@@ -27,6 +27,7 @@ def test_fault_batch_classified(tmp_path):
     for cid, exp in expected.items():
         assert recs[cid]["verdict"] == exp["verdict"], (cid, recs[cid]["reasons"])
         assert recs[cid]["error_kind"] in exp["error_kind"], (cid, recs[cid]["error"])
+        assert exp.get("error", "") in recs[cid]["error"], (cid, recs[cid]["error"])
         assert recs[cid]["stage"].startswith("correctness"), recs[cid]["stage"]
 
 
@@ -82,3 +83,58 @@ def test_an_executor_whose_own_imports_fail_is_the_harness_s_failure_and_retried
         kind, detail = g.kind()
     assert kind == "harness-error" and "own imports failed" in detail
     assert judge({"status": "error", "error_kind": kind, "error": detail}, [], Policy())[0] == "skipped"
+
+
+def test_writes_outside_the_executor_folder_are_blocked(tmp_path):
+    """In a fresh interpreter (an audit hook cannot be removed): writes, creates, removes and
+    renames inside the folder work; outside it, and through a symlink that leads out, they raise."""
+    import subprocess
+    import sys
+    import textwrap
+
+    inside, outside = tmp_path / "executor", tmp_path / "judge"
+    inside.mkdir()
+    outside.mkdir()
+    (outside / "verdict.json").write_text("{}")
+    code = textwrap.dedent(f"""
+        import os, shutil
+        from pathlib import Path
+        from kernlint.eval import guards
+        inside, outside = Path({str(inside)!r}), Path({str(outside)!r})
+        guards.block_writes_outside(str(inside))
+        (inside / "a.txt").write_text("ok"); os.rename(inside / "a.txt", inside / "b.txt"); os.mkdir(inside / "d")
+        (inside / "b.txt").unlink(); open(outside / "verdict.json").read()
+        os.symlink(outside, inside / "out")
+        blocked = []
+        for name, act in [("write", lambda: (outside / "verdict.json").write_text("passed")),
+                          ("append", lambda: open(outside / "x", "a")),
+                          ("os.open", lambda: os.open(outside / "y", os.O_CREAT | os.O_WRONLY)),
+                          ("symlink", lambda: (inside / "out" / "verdict.json").write_text("passed")),
+                          ("remove", lambda: os.remove(outside / "verdict.json")),
+                          ("rename", lambda: os.rename(outside / "verdict.json", inside / "v.json")),
+                          ("rmtree", lambda: shutil.rmtree(outside))]:
+            try:
+                act()
+            except guards.WriteBlocked:
+                blocked.append(name)
+        print(",".join(blocked))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "write,append,os.open,symlink,remove,rename,rmtree"
+    assert (outside / "verdict.json").read_text() == "{}"
+
+
+def test_the_thread_watchdog_stops_a_thread_explosion_without_an_address_space_limit():
+    """On a GPU there is no address-space limit (CUDA reserves too much of it): the watchdog on the
+    executor's thread count is what stops a candidate that starts threads without end."""
+    from kernlint.eval import isolation
+
+    src = (FIXTURES / "problems" / "vector_add.py").read_text()
+    cand = (FIXTURES / "faults" / "vector_add" / "fault_thread_explosion.py").read_text()
+    job = {"problem": {"id": "vector_add", "kind": "kernelbench", "source": src},
+           "candidate": {"id": "vector_add/fault_thread_explosion", "source": cand}, "seeds": [0],
+           "shape_variants": [0], "timing": False}
+    res = isolation.run_job(job, timeout_s=120, mem_limit_mb=None)
+    assert res["error_kind"] == "thread-limit", res.get("error")
+    assert f"more than {isolation.THREAD_LIMIT} threads" in res["error"]
