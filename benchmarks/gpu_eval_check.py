@@ -204,6 +204,13 @@ def timing_quality(out: Path, repeats: int, skip_ncu: bool) -> dict:
     return result
 
 
+def fault_classified(rec: dict, exp: dict) -> bool:
+    """A fault's record as fixtures/eval/faults/expected.json says: its verdict, one of its error
+    kinds, and the words its error must hold."""
+    return (rec.get("verdict") == exp["verdict"] and rec.get("error_kind") in exp["error_kind"]
+            and exp.get("error", "") in (rec.get("error") or ""))
+
+
 def fault_batch(out: Path) -> dict:
     from kernlint.eval.api import EvalOptions
     from kernlint.eval.problems import load_candidates, load_problems
@@ -219,7 +226,7 @@ def fault_batch(out: Path) -> dict:
                                                    rss_limit_mb=16384, timing=False))
     recs = {r["id"]: r for r in map(json.loads, rec_path.read_text().splitlines())}
     rows = [{"id": cid, "verdict": recs.get(cid, {}).get("verdict"), "error_kind": recs.get(cid, {}).get("error_kind"),
-             "ok": cid in recs and recs[cid]["verdict"] == exp["verdict"] and recs[cid]["error_kind"] in exp["error_kind"],
+             "ok": cid in recs and fault_classified(recs[cid], exp),
              "error": (recs.get(cid, {}).get("error") or "")[:200]} for cid, exp in sorted(expected.items())]
     return {"rows": rows, "all_written": set(recs) == set(expected), "wall_s": time.time() - t0}
 
