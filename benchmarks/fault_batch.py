@@ -14,7 +14,8 @@ of the candidates have records, and runs the same command again, which resumes.
 
 Checks: every candidate has exactly one record (no id twice), every fault is classified as
 fixtures/eval/faults/expected.json says, every honest candidate passed, and after the second run
-no executor process is left. Writes OUT/fault_batch.md and OUT/fault_batch.json.
+no executor process is left (counted, with the temporary folders the killed run left, under the
+batch's own TMPDIR). Writes OUT/fault_batch.md and OUT/fault_batch.json.
 """
 
 from __future__ import annotations
@@ -61,10 +62,15 @@ def build(folder: Path, n: int, fault_share: float, seed: int) -> dict[str, dict
     return want
 
 
-def executors_left() -> int:
-    """kernlint executor processes still running on this machine."""
-    out = subprocess.run(["pgrep", "-f", "kernlint.eval.worker"], capture_output=True, text=True).stdout
-    return len(out.split())
+def executors_left(work: Path) -> int:
+    """Processes still running in a folder of the batch's (the executors' folders are under its TMPDIR)."""
+    n = 0
+    for proc in Path("/proc").iterdir():
+        try:
+            n += proc.name.isdigit() and os.readlink(proc / "cwd").startswith(str(work))
+        except OSError:
+            continue
+    return n
 
 
 def lines(path: Path) -> int:
@@ -91,7 +97,8 @@ def main() -> int:
     cmd = [sys.executable, "-m", "kernlint", "eval", str(FIX / "problems"), str(work / "candidates"),
            "--out", str(work / "eval"), "--no-timing", "--seeds", "0", "--shape-variants", "0",
            "--timeout", str(args.timeout), "--mem-limit-mb", "4096", "--workers", str(args.workers), "--no-progress"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    (work / "tmp").mkdir()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(work / "tmp")}
     runs = []
     t0 = time.time()
     first = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -110,7 +117,9 @@ def main() -> int:
     runs.append({"run": "second (resumes)", "records_at_end": lines(rec_path), "wall_s": round(time.time() - t1, 1),
                  "exit": second.returncode, "stderr_tail": second.stderr[-500:]})
     time.sleep(3)  # executors of the killed run see their requests closed and leave
-    left = executors_left()
+    left = executors_left(work)
+    # what the killed run could not remove (its executors' temporary folders); the second run removes its own
+    stale = len(list((work / "tmp").glob("kernlint-eval-*")))
 
     parsed = []
     for line in rec_path.read_text().splitlines():
@@ -137,11 +146,11 @@ def main() -> int:
                         {k: r.get(k) for k in ("verdict", "error_kind", "error", "reasons")}})
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "host_cpus": os.cpu_count(),
-        "command": " ".join(["kernlint", *cmd[3:]]).replace(str(work), "<batch>"),
+        "command": " ".join(["kernlint", *cmd[3:]]).replace(str(work), "<batch>").replace(f"{ROOT}/", ""),
         "candidates": args.candidates, "faults": sum(e["kind"] == "fault" for e in want.values()),
         "runs": runs, "records": len(recs), "cut_lines": parsed.count(None),
         "missing": sorted(set(want) - set(by_id)), "duplicates": sorted(k for k, v in counts.items() if v > 1),
-        "unexpected_ids": sorted(set(by_id) - set(want)), "executors_left": left,
+        "unexpected_ids": sorted(set(by_id) - set(want)), "executors_left": left, "temp_folders_left": stale,
         "as_expected": sum(r["ok"] for r in rows.values()), "wall_s": round(time.time() - t0, 1),
         "per_source": {k: {**v, "verdicts": dict(v["verdicts"]), "kinds": dict(v["kinds"])} for k, v in sorted(rows.items())},
         "not_as_expected": bad[:50],
@@ -156,7 +165,7 @@ def main() -> int:
     md += [f"| {r['run']} | {r['records_at_end']} | {r['wall_s']} | {r['exit']} |" for r in runs]
     md += ["", f"**{report['as_expected']}/{args.candidates} as expected**; records {len(recs)}, missing "
            f"{len(report['missing'])}, duplicated ids {len(report['duplicates'])}, lines cut by the kill "
-           f"{report['cut_lines']}, executors left running {left}.", "",
+           f"{report['cut_lines']}, executors left running {left}, temporary folders the killed run left {stale}.", "",
            "| source | candidates | as expected | verdicts | error kinds |", "|---|---|---|---|---|"]
     md += [f"| {k} | {v['n']} | {v['ok']} | {', '.join(f'{a} {b}' for a, b in v['verdicts'].items())} | "
            f"{', '.join(f'{a} {b}' for a, b in v['kinds'].items())} |" for k, v in report["per_source"].items()]
