@@ -23,11 +23,20 @@ def _kernel_objects(namespace: dict) -> dict[str, Any]:
     return found
 
 
-def _inner_fn(obj: Any) -> Any:
-    seen = 0
-    while hasattr(obj, "fn") and seen < 8 and not hasattr(obj, "device_caches") and not hasattr(obj, "cache"):
+def _fn_chain(obj: Any):
+    """A kernel object and what it wraps (autotuner -> heuristics -> JITFunction -> function: ``.fn``)."""
+    for _ in range(9):
+        yield obj
+        if not hasattr(obj, "fn"):
+            return
         obj = obj.fn
-        seen += 1
+
+
+def _inner_fn(obj: Any) -> Any:
+    """The JITFunction of a kernel object (the first of its chain that holds compiled kernels)."""
+    for obj in _fn_chain(obj):
+        if hasattr(obj, "device_caches") or hasattr(obj, "cache"):
+            break
     return obj
 
 
@@ -100,12 +109,7 @@ class LaunchCounter:
             from triton.runtime.autotuner import Autotuner
         except Exception:  # pragma: no cover
             return False
-        for obj in self.kernels.values():
-            for _ in range(8):
-                if isinstance(obj, Autotuner):
-                    return True
-                obj = getattr(obj, "fn", None)
-        return False
+        return any(isinstance(o, Autotuner) for obj in self.kernels.values() for o in _fn_chain(obj))
 
     def symbols(self) -> list[str]:
         """The names the device knows the kernels by (their functions'), beside the module's names."""
