@@ -49,7 +49,7 @@ def param_use(fn: cst.FunctionDef, params: list[str], constexprs: set[str],
     assigns = assignments(fn)
     int_pointers = _index_pointers(fn, set(params), dereferenced, assigns)
     for node in walk(fn):
-        if not isinstance(node, cst.Call) or attr_name(node.func).split(".")[-1] not in ("atomic_cas", "atomic_xchg"):
+        if not isinstance(node, cst.Call) or N.method_name(node.func) not in ("atomic_cas", "atomic_xchg"):
             continue
         args = positional(node)
         if args and any(isinstance(a, cst.Integer) for a in args[1:]):
@@ -131,17 +131,6 @@ def targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
     return [node.target]
 
 
-def attr_name(node: cst.CSTNode) -> str:
-    """``a.b.c`` -> ``"a.b.c"``; a call's function's name; "" for anything else."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{attr_name(node.value)}.{node.attr.value}"
-    if isinstance(node, cst.Call):
-        return attr_name(node.func)
-    return ""
-
-
 def positional(call: cst.Call) -> list[cst.BaseExpression | None]:
     """A call's positional arguments (None for a ``*args``)."""
     return [None if a.star else a.value for a in call.args if a.keyword is None and a.star != "**"]
@@ -176,10 +165,9 @@ def _pointer_roots(expr: cst.CSTNode | None) -> set[str]:
         return _pointer_roots(expr.body) | _pointer_roots(expr.orelse)
     if isinstance(expr, cst.Call):
         args = positional(expr)
-        func = attr_name(expr.func)
-        if args and func.split(".")[-1] in ("broadcast_to", "reshape", "view", "expand_dims", "where",
-                                             "multiple_of", "max_contiguous"):
-            chosen = args[1:] if func.endswith("where") else args[:1]
+        func = N.method_name(expr.func)
+        if args and func in ("broadcast_to", "reshape", "view", "expand_dims", "where", "multiple_of", "max_contiguous"):
+            chosen = args[1:] if func == "where" else args[:1]
             return set().union(*(_pointer_roots(a) for a in chosen))
     return set()
 
@@ -201,7 +189,7 @@ def _arith_names(node: cst.CSTNode | None) -> set[str]:
         return _arith_names(node.body) | _arith_names(node.orelse)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "to":
         return _arith_names(node.func.value)
-    if isinstance(node, cst.Call) and attr_name(node.func).split(".")[-1] in (
+    if isinstance(node, cst.Call) and N.method_name(node.func) in (
             "multiple_of", "max_contiguous", "minimum", "maximum", "where"):
         return set().union(*(_arith_names(a) for a in positional(node)))
     return set()
@@ -211,7 +199,7 @@ def _loaded_from(value: cst.CSTNode, params: set[str]) -> set[str]:
     """The parameters ``tl.load(P + ...)`` (possibly ``.to(...)``-cast) reads through."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
         value = value.func.value
-    if isinstance(value, cst.Call) and attr_name(value.func).split(".")[-1] == "load" and value.args:
+    if isinstance(value, cst.Call) and N.method_name(value.func) == "load" and value.args:
         args = positional(value)
         target = args[0] if args else next((v for k, v in keywords(value) if k == "pointer"), None)
         if target is not None:
@@ -241,10 +229,9 @@ def _index_pointers(fn: cst.FunctionDef, params: set[str], dereferenced: set[str
     local = {n for node in assigns for t in targets(node) for n in N.names_in(t)}
     for node in walk(fn):
         if isinstance(node, cst.Call):
-            func = attr_name(node.func)
             args = positional(node)
             # ``smem.store(x)``: a method of a local object (a shared-memory buffer) takes a value, not a pointer
-            if func.split(".")[-1] in POINTER_USERS and args and func.split(".")[0] not in local:
+            if N.method_name(node.func) in POINTER_USERS and args and N.root_name(node.func) not in local:
                 used |= _arith_names(args[0])
         elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _INT_OPS):
             used |= _arith_names(node.left) | _arith_names(node.right)
@@ -271,7 +258,7 @@ def _dereferenced(fn: cst.FunctionDef, funcs: dict[str, cst.FunctionDef], visiti
         if not isinstance(node, cst.Call):
             continue
         args = positional(node)
-        if attr_name(node.func).split(".")[-1] in POINTER_USERS:
+        if N.method_name(node.func) in POINTER_USERS:
             target = args[0] if args else next(
                 (v for k, v in keywords(node) if k in ("pointer", "base", "ptr")), None)
             if target is not None:
@@ -339,7 +326,7 @@ def _arange_1d(node: cst.CSTNode, ranges: set[str]) -> bool:
     if isinstance(node, cst.Name):
         return node.value in ranges
     if isinstance(node, cst.Call):
-        return attr_name(node.func).split(".")[-1] == "arange"
+        return N.method_name(node.func) == "arange"
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
         return _arange_1d(node.left, ranges) or _arange_1d(node.right, ranges)
     return False
@@ -419,7 +406,7 @@ def _dtype_uses(fn: cst.FunctionDef, wanted: set[str], funcs: dict[str, cst.Func
             if passed:
                 inner = _dtype_uses(callee, set(passed), funcs, depth + 1)
                 out |= {passed[p] for p in inner}
-        attr = attr_name(node.func).split(".")[-1]
+        attr = N.method_name(node.func)
         if attr in ("to", "zeros", "full", "cast") and args:
             cand = args[0] if attr in ("to", "cast") else args[-1]
             if isinstance(cand, cst.Name) and cand.value in wanted and (attr != "cast" or len(args) > 1):

@@ -47,6 +47,22 @@ def dotted(node: cst.BaseExpression, through_calls: bool = False) -> str | None:
     return ".".join(reversed(parts)).replace(".()", "()")
 
 
+def method_name(func: cst.BaseExpression) -> str:
+    """The name a callee is called by: ``tl.load`` -> ``load``, ``x.view`` -> ``view``, ``f`` -> ``f``;
+    "" for anything else."""
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def root_name(node: cst.BaseExpression) -> str:
+    """The name at the root of an attribute and call chain: ``smem.index(0).store`` -> ``smem``; "" when
+    the root is not a name."""
+    while isinstance(node, (cst.Attribute, cst.Call)):
+        node = node.value if isinstance(node, cst.Attribute) else node.func
+    return node.value if isinstance(node, cst.Name) else ""
+
+
 def _module_name(node: cst.BaseExpression) -> str:
     return dotted(node) or ""
 
