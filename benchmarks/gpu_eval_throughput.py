@@ -17,6 +17,7 @@ cold.jsonl); the report of the warm batch is written before the cold part starts
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import platform
 import statistics
@@ -85,11 +86,16 @@ def rates(recs: list[dict], wall: float) -> dict:
             "as_expected": as_expected(recs)}
 
 
+@functools.cache
+def _expected() -> dict:
+    return json.loads(EXPECTED.read_text())
+
+
 def as_expected(recs: list[dict]) -> list[dict]:
     """Each record of a fixture candidate against fixtures/eval/expected.json, at the default
     options: a rejected candidate needs its verdict and every named reason; one expected to pass
     only needs not to be flagged (its verdict may be a speed verdict against the baselines)."""
-    expected = json.loads(EXPECTED.read_text())
+    expected = _expected()
     rows = []
     for r in recs:
         exp = expected.get(r["id"].split("#")[0])
