@@ -53,7 +53,7 @@ def _inside(path, roots: tuple[str, ...], dir_fd=None) -> bool:
     if isinstance(path, int):  # an open descriptor: it was checked when it was opened
         return True
     path = os.fsdecode(path)
-    if dir_fd is not None and not os.path.isabs(path):
+    if dir_fd is not None and dir_fd >= 0 and not os.path.isabs(path):  # the audit event says -1 for none
         path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), path)
     real = os.path.realpath(path)
     return any(real == r or real.startswith(r + os.sep) for r in roots)

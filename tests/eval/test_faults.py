@@ -104,6 +104,7 @@ def test_writes_outside_the_executor_folder_are_blocked(tmp_path):
         guards.block_writes_outside(str(inside))
         (inside / "a.txt").write_text("ok"); os.rename(inside / "a.txt", inside / "b.txt"); os.mkdir(inside / "d")
         (inside / "b.txt").unlink(); open(outside / "verdict.json").read()
+        os.chdir(inside); open("rel.txt", "w").close(); os.remove("rel.txt"); os.mkdir("rd"); os.rmdir("rd")
         os.symlink(outside, inside / "out")
         blocked = []
         for name, act in [("write", lambda: (outside / "verdict.json").write_text("passed")),
@@ -112,7 +113,8 @@ def test_writes_outside_the_executor_folder_are_blocked(tmp_path):
                           ("symlink", lambda: (inside / "out" / "verdict.json").write_text("passed")),
                           ("remove", lambda: os.remove(outside / "verdict.json")),
                           ("rename", lambda: os.rename(outside / "verdict.json", inside / "v.json")),
-                          ("rmtree", lambda: shutil.rmtree(outside))]:
+                          ("rmtree", lambda: shutil.rmtree(outside)),
+                          ("relative", lambda: os.remove("../judge/verdict.json"))]:
             try:
                 act()
             except guards.WriteBlocked:
@@ -121,7 +123,7 @@ def test_writes_outside_the_executor_folder_are_blocked(tmp_path):
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "write,append,os.open,symlink,remove,rename,rmtree"
+    assert proc.stdout.strip() == "write,append,os.open,symlink,remove,rename,rmtree,relative"
     assert (outside / "verdict.json").read_text() == "{}"
 
 
