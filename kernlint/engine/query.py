@@ -22,7 +22,7 @@ import z3
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.symbols import Num, Ptr, mentions
-from kernlint.engine import terms
+from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 
 TIMEOUT_MS = 1000
@@ -201,8 +201,9 @@ class Solving:
             solver.pop()
         return self.refutations[asked]
 
-    def solve(self, formulas: list, timeout_ms: int = TIMEOUT_MS):
-        """Solve the conjunction of ``formulas``."""
+    def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS):
+        """Solve the conjunction of ``facts`` and ``goal`` (the negation of what is to be proven)."""
+        formulas = [*facts, goal]
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
         parts = sorted(dict(keyed_conjuncts(formulas)).items())
@@ -210,6 +211,9 @@ class Solving:
         hit = self.answers.get(key)
         if hit is not None:
             return hit
+        if monotone.refutes(facts, goal):  # proven without a solver (and without a context)
+            self.answers[key] = (z3.unsat, None)
+            return self.answers[key]
         formula = conjunction([c for _, c in parts]) if parts else z3.BoolVal(True)
         variables = [v for v in merged_free([c for _, c in parts]).values() if z3.is_int(v)]
         if self.ctx is None:
@@ -352,7 +356,7 @@ class Prover:
         for n in mentioned & self.scalars:
             domain.append(self.model.params[n] >= 1)
         domain += self._bindings(facts, mentioned & set(self.model.params))
-        result, witness = self.solving.solve([*domain, *cond, index >= extent])
+        result, witness = self.solving.solve([*domain, *cond], index >= extent)
         if result != z3.sat:
             return None
         against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
@@ -384,7 +388,7 @@ class Prover:
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         for n in mentioned & self.scalars:
             domain.append(self.model.params[n] >= 0)
-        result, witness = self.solving.solve([*domain, *cond, z3.Or(offset < 0, offset >= extent)])
+        result, witness = self.solving.solve([*domain, *cond], z3.Or(offset < 0, offset >= extent))
         if result == z3.unsat:
             return True
         if result != z3.sat:
@@ -424,7 +428,7 @@ class Prover:
             for n in mentioned & self.scalars:
                 domain.append(self.model.params[n] >= 1)
             domain += self._bindings(facts, mentioned & set(self.model.params))
-            result, witness = self.solving.solve([*domain, *cond, index >= bound])
+            result, witness = self.solving.solve([*domain, *cond], index >= bound)
             if result != z3.sat:
                 continue
             where = "this access's mask" if other is access else f"the mask {self.describe(other)}"

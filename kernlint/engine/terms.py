@@ -23,6 +23,8 @@ _OBJECTS: dict[int, tuple] = {}
 #: leaf ast id -> its wrapper (the value of a free-variable map)
 _LEAF: dict[int, z3.ExprRef] = {}
 LIMIT = 200000
+#: other modules' tables keyed by ast id (their terms held here): emptied whenever these are
+CACHES: list[dict] = []
 
 _APP = C.Z3_APP_AST
 _NUMERAL = C.Z3_NUMERAL_AST
@@ -34,11 +36,12 @@ def clear() -> None:
     ctx = z3.main_ctx().ref()
     for a in _HELD.values():
         C.Z3_dec_ref(ctx, a)
-    for table in (_FREE, _PARTS, _TEXT, _HELD, _LEAF, _OBJECTS):
+    for table in (_FREE, _PARTS, _TEXT, _HELD, _LEAF, _OBJECTS, *CACHES):
         table.clear()
 
 
-def _hold(ctx, ident: int, a) -> None:
+def hold(ctx, ident: int, a) -> None:
+    """Keep the ast ``a`` alive (so that its id is not reused) until :func:`clear`."""
     if ident not in _HELD:
         C.Z3_inc_ref(ctx, a)
         _HELD[ident] = a
@@ -60,7 +63,7 @@ def free_vars(term) -> dict[str, z3.ExprRef]:
 
 
 def _finish(ctx, nid: int, node, out: tuple) -> None:
-    _hold(ctx, nid, node)
+    hold(ctx, nid, node)
     _FREE[nid] = out
 
 
@@ -144,7 +147,7 @@ def components(term) -> frozenset:
             todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(C.Z3_get_app_num_args(ctx, t)))
     out = frozenset(out)
     if _main(term):
-        _hold(ctx, ident, a)
+        hold(ctx, ident, a)
         _PARTS[ident] = out
     return out
 
@@ -184,7 +187,7 @@ def text(term) -> str:
     hit = _TEXT.get(ident)
     if hit is None:
         hit = _TEXT[ident] = term.sexpr()
-        _hold(ctx, ident, a)
+        hold(ctx, ident, a)
     return hit
 
 

@@ -1,0 +1,86 @@
+"""The solver-free refutation of bounds queries: what it proves, what it leaves to the solver, and
+that it never calls a satisfiable query refuted."""
+
+import random
+
+import z3
+
+from kernlint.engine import monotone
+
+pid, grid, lane, k = z3.Ints("pid!0 grid!0 lane!0 iter_k!1")
+n, B, K, numel = z3.Ints("n BLOCK K x.numel()")
+
+
+def _block(size):
+    return [lane >= 0, lane < size]
+
+
+def _program():
+    return [grid >= 1, pid >= 0, pid < grid]
+
+
+def test_a_masked_block_is_proven_through_the_launch_bindings():
+    offs = pid * B + lane
+    facts = [*_program(), *_block(B), B == 1024, n == numel, numel >= 1, grid == (numel + 1023) / 1024, offs < n]
+    assert monotone.refutes(facts, z3.Or(0 + offs < 0, 0 + offs >= numel))
+
+
+def test_the_same_block_without_its_mask_is_left_to_the_solver():
+    offs = pid * B + lane
+    facts = [*_program(), *_block(B), B == 1024, n == numel, numel >= 1, grid == (numel + 1023) / 1024]
+    assert not monotone.refutes(facts, z3.Or(offs < 0, offs >= numel))
+
+
+def test_rows_of_a_matrix_cancel_term_by_term():
+    # pid0 * n * d + (pid1 * 64 + lane1) * d + lane0 against s0 * s1 * n * d
+    pid1, lane1, d, s0, s1, s2, s3 = z3.Ints("pid!1 lane!1 d q.shape[0] q.shape[1] q.shape[2] q.shape[3]")
+    offset = pid * n * d + (pid1 * B + lane1) * d + lane
+    facts = [*_program(), pid1 >= 0, lane >= 0, lane < d, lane1 >= 0, lane1 < B, B == 64, n == s2, d == s3,
+             grid == s0 * s1, s0 >= 1, s1 >= 1, s2 >= 1, s3 >= 1, pid1 * B + lane1 < n]
+    assert monotone.refutes(facts, z3.Or(offset < 0, offset >= s0 * s1 * s2 * s3))
+    # one row more than the mask allows is not
+    assert not monotone.refutes(facts, z3.Or(offset < 0, offset + d >= s0 * s1 * s2 * s3))
+
+
+def test_a_loop_whose_mask_bounds_what_is_left():
+    offset = k * B + lane
+    facts = [*_block(B), B >= 1, K >= 1, z3.And(k >= 0, k < (K + B - 1) / B), lane < K - k * B]
+    assert monotone.refutes(facts, offset >= K)
+
+
+def test_clamps_and_remainders():
+    clamped = z3.If(pid * B + lane <= n - 1, pid * B + lane, n - 1)
+    facts = [*_program(), *_block(B), B >= 1, n >= 1]
+    assert monotone.refutes(facts, z3.Or(clamped >= n))
+    assert monotone.refutes(facts, z3.Or((pid * B + lane) % n < 0, (pid * B + lane) % n >= n))
+    assert not monotone.refutes([*_program(), *_block(B)], (pid * B + lane) % n >= n)  # n may be 0
+
+
+def test_no_refutation_of_a_satisfiable_query():
+    """Random sums of products of positions and sizes against random facts: whatever is refuted
+    here, z3 finds no model for."""
+    rng = random.Random(7)
+    positions = [pid, lane, k, z3.Int("pid!1")]
+    sizes = [n, B, K, numel]
+    checked = refuted = 0
+    for _ in range(300):
+        def product(pool, most=2):
+            out = z3.IntVal(rng.randint(1, 3))
+            for v in rng.sample(pool, rng.randint(1, most)):
+                out = out * v
+            return out
+
+        offset = z3.Sum([product(positions + sizes) for _ in range(rng.randint(1, 3))]) + rng.randint(-2, 2)
+        extent = product(sizes, 3) + rng.randint(-1, 1)
+        facts = [v >= 0 for v in positions] + [v >= 1 for v in sizes]
+        for _ in range(rng.randint(1, 4)):
+            bounded = z3.Sum([product(positions + sizes, 1) for _ in range(rng.randint(1, 2))])
+            facts.append(bounded < product(sizes, 2) + rng.randint(-1, 1))
+        goal = z3.Or(offset < 0, offset >= extent)
+        if monotone.refutes(facts, goal):
+            refuted += 1
+            solver = z3.Solver()
+            solver.add(*facts, goal)
+            assert solver.check() != z3.sat, (facts, goal, solver.model())
+        checked += 1
+    assert refuted >= 10  # the property is exercised, not vacuous
