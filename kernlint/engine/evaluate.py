@@ -78,6 +78,18 @@ def _int_text(text: str) -> int | None:
         return None
 
 
+def _movable(value, data: bool = False) -> bool:
+    """A value a loop can move by a fixed step per trip (``data``: or one of loaded data, which a
+    trip makes unknown but keeps its kind)."""
+    if isinstance(value, BlockPtr):
+        return True
+    if isinstance(value, Ptr):
+        return data or not value.offset.data
+    if isinstance(value, Num):
+        return not value.is_bool and (data or not value.data)
+    return False
+
+
 def _to_int(v) -> z3.ArithRef:
     term = v.term
     return z3.If(term, z3.IntVal(1), z3.IntVal(0)) if z3.is_bool(term) else term
@@ -280,6 +292,10 @@ class Evaluator:
         if not carried:
             return {}
         init = {n: self.env.get(n) for n in carried}
+        if not any(_movable(v) for n, v in init.items() if n != var):
+            # nothing here can move by a fixed step (accumulators of loaded data, unknowns): the trip
+            # need not be evaluated to say what these become
+            return {n: self._havoc(v, n) if _movable(v, data=True) else UNKNOWN for n, v in init.items() if n != var}
         saved_env, saved_rec, saved_acc = dict(self.env), self.recording, len(self.model.accesses)
         self.recording = False
         if var:

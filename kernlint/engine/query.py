@@ -21,7 +21,7 @@ import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
-from kernlint.engine.symbols import Num, Ptr, mentions
+from kernlint.engine.symbols import Num, Ptr, at_least, mentions
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 
@@ -54,30 +54,39 @@ class Violation:
 def stated_bounds(model: KernelModel) -> list[tuple]:
     """(index term, bound term, access) for every ``index < bound`` conjunct of a mask in the kernel
     (``bound > index`` too; ``<=`` states ``index < bound + 1``)."""
-    out = []
+    out, seen = [], {}
     for access in model.accesses:
         mask = access.mask
-        if not isinstance(mask, Num) or mask.data and False:
+        if not isinstance(mask, Num):
             continue
-        todo = [mask.term]
-        while todo:
-            t = todo.pop()
-            if not z3.is_app(t):
-                continue
-            kind = t.decl().kind()
-            if kind == z3.Z3_OP_AND:
-                todo.extend(t.children())
-                continue
-            if kind not in (z3.Z3_OP_LT, z3.Z3_OP_LE, z3.Z3_OP_GT, z3.Z3_OP_GE):
-                continue
-            a, b = t.children()
-            if kind in (z3.Z3_OP_GT, z3.Z3_OP_GE):
-                a, b = b, a
-            if not _has_lane(a) or _has_lane(b):
-                continue
-            bound = b if kind in (z3.Z3_OP_LT, z3.Z3_OP_GT) else b + 1
-            out.append((a, bound, access, _lengths(mask, a)))
+        key = (mask.term.get_id(), mask.lanes)  # loads and stores under one mask share their reading
+        if key not in seen:
+            seen[key] = _mask_bounds(mask)
+        out += [(a, bound, access, lengths) for a, bound, lengths in seen[key]]
     return out
+
+
+def _mask_bounds(mask: Num) -> list[tuple]:
+    found = []
+    todo = [mask.term]
+    while todo:
+        t = todo.pop()
+        if not z3.is_app(t):
+            continue
+        kind = t.decl().kind()
+        if kind == z3.Z3_OP_AND:
+            todo.extend(t.children())
+            continue
+        if kind not in (z3.Z3_OP_LT, z3.Z3_OP_LE, z3.Z3_OP_GT, z3.Z3_OP_GE):
+            continue
+        a, b = t.children()
+        if kind in (z3.Z3_OP_GT, z3.Z3_OP_GE):
+            a, b = b, a
+        if not _has_lane(a) or _has_lane(b):
+            continue
+        bound = b if kind in (z3.Z3_OP_LT, z3.Z3_OP_GT) else b + 1
+        found.append((a, bound, _lengths(mask, a)))
+    return found
 
 
 def _lengths(value: Num, term) -> frozenset:
@@ -250,7 +259,7 @@ class Prover:
         self.solving = Solving()
         self.base = list(model.symbols.domain) + list(assumptions)
         # sizes, strides, block sizes and flags are not negative
-        self.base += [v >= 0 for n, v in model.params.items() if n not in model.pointers]
+        self.base += [at_least(v, 0) for n, v in model.params.items() if n not in model.pointers]
         self.scalars = {n for n, v in model.params.items() if n not in model.pointers and n not in model.constexprs}
 
     def judge(self, access: Access) -> Violation | None:
@@ -354,7 +363,7 @@ class Prover:
         for t in (offset, extent, *cond):
             mentioned |= set(free_vars(t))
         for n in mentioned & self.scalars:
-            domain.append(self.model.params[n] >= 1)
+            domain.append(at_least(self.model.params[n], 1))
         domain += self._bindings(facts, mentioned & set(self.model.params))
         result, witness = self.solving.solve([*domain, *cond], index >= extent)
         if result != z3.sat:
@@ -387,7 +396,7 @@ class Prover:
             return None  # an extent nothing the kernel receives relates to: it says nothing
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         for n in mentioned & self.scalars:
-            domain.append(self.model.params[n] >= 0)
+            domain.append(at_least(self.model.params[n], 0))
         result, witness = self.solving.solve([*domain, *cond], z3.Or(offset < 0, offset >= extent))
         if result == z3.unsat:
             return True
@@ -426,7 +435,7 @@ class Prover:
             for t in (offset, index, bound, *cond):
                 mentioned |= set(free_vars(t))
             for n in mentioned & self.scalars:
-                domain.append(self.model.params[n] >= 1)
+                domain.append(at_least(self.model.params[n], 1))
             domain += self._bindings(facts, mentioned & set(self.model.params))
             result, witness = self.solving.solve([*domain, *cond], index >= bound)
             if result != z3.sat:

@@ -50,6 +50,19 @@ class Lane:
 
 #: (axis, start id, end id) -> (start, end, constraints): the terms are kept so their ids stay theirs
 _DOMAINS: dict = {}
+#: (variable id, bound) -> (variable, ``variable >= bound``)
+_AT_LEAST: dict = {}
+
+
+def at_least(var: z3.ArithRef, bound: int) -> z3.BoolRef:
+    """``var >= bound``, made once per variable (every query of a kernel states its parameters' signs)."""
+    key = (var.get_id(), bound)
+    hit = _AT_LEAST.get(key)
+    if hit is None:
+        if len(_AT_LEAST) > 50000:
+            _AT_LEAST.clear()
+        hit = _AT_LEAST[key] = (var, var >= bound)
+    return hit[1]
 
 
 @dataclass(frozen=True)

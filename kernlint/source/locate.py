@@ -34,6 +34,7 @@ class KernelLocator:
         self._positions = None
         self._text: str | None = None
         self._statement_ranges: dict[int, tuple[int, int]] | None = None
+        self._owners: dict[int, cst.CSTNode] | None = None
         self._line_shift = 0
         self._col_shift = 0
         candidates = def_lines.get(fn.name.value, [])
@@ -85,6 +86,7 @@ class KernelLocator:
         if not target or start < 0:
             return None
         if text.find(target, start + 1) >= 0:
+            within = within if within is not None else self._owner(node)
             found = self._statement_range(within) if within is not None else None
             if found is None:
                 return None
@@ -103,6 +105,18 @@ class KernelLocator:
             return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
         return Span(*at(start), *at(end))
+
+    def _owner(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost statement of the kernel whose line (or compound header) holds ``node``."""
+        if self._owners is None:
+            self._owners = {}
+            for stmt in _cst_statements(self.fn.body):
+                todo = list(_header(stmt))
+                while todo:
+                    n = todo.pop()
+                    self._owners[id(n)] = stmt
+                    todo.extend(n.children)
+        return self._owners.get(id(node))
 
     def _statement_range(self, stmt: cst.CSTNode) -> tuple[int, int] | None:
         """Offsets of a statement of the kernel in ``self.text``: by its text when that occurs once,
@@ -173,6 +187,19 @@ class KernelLocator:
 
 
 _COMPOUND = (cst.If, cst.For, cst.While, cst.With, cst.Try)
+
+
+def _header(stmt: cst.CSTNode) -> list:
+    """A simple-statement line whole; of a compound statement, what its first line holds."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return [stmt]
+    if isinstance(stmt, (cst.If, cst.While)):
+        return [stmt.test]
+    if isinstance(stmt, cst.For):
+        return [stmt.target, stmt.iter]
+    if isinstance(stmt, cst.With):
+        return list(stmt.items)
+    return []
 
 
 def _cst_statements(block):
