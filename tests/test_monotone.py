@@ -84,3 +84,12 @@ def test_no_refutation_of_a_satisfiable_query():
             assert solver.check() != z3.sat, (facts, goal, solver.model())
         checked += 1
     assert refuted >= 10  # the property is exercised, not vacuous
+
+
+def test_a_program_id_split_by_a_head_count_rounds_down():
+    # i_b, i_h = pid // H, pid % H over a grid of B * H programs: i_b <= B - 1 needs the rounding
+    b, h = z3.Ints("B H")
+    offset = (pid / h) * 64 * h + pid % h + lane * h
+    facts = [*_program(), *_block(64), grid == b * h, b >= 1, h >= 1, h != 0]
+    assert monotone.refutes(facts, z3.Or(offset < 0, offset >= b * 64 * h))
+    assert not monotone.refutes(facts, z3.Or(offset < 0, offset + 1 >= b * 64 * h))

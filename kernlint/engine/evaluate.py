@@ -17,6 +17,7 @@ from kernlint.engine.symbols import (
     NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, mentions, move_axes, position, rank_of,
 )
 from kernlint.engine.terms import free_vars, summands
+from kernlint.source.names import assigned_names
 
 TL = "triton.language."
 ATOMICS = frozenset(TL + n for n in (
@@ -202,34 +203,6 @@ class Evaluator:
             for i, el in enumerate(target.elements):
                 self.bind(el.value, items[i] if items is not None and i < len(items) else UNKNOWN)
 
-    def _assigned(self, body) -> set[str]:
-        """Names a loop body assigns (statements only: a walk without a libcst visitor)."""
-        names: set[str] = set()
-        todo = list(body.body if isinstance(body, cst.BaseSuite) else body)
-        while todo:
-            stmt = todo.pop()
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, cst.Assign):
-                        for t in small.targets:
-                            _targets(t.target, names)
-                    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                        _targets(small.target, names)
-                    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr):
-                        _targets(small.value.target, names)
-            elif isinstance(stmt, (cst.For, cst.While, cst.If, cst.With, cst.Try)):
-                if isinstance(stmt, cst.For):
-                    _targets(stmt.target, names)
-                if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.NamedExpr):
-                    _targets(stmt.test.target, names)
-                todo.extend(stmt.body.body)
-                orelse = getattr(stmt, "orelse", None)
-                if isinstance(orelse, cst.If):
-                    todo.append(orelse)
-                elif orelse is not None:
-                    todo.extend(orelse.body.body)
-        return names
-
     def _range(self, node: cst.BaseExpression):
         """(start, stop, step) of ``range``/``tl.range``/``tl.static_range``; None otherwise."""
         if not isinstance(node, cst.Call):
@@ -249,7 +222,7 @@ class Evaluator:
         if bounds is None:
             self.expr(stmt.iter)
         var = stmt.target.value if isinstance(stmt.target, cst.Name) else None
-        carried = self._assigned(stmt.body)
+        carried = assigned_names(stmt.body)
         k = self.sym.fresh(f"iter_{var or 'loop'}", f"iteration of `for {var or '...'}`")
         stop = None
         if bounds is not None:
@@ -347,7 +320,7 @@ class Evaluator:
         return UNKNOWN
 
     def while_loop(self, stmt: cst.While) -> None:
-        carried = self._assigned(stmt.body)
+        carried = assigned_names(stmt.body)
         for name in carried:
             self.env[name] = self._havoc(self.env.get(name), name)
         cond = self.expr(stmt.test)
@@ -887,14 +860,6 @@ class Evaluator:
         if kind == "store":
             return NONE
         return Num(self.sym.fresh("data", "a loaded value"), rank, data=True)
-
-
-def _targets(node, names: set[str]) -> None:
-    if isinstance(node, cst.Name):
-        names.add(node.value)
-    elif isinstance(node, (cst.Tuple, cst.List)):
-        for el in node.elements:
-            _targets(el.value, names)
 
 
 def _select(c, a, b):

@@ -188,6 +188,20 @@ def _divide(t: tuple, d: tuple) -> tuple | None:
     return tuple(rest)
 
 
+def _divided(p: dict, y: dict) -> dict | None:
+    """``p / y`` where ``y`` is one monomial dividing every term of ``p`` exactly, else None."""
+    if len(y) != 1:
+        return None
+    (ym, yc), = y.items()
+    out = {}
+    for m, c in p.items():
+        rest = _divide(m, ym)
+        if rest is None or c % yc:
+            return None
+        out[rest] = c // yc
+    return out
+
+
 class _Certificates:
     def __init__(self, facts: list) -> None:
         #: variable name -> the id of the term an equation of the facts gives it
@@ -322,6 +336,7 @@ class _Certificates:
                         self._fact(_add(_add(_mul(y, a), y), _add(x, _const(1)), -1))
                         if self._provably_nonneg(x):
                             self._nonneg_atoms.add(atom)
+                        self._floor_bounds(atom, x, y)
                     else:
                         self._fact(a)
                         self._fact(_add(_add(y, _const(-1)), a, -1))
@@ -345,6 +360,17 @@ class _Certificates:
                         continue
                     if self._provably_nonneg(px) and self._provably_nonneg(py):
                         self._nonneg_atoms.add(atom)
+
+    def _floor_bounds(self, atom: str, x: dict, y: dict) -> None:
+        """``x <= y * w - 1`` stated (``pid < H * n``, so ``pid <= H * n - 1``) gives
+        ``x / y <= w - 1``: the rounding down that a sum of facts cannot express."""
+        for d in list(self.facts):
+            upper = _add(d, x)  # d = upper - x >= 0
+            if any(atom in m for m in upper):
+                continue
+            w = _divided(_add(upper, _const(1)), y)
+            if w is not None:
+                self._fact(_add(_add(w, _const(-1)), {(atom,): 1}, -1))
 
     def _at_least_one(self, p: dict) -> bool:
         return self._provably_nonneg(_add(p, _const(-1)))
@@ -393,8 +419,8 @@ class _Certificates:
         options = []
         for i, d in enumerate(reversed(self.facts)):
             for dm, cd in d.items():
-                if cd >= 0:
-                    continue
+                if cd >= 0 or (not dm and t):
+                    continue  # a fact's constant would cancel any term by growing another: no progress
                 m = _divide(t, dm)
                 if m is None or not self._monomial_nonneg(m):
                     continue

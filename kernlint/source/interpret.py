@@ -14,6 +14,7 @@ import libcst as cst
 
 from kernlint.source import values as V
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
+from kernlint.source.names import assigned_names
 from kernlint.source.values import (
     ZERO_PADDED, BlockShape, Bound, Elected, Fact, Int32Product, Lane, LoopCounter, PaddedAxis, PaddingSide,
     ProgramAxis, ScalarLoad, Val,
@@ -487,18 +488,20 @@ class Interpreter:
             self.loops.append(var)
         recording = self.recording
         before = dict(self.env)
-        self.recording = False
-        if var:
-            self.env[var] = loop_val
-        self.block(body)
-        # join loop-carried values, then run again recording events
-        for name, val in list(self.env.items()):
-            if name in before and before[name] is not val:
-                self.env[name] = V.join(before[name], val, keep_bounds=False).with_(
-                    facts=before[name].facts | val.facts, const=None,
-                    bounds=val.bounds if val.bounds == before[name].bounds else (),
-                )
-        self.recording = recording
+        if (assigned_names(body) - {var}) & before.keys():
+            # a trip changes names bound before the loop: join what one trip makes of them, then
+            # run again recording events (with none, the first trip would change nothing)
+            self.recording = False
+            if var:
+                self.env[var] = loop_val
+            self.block(body)
+            for name, val in list(self.env.items()):
+                if name in before and before[name] is not val:
+                    self.env[name] = V.join(before[name], val, keep_bounds=False).with_(
+                        facts=before[name].facts | val.facts, const=None,
+                        bounds=val.bounds if val.bounds == before[name].bounds else (),
+                    )
+            self.recording = recording
         if var:
             self.env[var] = loop_val
         self.block(body)

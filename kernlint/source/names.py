@@ -146,3 +146,40 @@ def kernel_frontend(decorators: set[str]) -> Frontend | None:
     if decorators & (TILELANG_PRIM_FUNC | TILELANG_JIT) or any(d.endswith(".prim_func") for d in decorators):
         return Frontend.TILELANG
     return None
+
+
+def assigned_names(body) -> set[str]:
+    """Names a block assigns (statements only: a walk without a libcst visitor)."""
+    names: set[str] = set()
+    todo = list(body.body if isinstance(body, cst.BaseSuite) else body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        _targets(t.target, names)
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    _targets(small.target, names)
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr):
+                    _targets(small.value.target, names)
+        elif isinstance(stmt, (cst.For, cst.While, cst.If, cst.With, cst.Try)):
+            if isinstance(stmt, cst.For):
+                _targets(stmt.target, names)
+            if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.NamedExpr):
+                _targets(stmt.test.target, names)
+            todo.extend(stmt.body.body)
+            orelse = getattr(stmt, "orelse", None)
+            if isinstance(orelse, cst.If):
+                todo.append(orelse)
+            elif orelse is not None:
+                todo.extend(orelse.body.body)
+    return names
+
+
+def _targets(node, names: set[str]) -> None:
+    if isinstance(node, cst.Name):
+        names.add(node.value)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            _targets(el.value, names)
