@@ -14,7 +14,8 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, mentions, move_axes, position, rank_of,
+    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, int_var, mentions, move_axes, position,
+    rank_of,
 )
 from kernlint.engine.terms import free_vars, summands
 from kernlint.source.names import assigned_names
@@ -120,7 +121,7 @@ class Evaluator:
         pointers = set(pointer_params or ())
         self.env: dict[str, object] = {}
         for p in kernel.kernel.params:
-            var = z3.Int(p.name)
+            var = int_var(p.name)
             self.model.params[p.name] = var
             annotated = p.annotation is not None and ("pointer" in p.annotation or "*" in p.annotation)
             if p.constexpr:
@@ -134,8 +135,8 @@ class Evaluator:
         for name in kernel.kernel.heuristics:
             if name not in self.env:
                 self.model.constexprs.add(name)
-                self.model.params[name] = z3.Int(name)
-                self.env[name] = Num(z3.Int(name))
+                self.model.params[name] = int_var(name)
+                self.env[name] = Num(int_var(name))
 
     # -- entry ---------------------------------------------------------------------------------
     def run(self) -> KernelModel:
@@ -641,7 +642,7 @@ class Evaluator:
 
     def _pid(self, axis: int):
         if axis not in self.model.pids:
-            pid, grid = z3.Int(f"pid!{axis}"), z3.Int(f"grid!{axis}")
+            pid, grid = int_var(f"pid!{axis}"), int_var(f"grid!{axis}")
             self.sym.described[f"pid!{axis}"] = f"program_id({axis})"
             self.sym.domain += [grid >= 1, pid >= 0, pid < grid]
             self.model.pids[axis] = (pid, grid)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import z3
 
+from kernlint.engine.symbols import int_var
 from kernlint.source import names as N
 
 MAX_SIZE = 2 ** 31
@@ -53,7 +54,7 @@ class _Wrapper:
         self.forwarded: set[str] = set()
 
     def size(self, name: str, text: str) -> z3.ArithRef:
-        var = z3.Int(name)
+        var = int_var(name)
         if name not in self.facts.names:
             self.facts.names[name] = text
             self.facts.assumptions += [var >= 1, var <= MAX_SIZE]
@@ -287,7 +288,7 @@ class _Wrapper:
             return _product(dims), f"{name}.numel()"
         for alias in self.aliases(name):
             if f"{alias}.numel()" in self.facts.names:
-                return z3.Int(f"{alias}.numel()"), f"{name}.numel()"
+                return int_var(f"{alias}.numel()"), f"{name}.numel()"
         return None
 
     def viewed(self, node) -> str | None:

@@ -19,10 +19,24 @@ def mentions(term, var) -> bool:
     return not z3.substitute(term, (var, z3.Const("mentions!probe", var.sort()))).eq(term)
 
 
+#: name -> the integer constant of that name (z3 makes the same term each time, at a cost)
+_INTS: dict[str, z3.ArithRef] = {}
+
+
+def int_var(name: str) -> z3.ArithRef:
+    """``z3.Int(name)``, made once per name."""
+    hit = _INTS.get(name)
+    if hit is None:
+        if len(_INTS) > 50000:
+            _INTS.clear()
+        hit = _INTS[name] = z3.Int(name)
+    return hit
+
+
 def position(axis: int) -> z3.ArithRef:
     """The position along block axis ``axis`` (from the right): every ``tl.arange`` placed on that
     axis is its start plus this one variable, so two aranges on one axis are the same lanes."""
-    return z3.Int(f"lane!{axis}")
+    return int_var(f"lane!{axis}")
 
 
 @dataclass(frozen=True)
@@ -179,4 +193,4 @@ class Symbols:
         self.counter += 1
         name = f"{prefix}!{self.counter}"
         self.described[name] = description
-        return z3.Int(name)
+        return int_var(name)
