@@ -58,9 +58,13 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
     import torch
 
     mode, flush = _l2_flusher(flush_l2)
+    host = []
     for i in range(warmup):
+        t0 = time.perf_counter()
         fn(*arg_sets[i % len(arg_sets)])
+        host.append((time.perf_counter() - t0) * 1e3)
     torch.cuda.synchronize()
+    cycles = spin_cycles(statistics.median(host) if host else 0.0)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     host0 = time.perf_counter()
@@ -71,7 +75,7 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
         if sleep is not None:
             # keep the GPU busy while the host launches, so the events time the kernel and not
             # the Python launch latency
-            sleep(200_000)
+            sleep(cycles)
         args = arg_sets[i % len(arg_sets)]
         starts[i].record()
         fn(*args)
@@ -89,7 +93,8 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
         torch.cuda.synchronize()
         wall.append((time.perf_counter() - t0) * 1e3)
     res = _stats(samples, CUDA_TIMER, wall_sync_median_ms=statistics.median(wall),
-                 host_loop_ms=host_total_ms, l2_flush=mode)
+                 host_loop_ms=host_total_ms, l2_flush=mode, spin_cycles=cycles,
+                 host_call_ms=statistics.median(host) if host else None)
     if res["median_ms"] < graph_below_ms:
         with own_streams():
             res["graph"] = time_cuda_graph(fn, arg_sets[0], iters=iters)
@@ -97,6 +102,17 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
 
 
 SPIN_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel: the profiled pass's delimiter
+#: GPU clock cycles per millisecond the spin kernel is sized by (an H100/H200 boosts to about 2 GHz)
+SPIN_CYCLES_PER_MS = 2_000_000
+SPIN_MIN, SPIN_MAX = 200_000, 20_000_000
+
+
+def spin_cycles(host_call_ms: float) -> int:
+    """Cycles of the spin kernel launched before each timed call: long enough to outlast four
+    times the host's own launch of the call (a loaded CPU or a neighbour's compile slows it, and a
+    spin that ends first lets the host's latency into the events), at least the 0.1 ms that covers
+    a bare launch, at most 10 ms."""
+    return int(min(SPIN_MAX, max(SPIN_MIN, 4 * host_call_ms * SPIN_CYCLES_PER_MS)))
 
 
 def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int = 20,
@@ -111,14 +127,16 @@ def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int =
 
     mode, flush = _l2_flusher(flush_l2)
     sleep = torch.cuda._sleep
+    t0 = time.perf_counter()
     fn(*arg_sets[0])
+    cycles = spin_cycles((time.perf_counter() - t0) * 1e3)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for i in range(iters):
             sleep(20_000)
             if flush is not None:
                 flush()
-            sleep(200_000)  # covers the host's launch latency, as in time_cuda
+            sleep(cycles)  # covers the host's launch latency, as in time_cuda
             fn(*arg_sets[i % len(arg_sets)])
         sleep(20_000)
         torch.cuda.synchronize()
