@@ -142,15 +142,19 @@ def _const(n: int) -> dict:
     return {(): n} if n else {}
 
 
+def _accumulate(out: dict, m: tuple, c: int) -> None:
+    v = out.get(m, 0) + c
+    if v:
+        out[m] = v
+    else:
+        out.pop(m, None)
+
+
 def _add(p: dict, q: dict, k: int = 1) -> dict:
     """``p + k * q``."""
     out = dict(p)
     for m, c in q.items():
-        v = out.get(m, 0) + k * c
-        if v:
-            out[m] = v
-        else:
-            out.pop(m, None)
+        _accumulate(out, m, k * c)
     return out
 
 
@@ -160,12 +164,7 @@ def _mul(p: dict, q: dict) -> dict:
     out: dict = {}
     for m1, c1 in p.items():
         for m2, c2 in q.items():
-            m = tuple(sorted(m1 + m2))
-            v = out.get(m, 0) + c1 * c2
-            if v:
-                out[m] = v
-            else:
-                out.pop(m, None)
+            _accumulate(out, tuple(sorted(m1 + m2)), c1 * c2)
     return out
 
 
