@@ -1,8 +1,7 @@
+from kernlint.engine.findings import block_overruns
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import divisible_blocks, exact_grid_axes, rounded_extent_axes
 from kernlint.source.rulebase import SourceRule
-from kernlint.source.values import BlockShape, Fact, LoopCounter, ProgramAxis
 
 
 class BlockPointerUnchecked(SourceRule):
@@ -18,16 +17,22 @@ class BlockPointerUnchecked(SourceRule):
         fallback="interpreter",
         description="memcheck reports the access past the tensor at a size that is not a multiple of the block",
     )
-    summary = "A load/store through a `tl.make_block_ptr` that moves with the program id or a loop, without `boundary_check`."
+    summary = "A load/store through a `tl.make_block_ptr` whose block can leave the shape it declares, without `boundary_check`."
     docs = """
 ## What it does
-Follows block pointers made by `tl.make_block_ptr` and moved by `tl.advance`. When the block's
-offsets depend on a program id or a loop counter with a runtime trip count, a `tl.load`/`tl.store`
-through it must pass `boundary_check` for the axes that can run past the tensor's shape. Sizes the
-module asserts divisible by the block (`assert K % BLOCK_K == 0`) are accepted, and so are extents the
-wrapper rounds up to a multiple of every block size (`round_m = triton.cdiv(M, 128) * 128` passed as
-the shape of an output allocated with it, the grid running `cdiv(M, BM)` programs with `BM` dividing
-128).
+Asks the bounds engine, for each `tl.load`/`tl.store` through a block pointer (made by
+`tl.make_block_ptr`, moved by `tl.advance`) and each dimension its `boundary_check` leaves out:
+is there a program, loop trip and lane, for sizes the module's launches allow (their grid,
+constexprs and the wrapper's asserts), where the block's index on that dimension falls outside
+the shape the block pointer declares? Satisfiable: a finding with a witness (the sizes, program
+id, trip and lane). A block that moves with a program id no launch bounds is taken to start
+inside the shape, as a `cdiv(shape, block)` grid makes it; a block that does not move is judged
+only under a launch that fixes every size it mentions (a block wider than a size nothing fixes is
+no finding). An access whose block stays inside its declared shape while that shape lies past the
+tensor is KL101/KL102's (the tensor's extent), so one access gets one finding.
+
+Not modelled: block pointers carried through nested loops that reset them with `tl.advance` (no
+finding), tensor descriptors (the copy engine bounds them).
 
 ## Why is this bad?
 Without `boundary_check` a block pointer access is not bounds-checked at all: the last block reads
@@ -96,25 +101,4 @@ def run(a):
     )
 
     def check(self, state):
-        for access in state.accesses:
-            ptr = access.ptr
-            if not ptr.block_ptr or Fact.DESCRIPTOR in ptr.facts or access.boundary_check or access.static_guard:
-                continue
-            movers = {i for i in ptr.index if not (isinstance(i, LoopCounter) and i.exact)
-                      and not (isinstance(i, ProgramAxis) and i.axis in exact_grid_axes(state))}
-            if not movers:
-                continue
-            names = frozenset(shape.name for shape in ptr.facts_of(BlockShape))
-            blocks = {n.lower() for n in names}
-            if blocks and blocks <= divisible_blocks(state):
-                continue
-            if all(isinstance(i, ProgramAxis) for i in movers) and {i.axis for i in movers} <= rounded_extent_axes(
-                    state, names, ptr.params):
-                continue  # the block stays inside an extent the wrapper rounded up to a multiple of it
-            movers = ", ".join(sorted(map(str, movers)))
-            yield self.finding(
-                state, access.node,
-                f"block pointer {access.kind} without boundary_check: the block moves with {movers}, so the last "
-                f"block runs past the tensor unless its shape is a multiple of the block",
-                pointer=state.code(access.ptr_node) if access.ptr_node is not None else None,
-            )
+        yield from block_overruns(self, state)

@@ -50,6 +50,21 @@ class Access:
     mask_node: cst.BaseExpression | None = None
     #: the ``if`` conditions among ``path`` (loop guards left out)
     branches: tuple = ()
+    #: a block-pointer access's axes ``boundary_check`` leaves out: :class:`BlockAxis` each
+    unchecked: tuple = ()
+
+
+@dataclass(frozen=True)
+class BlockAxis:
+    """One dimension of a block-pointer access: the index each lane reaches on it and the shape the
+    block pointer declares there."""
+
+    dim: int
+    index: Num
+    shape: Num
+    lane: Lane
+    #: the lane's axis (from the right)
+    axis: int
 
 
 @dataclass
@@ -681,6 +696,8 @@ class Evaluator:
         args = {n: positional[i] for i, n in enumerate(names) if i < len(positional)}
         args.update({k: v for k, v in keywords.items() if k in names})
         base = self.expr(args.get("base"))
+        if isinstance(base, Num):  # a parameter not known as a pointer until it is the base
+            base = self._as_pointer(base)
         parts = [self.expr(args.get(n)) for n in ("shape", "strides", "offsets", "block_shape")]
         if not isinstance(base, Ptr) or not all(isinstance(p, Tup) for p in parts):
             return UNKNOWN
@@ -696,7 +713,7 @@ class Evaluator:
         the mask ``boundary_check`` applies (``0 <= offset + lane < shape`` on the checked ones)."""
         rank = len(ptr.block)
         base = ptr.base_offset if isinstance(ptr.base_offset, Num) else const(0)
-        parts, conds, lanes, term = [base], [], set(), base.term
+        parts, conds, lanes, term, unchecked = [base], [], set(), base.term, []
         for d in range(rank):
             self.lane_ids += 1
             lane = Lane(self.lane_ids, z3.IntVal(0), ptr.block[d].term, f"{text} (block axis {d})")
@@ -707,9 +724,12 @@ class Evaluator:
             term = term + index.term * ptr.strides[d].term
             if d in checked or d - rank in checked:
                 conds.append(z3.And(index.term >= 0, index.term < ptr.shape[d].term))
+            else:
+                unchecked.append(BlockAxis(d, replace(index, lanes=index.lanes | {(lane, rank - 1 - d)}),
+                                           ptr.shape[d], lane, rank - 1 - d))
         offset = replace(combine(term, *parts), rank=rank, lanes=frozenset(lanes) | base.lanes)
         mask = Num(z3.And(*conds), rank, frozenset(lanes)) if conds else None
-        return Ptr(ptr.base, offset), mask
+        return Ptr(ptr.base, offset), mask, tuple(unchecked)
 
     def shape_call(self, name, args, nodes, node=None):
         fn = name.rsplit(".", 1)[-1]
@@ -849,13 +869,14 @@ class Evaluator:
             checked = tuple(c for c in (self._const_of(i) for i in items) if c is not None)
         if mask is NONE:
             mask = None
+        unchecked: tuple = ()
         if isinstance(ptr, BlockPtr) and mask is None:
-            ptr, mask = self._block_access(ptr, checked, self.info.module.code_for_node(given["pointer"]).strip())
+            ptr, mask, unchecked = self._block_access(ptr, checked, self.info.module.code_for_node(given["pointer"]).strip())
         if self.recording:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,
                 self.helpers[-1] if self.helpers else None, tuple(self.loops), given.get("mask"),
-                tuple(c for c in self.path if not any(c is guard for guard in self.guards)),
+                tuple(c for c in self.path if not any(c is guard for guard in self.guards)), unchecked,
             ))
         rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0
         if kind == "store":

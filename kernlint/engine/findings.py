@@ -1,15 +1,16 @@
-"""Messages and evidence of out-of-bounds findings (KL101, KL102) from engine violations."""
+"""Messages and evidence of out-of-bounds findings (KL101, KL102, KL109) from engine violations."""
 
 from __future__ import annotations
 
-from kernlint.engine.run import bounds_report
+from kernlint.engine.run import block_violations, bounds_report
 
 
 def out_of_bounds(rule, state, kinds: tuple[str, ...]):
     code = state.info.module.code_for_node
+    overruns = {id(v.access) for v in block_violations(state)}  # KL109's
     for v in bounds_report(state).violations:
         access = v.access
-        if access.kind not in kinds:
+        if access.kind not in kinds or id(access) in overruns:
             continue
         verb = {"load": "load", "store": "store", "atomic": "atomic"}[access.kind]
         pointer = code(access.node.args[0].value).strip() if access.node.args else "?"
@@ -19,24 +20,39 @@ def out_of_bounds(rule, state, kinds: tuple[str, ...]):
         else:
             what = f"an index reaches {v.address} (the bound is {v.bound}), outside {v.against}"
         message = f"out-of-bounds {verb}{where}: `{pointer}`: {what}; witness: {v.text}"
-        node, helper = access.node, _discovered(state, access.helper)
-        if access.helper is not None and helper is None:
-            node = access.site  # a helper the module does not list as a kernel: report at the call
-        reported = state.info.__dict__.setdefault("_bounds_reported", set())
-        if (rule.code, id(access.node)) in reported:
-            continue  # one finding per access, however many kernels inline its helper
-        reported.add((rule.code, id(access.node)))
-        finding = rule.finding(
-            state, node, message,
-            pointer=pointer,
-            mask=code(_mask_node(access)).strip() if _mask_node(access) is not None else None,
-            witness=v.witness_values(),
-            address=v.address, bound=v.bound, extent_from=v.how,
-        )
-        if helper is not None:
-            finding.span = helper.locator.span(access.node, None)
-            finding.kernel = helper.kernel.name
-        yield finding
+        mask = _mask_node(access)
+        yield from _reported(rule, state, access, message, pointer=pointer,
+                             mask=code(mask).strip() if mask is not None else None,
+                             witness=v.witness_values(), address=v.address, bound=v.bound, extent_from=v.how)
+
+
+def block_overruns(rule, state):
+    """KL109: block-pointer accesses whose block can leave the shape the block pointer declares."""
+    code = state.info.module.code_for_node
+    for v in block_violations(state):
+        access = v.access
+        pointer = code(access.node.args[0].value).strip() if access.node.args else "?"
+        where = f" (in `{access.helper}`, inlined from `{state.name}`)" if access.helper else ""
+        message = (f"block pointer {access.kind} without boundary_check{where}: `{pointer}`: an index reaches "
+                   f"{v.address} (the bound is {v.bound}), outside {v.against}; witness: {v.text}")
+        yield from _reported(rule, state, access, message, pointer=pointer, witness=v.witness_values(),
+                             address=v.address, bound=v.bound, extent_from=v.how)
+
+
+def _reported(rule, state, access, message, **evidence):
+    """The finding at the access (once per access, however many kernels inline its helper)."""
+    node, helper = access.node, _discovered(state, access.helper)
+    if access.helper is not None and helper is None:
+        node = access.site  # a helper the module does not list as a kernel: report at the call
+    reported = state.info.__dict__.setdefault("_bounds_reported", set())
+    if (rule.code, id(access.node)) in reported:
+        return
+    reported.add((rule.code, id(access.node)))
+    finding = rule.finding(state, node, message, **evidence)
+    if helper is not None:
+        finding.span = helper.locator.span(access.node, None)
+        finding.kernel = helper.kernel.name
+    yield finding
 
 
 def _discovered(state, name: str | None):

@@ -21,7 +21,7 @@ import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
-from kernlint.engine.symbols import Num, Ptr, at_least, mentions
+from kernlint.engine.symbols import Num, Ptr, at_least, mentions, position
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 
@@ -36,7 +36,7 @@ SMALL = 1 << 16
 @dataclass
 class Violation:
     access: Access
-    how: str  # "launch" | "stated"
+    how: str  # "launch" | "stated" | "loop" | "block"
     #: what the address is checked against, in words
     against: str
     witness: dict[str, int] = field(default_factory=dict)
@@ -287,7 +287,8 @@ class Prover:
                 return verdict
             if verdict is None:
                 judged_all = False
-        if judged_all:
+        if judged_all or access.unchecked:
+            # a block pointer's own shape states its extents: leaving it is KL109's question
             return None
         fixed = [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
         if path_vars & self.model.constexprs and not fixed:
@@ -296,6 +297,59 @@ class Prover:
             found = self._stated(access, offset, cond, facts) or self._walked(access, offset, cond, facts)
             if found is not None:
                 return found
+        return None
+
+    def judge_block(self, access: Access) -> Violation | None:
+        """A block-pointer access whose block can leave the shape its block pointer declares, on a
+        dimension ``boundary_check`` leaves out. A block that moves with a program id or a loop is
+        asked under each launch (what it fixes, its grid and asserts; a program id no grid bounds
+        starts its block inside the shape, as ``cdiv(shape, block)`` programs do), or with no launch
+        in the module under the kernel's own facts; a block that does not move only under a launch
+        that fixes every size it mentions (a block wider than a shape nothing fixes is no finding)."""
+        path_vars = set()
+        for t in access.branches:
+            path_vars |= set(free_vars(t))
+        fixed = [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
+        if path_vars & self.model.constexprs and not fixed:
+            return None  # a compile-time flag no launch fixes may encode what the author proved
+        for axis in access.unchecked:
+            found = self._block_axis(access, axis, fixed if self.launches else [None])
+            if found is not None:
+                return found
+        return None
+
+    def _block_axis(self, access: Access, axis, launches) -> Violation | None:
+        index, shape = axis.index.term, axis.shape.term
+        if axis.index.data or axis.shape.data:
+            return None
+        cond = list(access.path)
+        lanes = _lane_domain(access.ptr.offset, axis.index, axis.shape)  # every block axis's lanes
+        mentioned = set()
+        for t in (index, shape, *cond, *lanes):
+            mentioned |= set(free_vars(t))
+        if any(n.startswith(("opaque", "carried")) for n in mentioned):
+            return None
+        pids = {int(n[4:]) for n in free_vars(index) if n.startswith("pid!")}
+        moves = bool(pids) or any(mentions(index, k) for _, k, _, _, _ in access.loops)
+        sizes = mentioned & set(self.model.params)
+        domain = self.base + lanes
+        shapes = set()
+        for other in access.unchecked:  # no dimension of the block pointer's tensor is empty
+            shapes |= set(free_vars(other.shape.term))
+        for n in (mentioned | shapes) & self.scalars:
+            domain.append(at_least(self.model.params[n], 1))
+        start = z3.substitute(index, (position(axis.axis), z3.IntVal(0)))
+        for facts in launches:
+            if not moves and (facts is None or any(n not in facts.values for n in sizes)):
+                continue
+            inside = [z3.And(start >= 0, start < shape)] if pids - set(facts.grid if facts else ()) else []
+            result, witness = self.solving.solve([*domain, *self._bindings(facts, sizes), *inside, *cond],
+                                                 z3.Or(index < 0, index >= shape))
+            if result != z3.sat:
+                continue
+            against = (f"the shape `{self.describe(shape)}` its block pointer declares on dimension {axis.dim}"
+                       + (f" ({facts.label})" if facts is not None else " (no launch in this file fixes its sizes)"))
+            return self._violation(access, "block", against, witness, index, shape, facts)
         return None
 
     def mask_holds_on_axes(self, access: Access, axes: frozenset[int]) -> frozenset[int]:

@@ -34,7 +34,8 @@ def _describer(model, state):
     code = state.info.module.code_for_node
     def describe(term) -> str:
         if isinstance(term, Access):
-            text = " ".join(code(term.mask_node).split()) if term.mask_node is not None else "?"
+            text = (" ".join(code(term.mask_node).split()) if term.mask_node is not None
+                    else f"boundary_check={term.checked}" if term.checked else "?")
             text = text if len(text) <= 80 else text[:77] + "..."
             line = state.kernel.locator.span(term.node, state.anchors.get(id(term.node))).line
             return f"`{text}` on line {line}" if term.helper is None else f"`{text}` in `{term.helper}`"
@@ -98,6 +99,28 @@ def unpadded_axes(state, load: cst.Call, axes: frozenset[int]) -> frozenset[int]
                     found = held if found is None else found & held
             memo[key] = found or frozenset()
         return memo[key]
+
+
+def block_violations(state) -> list[Violation]:
+    """The block-pointer accesses whose block can leave the shape it declares (computed once per
+    state). KL109 reports these; KL101/KL102 report a block-pointer access only when its block stays
+    inside its declared shape and that shape lies past the tensor."""
+    with _ENGINE_LOCK:
+        if "_block_violations" not in state.__dict__:
+            engine = _engine(state)
+            found, seen = [], set()
+            for access in engine[0].accesses if engine is not None else ():
+                if not access.unchecked or (id(access.node), id(access.site)) in seen:
+                    continue
+                try:
+                    v = engine[1].judge_block(access)
+                except _DEGRADE:
+                    v = None
+                if v is not None:
+                    seen.add((id(access.node), id(access.site)))
+                    found.append(v)
+            state._block_violations = found
+        return state._block_violations
 
 
 def _bounds_report(state) -> BoundsReport:
