@@ -28,7 +28,10 @@ the shape the block pointer declares? Satisfiable: a finding with a witness (the
 id, trip and lane). A block that moves with a program id no launch bounds is taken to start
 inside the shape, as a `cdiv(shape, block)` grid makes it; a block that does not move is judged
 only under a launch that fixes every size it mentions (a block wider than a size nothing fixes is
-no finding). An access whose block stays inside its declared shape while that shape lies past the
+no finding). With no launch in the module only what the kernel states counts: the block's loop
+runs to a bound made of that shape (`range(0, T, BT)`, `range(tl.cdiv(T, BT))`), or another access
+bounds an index by that shape (a mask, a `boundary_check`); a kernel that states neither leaves the
+shape's divisibility to its caller, and is not reported. An access whose block stays inside its declared shape while that shape lies past the
 tensor is KL101/KL102's (the tensor's extent), so one access gets one finding.
 
 Not modelled: block pointers carried through nested loops that reset them with `tl.advance` (no

@@ -342,6 +342,8 @@ class Prover:
         for facts in launches:
             if not moves and (facts is None or any(n not in facts.values for n in sizes)):
                 continue
+            if facts is None and not self._partial_stated(access, axis):
+                continue
             inside = [z3.And(start >= 0, start < shape)] if pids - set(facts.grid if facts else ()) else []
             result, witness = self.solving.solve([*domain, *self._bindings(facts, sizes), *inside, *cond],
                                                  z3.Or(index < 0, index >= shape))
@@ -351,6 +353,18 @@ class Prover:
                        + (f" ({facts.label})" if facts is not None else " (no launch in this file fixes its sizes)"))
             return self._violation(access, "block", against, witness, index, shape, facts)
         return None
+
+    def _partial_stated(self, access: Access, axis) -> bool:
+        """Whether the kernel itself says that a block can end past ``axis``'s shape (with no launch
+        to give the sizes, nothing else may): a loop that moves the block runs to a bound made of
+        that shape (``range(0, T, BT)``, ``range(cdiv(T, BT))``), or another access's mask or
+        ``boundary_check`` bounds an index by that very shape."""
+        shape = axis.shape.term
+        names = set(free_vars(shape))
+        for _, k, _, _, stop in access.loops:
+            if stop is not None and mentions(axis.index.term, k) and names & set(free_vars(stop)):
+                return True
+        return any(other is not access and _is_zero(bound - shape) for _, bound, other, _ in self.stated)
 
     def mask_holds_on_axes(self, access: Access, axes: frozenset[int]) -> frozenset[int]:
         """Those of the block ``axes`` (negative) whose conjuncts of the access's mask no lane can
