@@ -785,7 +785,9 @@ def build(info) -> ModuleFacts:
         seen[name] = k + 1
         candidates = by_name.get(name, [])
         if k < len(candidates):
-            scopes.append(_Scope(candidates[k], first, last))
+            node = candidates[k]
+            # ``def grid(meta): return ...``: its body is on the def line, not the lines after it
+            scopes.append(_Scope(node, first, first if isinstance(node.body, cst.SimpleStatementSuite) else last))
     module_scope = _Scope(None, 1, len(starts))
     firsts = [s.first for s in scopes]  # document order: ascending
     parents: list[int] = []  # each scope's enclosing scope (-1: the module), from a stack of open ranges
@@ -927,6 +929,18 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
     return launch
 
 
+def _returned(fn) -> cst.BaseExpression | None:
+    """What a local function of one ``return`` statement returns (a grid function), else None."""
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    body = fn.body.body
+    if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine):
+        body = body[0].body
+    if len(body) == 1 and isinstance(body[0], cst.Return) and body[0].value is not None:
+        return body[0].value
+    return None
+
+
 def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[str] | None = None
           ) -> tuple[BoundArg, ...] | None:
     """The grid's elements: a tuple written at the launch, a name bound to one, or a lambda's body
@@ -935,11 +949,17 @@ def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[
     if isinstance(node, cst.Name) and node.value in env and isinstance(env[node.value].value, _Lambda):
         lam = env[node.value].value
         target, env = lam.node.body, lam.env
+    elif isinstance(node, cst.Name) and node.value in env and _returned(env[node.value].value) is not None:
+        target = _returned(env[node.value].value)  # ``def grid(meta): return (...)``
     elif isinstance(node, cst.Lambda):
         target = node.body
     elif isinstance(node, cst.Name):
         value = env.get(node.value)
         if value is not None and isinstance(value.value, tuple):
+            written_at = value.node if (isinstance(value.node, (cst.Tuple, cst.List)) and value.index is None
+                                        and len(value.node.elements) == len(value.value)) else None
+            if written_at is not None:  # ``grid = (a, b)``: each element as written, with how it is known
+                return tuple(_bound(ev, f"grid[{i}]", el.value, env) for i, el in enumerate(written_at.elements))
             return tuple(BoundArg(f"grid[{i}]", str(v), HostValue(v, value.how) if _const(v) else None)
                          for i, v in enumerate(value.value))
         return None

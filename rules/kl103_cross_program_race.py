@@ -4,7 +4,6 @@ import libcst as cst
 
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import grid_expression
 from kernlint.source.rulebase import SourceRule
 from kernlint.source.values import Elected
 
@@ -12,22 +11,38 @@ from kernlint.source.values import Elected
 _SINGLE_GUARD = re.compile(r"==\s*1\b|\b1\s*==")
 
 
+def _asserted_one(asserts) -> set[str]:
+    """Names the wrapper asserts equal to 1 (``assert n == 1``, ``assert 1 == n``)."""
+    out = set()
+    for test in asserts:
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal)):
+            continue
+        left, right = test.left, test.comparisons[0].comparator
+        for name, one in ((left, right), (right, left)):
+            if isinstance(name, cst.Name) and isinstance(one, cst.Integer) and one.value == "1":
+                out.add(name.value)
+    return out
+
+
+def _one(element) -> bool:
+    """A grid element the host code fixes at 1 (a parameter's default is not fixed: a caller may
+    pass another value)."""
+    return element.value is not None and element.value.value == 1 and element.value.how != "default"
+
+
 def _single_program_axes(state) -> set[int]:
-    """Grid axes every launch in the module leaves at one program (absent, a literal 1, or a name the
-    module asserts is 1)."""
-    launches = state.info.launches_of(state.name)
+    """Grid axes every launch in the module leaves at one program (absent, a value the host code
+    resolves to 1, or a name the wrapper asserts is 1)."""
+    launches = state.info.facts.launches_of(state.name)
     if not launches:
         return set()
     common = None
     for launch in launches:
-        grid = grid_expression(state, launch)
-        if not isinstance(grid, (cst.Tuple, cst.List)):
+        if launch.grid is None:
             return set()
-        elements = grid.elements
-        asserted = set(re.findall(r"^[ \t]*assert[ \t(]*(\w+)[ \t]*==[ \t]*1\b", state.info.source, re.M))
-        axes = {i for i in range(3) if i >= len(elements)
-                or (isinstance(elements[i].value, cst.Integer) and elements[i].value.value == "1")
-                or (isinstance(elements[i].value, cst.Name) and elements[i].value.value in asserted)}
+        asserted = _asserted_one(launch.scope.asserts if launch.scope is not None else ())
+        axes = {i for i in range(3) if i >= len(launch.grid) or _one(launch.grid[i]) or launch.grid[i].text.strip() in asserted}
         common = axes if common is None else common & axes
     return common or set()
 
