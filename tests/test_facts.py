@@ -191,3 +191,28 @@ def launch(a, c, flag):
     assert [code(t) for t in scope.asserts] == ["M > 0"]  # ``N > 1`` holds on one path only
     assert [(code(t), holds) for t, holds in scope.conditions] == [("N > 4096", False), ("M > 8", True)]
     assert launch.args["N"].node is not None and code(launch.args["N"].node) == "N"
+
+
+def test_a_launch_after_a_one_line_grid_function_is_found_and_its_grid_read():
+    f = facts('''
+def launch(a, c, M, N, ready):
+    if ready:
+        def grid(meta): return (triton.cdiv(M, meta["BLOCK_M"]), 4)
+        mm[grid](a, c, M, N, BLOCK_M=128, BLOCK_N=64, BLOCK_K=BLOCK_K)
+''')
+    (launch,) = f.launches_of("mm")
+    assert [(g.text, g.value.value if g.value else None) for g in launch.grid] == [
+        ('triton.cdiv(M, meta["BLOCK_M"])', None), ("4", 4)]
+
+
+def test_grid_elements_bound_through_a_name_keep_their_text_and_provenance():
+    f = facts('''
+def launch(a, c, M, N, split=1):
+    G = 2
+    grid = (triton.cdiv(M, 128), G, split)
+    mm[grid](a, c, M, N, BLOCK_M=128, BLOCK_N=64, BLOCK_K=BLOCK_K)
+''')
+    (launch,) = f.launches_of("mm")
+    assert [g.text for g in launch.grid] == ["triton.cdiv(M, 128)", "G", "split"]
+    assert (launch.grid[1].value.value, launch.grid[2].value.value) == (2, 1)
+    assert launch.grid[2].value.how == "default"  # a caller may pass another value
