@@ -217,3 +217,39 @@ def test_witnesses_never_divide_by_zero_on_the_path_that_divides():
     # the division by H happens only when USE > 0
     assert not possible(H == 0, USE > 0)
     assert possible(H == 0, USE <= 0)
+
+
+BLOCK_PTR_LOOP = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum(X, Out, n, pad, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    blk = tl.make_block_ptr(X + row * stride, (n + pad,), (1,), (0,), (BLOCK,), (0,))
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for _ in range(0, n + pad, BLOCK):
+        acc += tl.load(blk)
+        blk = tl.advance(blk, (BLOCK,))
+    tl.store(Out + row, tl.sum(acc, axis=0))
+
+
+def run(x, y, block):
+    pad = 0 if x.shape[1] == y.shape[1] else y.shape[1] - x.shape[1]
+    assert pad == 0
+    out = torch.empty(x.shape[0], device=x.device)
+    row_sum[(x.shape[0],)](x, out, x.shape[1], pad, x.stride(0), BLOCK=block)
+    return out
+'''
+
+
+def test_block_pointer_witness_honours_the_wrappers_asserts():
+    """KL109: the witness's sizes satisfy what the wrapper asserts, also of a value it computes
+    with a conditional expression; a size in a declared shape may be 0 (``pad``)."""
+    result, _ = lint_text("k.py", BLOCK_PTR_LOOP, [catalogue.all_rules()["KL109"]()])
+    (finding,) = result.findings
+    w = finding.evidence["witness"]
+    assert w["pad"] == 0 and w["n"] % w["BLOCK"] != 0
+    assert finding.evidence["address"] >= finding.evidence["bound"] == w["n"]

@@ -180,6 +180,11 @@ class _Wrapper:
             return {"LessThan": lambda: a < b, "LessThanEqual": lambda: a <= b, "GreaterThan": lambda: a > b,
                     "GreaterThanEqual": lambda: a >= b, "Equal": lambda: a == b,
                     "NotEqual": lambda: a != b}.get(op, lambda: None)()
+        if isinstance(node, cst.IfExp):  # ``0 if q.size(2) == k.size(2) else k.size(2) - q.size(2)``
+            test, a, b = self.node(node.test), self.node(node.body), self.node(node.orelse)
+            if test is None or a is None or b is None or not z3.is_bool(test) or z3.is_bool(a) != z3.is_bool(b):
+                return None
+            return z3.If(test, a, b)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             a = self.node(node.expression)
             return z3.Not(a) if a is not None and z3.is_bool(a) else None

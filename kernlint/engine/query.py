@@ -333,11 +333,8 @@ class Prover:
         moves = bool(pids) or any(mentions(index, k) for _, k, _, _, _ in access.loops)
         sizes = mentioned & set(self.model.params)
         domain = self.base + lanes
-        shapes = set()
-        for other in access.unchecked:  # no dimension of the block pointer's tensor is empty
-            shapes |= set(free_vars(other.shape.term))
-        for n in (mentioned | shapes) & self.scalars:
-            domain.append(at_least(self.model.params[n], 1))
+        # no dimension of the block pointer's tensor is empty (a size in it may be 0: an offset)
+        domain += [other.shape.term >= 1 for other in access.unchecked]
         start = z3.substitute(index, (position(axis.axis), z3.IntVal(0)))
         for facts in launches:
             if not moves and (facts is None or any(n not in facts.values for n in sizes)):
