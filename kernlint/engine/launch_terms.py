@@ -20,6 +20,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import int_var
+from kernlint.source.configs import config_values, int_values
 from kernlint.source import names as N
 
 MAX_SIZE = 2 ** 31
@@ -507,11 +508,11 @@ def _product(terms):
 def config_assumptions(state, model) -> list:
     """``triton.autotune`` configs: one config at a time, its values together (a kernel fact,
     whether or not the module launches the kernel)."""
-    kernel = state.kernel.kernel
     configs = []
-    for config in kernel.autotune_configs:
-        pairs = dict(re.findall(r"['\"](\w+)['\"]\s*:\s*(\d+)", config))
-        configs.append(z3.And([model.params[n] == int(v) for n, v in pairs.items() if n in model.params]))
+    for values in config_values(state.kernel.kernel):
+        if values is None:
+            return []  # a config built by code: its values are not known
+        configs.append(z3.And([model.params[n] == v for n, v in int_values(values).items() if n in model.params]))
     return [z3.Or(configs)] if configs else []
 
 
@@ -545,7 +546,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                     facts.values[p.name] = v
                     constexpr_values[p.name] = v
                 continue
-            if any(re.search(rf"['\"]{re.escape(p.name)}['\"]\s*:", c) for c in kernel.autotune_configs):
+            if any(values is None or p.name in values for values in config_values(kernel)):
                 facts.values[p.name] = var
                 constexpr_values[p.name] = var
                 tuned.add(p.name)

@@ -52,6 +52,7 @@ from typing import Any
 
 from kernlint.ir.param_use import ParamUse, param_use
 from kernlint.model import BoundArg, Frontend, Kernel, Launch
+from kernlint.source.configs import DTYPE_TEXT, constexpr_literal, parse_config
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
 
 SPECIALIZE_COMMENT = re.compile(r"#\s*kernlint:\s*specialize\((?P<body>.*)\)\s*$")
@@ -248,7 +249,7 @@ def _argument_text(arg: BoundArg) -> str:
     if isinstance(value, bool) or isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return value if _DTYPE_TEXT.match(value) else repr(value)
+        return value if DTYPE_TEXT.match(value) else repr(value)
     return arg.text
 
 
@@ -272,7 +273,7 @@ def _launch_value(launch: Launch, name: str) -> Any:
     if isinstance(value, (bool, int, float, str)):
         return value
     try:
-        return _constexpr_literal(arg.text)
+        return constexpr_literal(arg.text)
     except (ValueError, SyntaxError):
         return _NO_VALUE
 
@@ -320,25 +321,10 @@ def _is_pointer_name(name: str) -> bool:
     return low.endswith("ptr") or low.endswith("ptrs") or low in ("ptr", "base") or low.endswith("_p")
 
 
-_DTYPE_TEXT = re.compile(r"^(?:tl|triton\.language)\.(?:float|bfloat|int|uint)\w*$")
-
-
-def _constexpr_literal(text: str) -> Any:
-    """A constexpr argument's value: a literal, or a Triton dtype written ``tl.float16`` (kept as
-    that text; the compile worker turns it into the dtype). Raises ValueError otherwise."""
-    text = text.strip()
-    if _DTYPE_TEXT.match(text):
-        return text
-    try:
-        return ast.literal_eval(text)
-    except SyntaxError as e:
-        raise ValueError(str(e)) from None
-
-
 def _constexpr_fallback(name: str, default: str | None, dtype_use: bool = False) -> Any:
     if default is not None:
         try:
-            return _constexpr_literal(default)
+            return constexpr_literal(default)
         except ValueError:
             pass
     if dtype_use or re.search(r"(^|_)DTYPE$", name, re.I):
@@ -421,23 +407,6 @@ def parse_specialize_comment(body: str) -> tuple[dict[str, Any], int | None, int
         values[kw.arg] = ast.literal_eval(kw.value)
     nw = values.pop("num_warps", None)
     ns = values.pop("num_stages", None)
-    return values, nw, ns
-
-
-def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
-    """``triton.Config({...}, num_warps=.., num_stages=..)`` source -> its values and options."""
-    node = ast.parse(text.strip(), mode="eval").body
-    if not isinstance(node, ast.Call):
-        raise ValueError("not a call")
-    values: dict[str, Any] = {}
-    kwargs = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
-    if isinstance(kwargs, ast.Dict):
-        for k, v in zip(kwargs.keys, kwargs.values):
-            if isinstance(k, ast.Constant):
-                values[str(k.value)] = _constexpr_literal(ast.unparse(v))
-    opts = {k.arg: k.value for k in node.keywords if k.arg in ("num_warps", "num_stages")}
-    nw = ast.literal_eval(opts["num_warps"]) if "num_warps" in opts else None
-    ns = ast.literal_eval(opts["num_stages"]) if "num_stages" in opts else None
     return values, nw, ns
 
 
@@ -548,7 +517,7 @@ def _guessed(ks: _Target, values: dict[str, Any]) -> tuple[str, ...]:
         if p not in constexpr or p in values:
             continue
         try:
-            _constexpr_literal(defaults[p])
+            constexpr_literal(defaults[p])
         except (KeyError, ValueError):
             out.append(p)
     return tuple(out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kernlint.source.configs import config_values, int_values
 from kernlint.source.discover import split_top_level
 from kernlint.source.interpret import KernelState
 
@@ -51,9 +52,9 @@ def block_values(state: KernelState, name: str) -> list[tuple[int, ValueSource]]
     for p in state.kernel.kernel.params:
         if p.name == name and p.default is not None and re.fullmatch(r"\d+", p.default.strip()):
             out.append((int(p.default), ValueSource("default")))
-    for i, config in enumerate(state.kernel.kernel.autotune_configs):
-        for m in re.finditer(rf"['\"]{re.escape(name)}['\"]\s*:\s*(\d+)", config):
-            out.append((int(m.group(1)), ValueSource("autotune", i + 1)))
+    for i, values in enumerate(config_values(state.kernel.kernel)):
+        if values is not None and name in int_values(values):
+            out.append((values[name], ValueSource("autotune", i + 1)))
     for launch in state.info.facts.launches_of(state.name):
         arg = launch.args.get(name)
         if arg is not None and arg.text.isdigit() and launch.value(name) is not None:

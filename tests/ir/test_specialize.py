@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from kernlint.ir.specialize import parse_config, specializations_for
+from kernlint.ir.specialize import specializations_for
+from kernlint.source.configs import parse_config
 
 KERNEL = '''import triton
 import triton.language as tl

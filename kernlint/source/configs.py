@@ -1,0 +1,57 @@
+"""``triton.Config(...)`` of a kernel's ``@triton.autotune``, read once: every phase asks here."""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+from typing import Any
+
+DTYPE_TEXT = re.compile(r"^(?:tl|triton\.language)\.(?:float|bfloat|int|uint)\w*$")
+
+
+def constexpr_literal(text: str) -> Any:
+    """A constexpr argument's value: a literal, or a Triton dtype written ``tl.float16`` (kept as
+    that text; the compile worker turns it into the dtype). Raises ValueError otherwise."""
+    text = text.strip()
+    if DTYPE_TEXT.match(text):
+        return text
+    try:
+        return ast.literal_eval(text)
+    except SyntaxError as e:
+        raise ValueError(str(e)) from None
+
+
+def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
+    """``triton.Config({...}, num_warps=.., num_stages=..)`` source -> its values and options."""
+    node = ast.parse(text.strip(), mode="eval").body
+    if not isinstance(node, ast.Call):
+        raise ValueError("not a call")
+    values: dict[str, Any] = {}
+    kwargs = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
+    if isinstance(kwargs, ast.Dict):
+        for k, v in zip(kwargs.keys, kwargs.values):
+            if isinstance(k, ast.Constant):
+                values[str(k.value)] = constexpr_literal(ast.unparse(v))
+    opts = {k.arg: k.value for k in node.keywords if k.arg in ("num_warps", "num_stages")}
+    nw = ast.literal_eval(opts["num_warps"]) if "num_warps" in opts else None
+    ns = ast.literal_eval(opts["num_stages"]) if "num_stages" in opts else None
+    return values, nw, ns
+
+
+@lru_cache(maxsize=4096)
+def _values(text: str) -> dict[str, Any] | None:
+    try:
+        return parse_config(text)[0]
+    except (ValueError, SyntaxError, TypeError):
+        return None  # configs built by code (a comprehension, a helper's call): any values
+
+
+def config_values(kernel) -> list[dict[str, Any] | None]:
+    """The constexpr values of each of the kernel's autotune configs; None for one that cannot be
+    read (it may set any constexpr to any value)."""
+    return [_values(text) for text in kernel.autotune_configs]
+
+
+def int_values(values: dict[str, Any]) -> dict[str, int]:
+    return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
