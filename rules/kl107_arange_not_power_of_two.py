@@ -1,13 +1,7 @@
-import libcst as cst
-
+from kernlint.engine.run import arange_extents
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import block_values
 from kernlint.source.rulebase import SourceRule
-
-
-def _pow2(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
 
 
 class ArangeNotPowerOfTwo(SourceRule):
@@ -24,9 +18,11 @@ class ArangeNotPowerOfTwo(SourceRule):
     summary = "`tl.arange(start, end)` with an extent that is not a power of two (literal, default, config or launch)."
     docs = """
 ## What it does
-Computes the extent `end - start` of every `tl.arange` from literals, module constants, constexpr
-defaults, `triton.autotune` configs and the keyword arguments of launches in the same module, and
-reports an extent that is not a power of two.
+Asks the bounds engine, for every `tl.arange(start, end)`, whether its extent `end - start` can be
+something else than a power of two for the values the kernel is compiled with: literals, module
+constants, constexpr defaults, `triton.autotune` configs and the constexprs of launches in the same
+module (an expression of them too, `2 * BLOCK`). A constexpr nothing in the module fixes is not
+asked about. The message names the values (the witness) and where they come from.
 
 ## Why is this bad?
 Triton blocks have power-of-two shapes: the kernel fails to compile (`arange's range must be a power
@@ -65,6 +61,18 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # expect: KL107
     tl.store(x_ptr + offs, 0.0, mask=offs < n)
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def pairs(x_ptr, n, HALF: tl.constexpr):
+    offs = tl.arange(0, 2 * HALF)  # expect: KL107
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+
+def launch(x):
+    pairs[(1,)](x, x.numel(), HALF=3 * 16)
+''',
     )
     good = (
         '''
@@ -82,28 +90,12 @@ def launch(x):
     )
 
     def check(self, state):
-        for call in state.calls:
-            if call.name != "triton.language.arange":
-                continue
-            vals = call.args + [call.kwargs[k] for k in ("start", "end") if k in call.kwargs]
-            if len(vals) < 2:
-                continue
-            start, end = vals[0], vals[1]
-            if start.const is not None and end.const is not None:
-                extent = int(end.const - start.const)
-                if not _pow2(extent):
-                    yield self.finding(state, call.node, f"tl.arange extent {extent} is not a power of two",
-                                       extent=extent)
-                continue
-            end_node = call.arg_nodes[1] if len(call.arg_nodes) > 1 else call.kwarg_nodes.get("end")
-            start_zero = start.const == 0
-            if isinstance(end_node, cst.Name) and start_zero:
-                bad = [(v, src) for v, src in block_values(state, end_node.value) if not _pow2(v)]
-                if bad:
-                    value, source = bad[0]
-                    yield self.finding(
-                        state, call.node,
-                        f"tl.arange extent `{end_node.value}` = {value} (from {source}) is not a power of two: "
-                        f"this specialization fails to compile",
-                        extent=value, source=str(source),
-                    )
+        for lane, extent, source, witness in arange_extents(state):
+            text = state.code(lane.node.args[1].value) if len(lane.node.args) > 1 else lane.text
+            if source == "literal":
+                message = f"tl.arange extent {extent} is not a power of two"
+            else:
+                shown = ", ".join(f"{k}={v}" for k, v in witness.items())
+                message = (f"tl.arange extent `{text}` = {extent} (from {source}) is not a power of two: this "
+                           f"specialization fails to compile; witness: {shown}")
+            yield self.finding(state, lane.node, message, extent=extent, source=source, witness=witness or None)

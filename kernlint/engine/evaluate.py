@@ -670,7 +670,7 @@ class Evaluator:
             return UNKNOWN
         self.lane_ids += 1
         text = self.info.module.code_for_node(node).strip()
-        lane = Lane(self.lane_ids, start.term, end.term, text)
+        lane = Lane(self.lane_ids, start.term, end.term, text, node)
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
 

@@ -20,7 +20,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import int_var
-from kernlint.source.configs import config_values, int_values
+from kernlint.source.configs import config_values, int_values, unread_keys
 from kernlint.source import names as N
 
 MAX_SIZE = 2 ** 31
@@ -546,7 +546,8 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                     facts.values[p.name] = v
                     constexpr_values[p.name] = v
                 continue
-            if any(values is None or p.name in values for values in config_values(kernel)):
+            if any(values is not None and p.name in values for values in config_values(kernel)) \
+                    or p.name in unread_keys(kernel):
                 facts.values[p.name] = var
                 constexpr_values[p.name] = var
                 tuned.add(p.name)

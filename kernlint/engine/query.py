@@ -153,6 +153,10 @@ def _lane_domain(*values) -> list:
     return out
 
 
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
 def clear_cache() -> None:
     terms.clear()
 
@@ -261,6 +265,11 @@ class Prover:
         # sizes, strides, block sizes and flags are not negative
         self.base += [at_least(v, 0) for n, v in model.params.items() if n not in model.pointers]
         self.scalars = {n for n, v in model.params.items() if n not in model.pointers and n not in model.constexprs}
+        #: constexpr defaults and autotune configs (KL107's sources of values)
+        self.defaults: dict = {}
+        self.configs: list = []
+        self.tuned: set = set()
+        self.unread: set = set()
 
     def judge(self, access: Access) -> Violation | None:
         ptr = access.ptr
@@ -350,6 +359,50 @@ class Prover:
                        + (f" ({facts.label})" if facts is not None else " (no launch in this file fixes its sizes)"))
             return self._violation(access, "block", against, witness, index, shape, facts)
         return None
+
+    def judge_arange(self, lane) -> tuple[int, str, dict] | None:
+        """(extent, where its values come from, witness) of a ``tl.arange`` whose extent is not a
+        power of two for values the kernel is compiled with: literals, a launch's constexprs, an
+        autotune config, a parameter's default. Sizes nothing fixes are not asked about."""
+        size = z3.simplify(lane.end - lane.start)
+        if z3.is_int_value(size):
+            return None if _power_of_two(size.as_long()) else (size.as_long(), "literal", {})
+        names = set(free_vars(size))
+        if not names <= set(self.model.params) or names - self.model.constexprs or names & self.unread:
+            return None  # a runtime value, one the engine does not model, or set by configs not read
+        goal = z3.Not(z3.Or([size == 2 ** k for k in range(31)]))
+        params = self.model.params
+        for facts in self.launches or [None]:
+            # what this launch passes as a value it fixes (a literal, an expression of constants):
+            # a size computed from a tensor's shape is whatever the caller makes it
+            fixed = {n for n, v in facts.values.items() if not free_vars(v)} if facts is not None else set()
+            defaults = [params[n] == v for n, v in self.defaults.items()
+                        if n in names and n not in fixed and (facts is None or n not in facts.values)]
+            if not names <= fixed | set(self.defaults) | self.tuned:
+                continue
+            # the configs that can be read, whatever the others set (the base holds no config
+            # assumption when one cannot be read)
+            readable = [z3.And([params[n] == v for n, v in c.items() if n in params and isinstance(v, int)])
+                        for c in self.configs if c is not None]
+            tuned = [z3.Or(readable)] if names & self.tuned and readable else []
+            result, witness = self.solving.solve([*self.base, *self._bindings(facts, names), *defaults, *tuned], goal)
+            if result != z3.sat:
+                continue
+            values = {n: witness.eval(params[n], model_completion=True).as_long() for n in sorted(names)}
+            value = witness.eval(size, model_completion=True).as_long()
+            return value, self._source(values, facts), values
+        return None
+
+    def _source(self, values: dict, facts) -> str:
+        """Where the witness's constexpr values come from, in words."""
+        if any(n in self.tuned for n in values):
+            for i, config in enumerate(self.configs):
+                if config is not None and all(config.get(n) == v for n, v in values.items() if n in config):
+                    return f"autotune config {i + 1}"
+            return "an autotune config"
+        if facts is not None and any(n in facts.values for n in values):
+            return facts.label
+        return "its default"
 
     def _partial_stated(self, access: Access, axis) -> bool:
         """Whether the kernel itself says that a block can end past ``axis``'s shape (with no launch

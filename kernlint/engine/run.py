@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from kernlint.engine.evaluate import Access, evaluate
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
+from kernlint.source.configs import config_values, unread_keys
 
 
 @dataclass
@@ -64,8 +65,15 @@ def _engine(state):
     if "_engine" not in state.__dict__:
         try:
             model = evaluate(state.info, state.kernel)
-            state._engine = (model, Prover(model, launch_facts(state, model), _describer(model, state),
-                                           config_assumptions(state, model)))
+            prover = Prover(model, launch_facts(state, model), _describer(model, state),
+                            config_assumptions(state, model))
+            kernel = state.kernel.kernel
+            prover.defaults = {p.name: int(p.default) for p in kernel.params
+                               if p.constexpr and p.default is not None and p.default.strip().isdigit()}
+            prover.configs = config_values(kernel)
+            prover.tuned = {n for c in prover.configs if c is not None for n in c}
+            prover.unread = unread_keys(kernel)
+            state._engine = (model, prover)
         except _DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None
     return state._engine
@@ -121,6 +129,25 @@ def block_violations(state) -> list[Violation]:
                     found.append(v)
             state._block_violations = found
         return state._block_violations
+
+
+def arange_extents(state) -> list[tuple]:
+    """(arange call, extent, where its values come from, witness) of each ``tl.arange`` whose
+    extent is not a power of two for values the kernel is compiled with."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        found, seen = [], set()
+        for lane in engine[0].lanes if engine is not None else ():
+            if lane.node is None or id(lane.node) in seen:
+                continue
+            seen.add(id(lane.node))
+            try:
+                judged = engine[1].judge_arange(lane)
+            except _DEGRADE:
+                judged = None
+            if judged is not None:
+                found.append((lane, *judged))
+        return found
 
 
 def _bounds_report(state) -> BoundsReport:

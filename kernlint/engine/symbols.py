@@ -47,6 +47,8 @@ class Lane:
     start: z3.ArithRef
     end: z3.ArithRef
     text: str
+    #: the ``tl.arange`` call
+    node: object = field(default=None, compare=False, hash=False)
 
     def var(self, axis: int) -> z3.ArithRef:
         return position(axis)

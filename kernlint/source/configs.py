@@ -27,6 +27,9 @@ def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
     node = ast.parse(text.strip(), mode="eval").body
     if not isinstance(node, ast.Call):
         raise ValueError("not a call")
+    func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    if func != "Config":
+        raise ValueError(f"not a triton.Config but {ast.unparse(node.func)}(...)")  # a helper's configs
     values: dict[str, Any] = {}
     kwargs = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
     if isinstance(kwargs, ast.Dict):
@@ -49,9 +52,30 @@ def _values(text: str) -> dict[str, Any] | None:
 
 def config_values(kernel) -> list[dict[str, Any] | None]:
     """The constexpr values of each of the kernel's autotune configs; None for one that cannot be
-    read (it may set any constexpr to any value)."""
+    read (a helper's configs, a comprehension: their values are not known)."""
     return [_values(text) for text in kernel.autotune_configs]
 
 
 def int_values(values: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+@lru_cache(maxsize=4096)
+def _keys(text: str) -> frozenset[str]:
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return frozenset()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "Config" \
+                and node.args and isinstance(node.args[0], ast.Dict):
+            out |= {k.value for k in node.args[0].keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return frozenset(out)
+
+
+def unread_keys(kernel) -> set[str]:
+    """Constexprs that configs which cannot be read (a comprehension of ``triton.Config``) set to
+    values not known here."""
+    return {k for text, values in zip(kernel.autotune_configs, config_values(kernel)) if values is None
+            for k in _keys(text)}
