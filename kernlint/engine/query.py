@@ -376,10 +376,10 @@ class Prover:
             # what this launch passes as a value it fixes (a literal, an expression of constants):
             # a size computed from a tensor's shape is whatever the caller makes it
             fixed = {n for n, v in facts.values.items() if not free_vars(v)} if facts is not None else set()
-            defaults = [params[n] == v for n, v in self.defaults.items()
-                        if n in names and n not in fixed and (facts is None or n not in facts.values)]
-            if not names <= fixed | set(self.defaults) | self.tuned:
+            defaulted = {n for n in names & set(self.defaults) if facts is None or n not in facts.values}
+            if not names <= fixed | defaulted | self.tuned:
                 continue
+            defaults = [params[n] == self.defaults[n] for n in defaulted]
             # the configs that can be read, whatever the others set (the base holds no config
             # assumption when one cannot be read)
             readable = [z3.And([params[n] == v for n, v in c.items() if n in params and isinstance(v, int)])
