@@ -361,36 +361,34 @@ class Prover:
         return None
 
     def judge_arange(self, lane) -> tuple[int, str, dict] | None:
-        """(extent, where its values come from, witness) of a ``tl.arange`` whose extent is not a
+        """(extent, where its values come from, the values) of a ``tl.arange`` whose extent is not a
         power of two for values the kernel is compiled with: literals, a launch's constexprs, an
-        autotune config, a parameter's default. Sizes nothing fixes are not asked about."""
+        autotune config, a parameter's default. These are constants, so the extent is computed
+        for each launch and config (no solver); sizes nothing fixes are not asked about."""
         size = z3.simplify(lane.end - lane.start)
         if z3.is_int_value(size):
             return None if _power_of_two(size.as_long()) else (size.as_long(), "literal", {})
         names = set(free_vars(size))
         if not names <= set(self.model.params) or names - self.model.constexprs or names & self.unread:
             return None  # a runtime value, one the engine does not model, or set by configs not read
-        goal = z3.Not(z3.Or([size == 2 ** k for k in range(31)]))
         params = self.model.params
+        configs = [c for c in self.configs if c is not None] if names & self.tuned else [{}]
         for facts in self.launches or [None]:
-            # what this launch passes as a value it fixes (a literal, an expression of constants):
-            # a size computed from a tensor's shape is whatever the caller makes it
-            fixed = {n for n, v in facts.values.items() if not free_vars(v)} if facts is not None else set()
-            defaulted = {n for n in names & set(self.defaults) if facts is None or n not in facts.values}
-            if not names <= fixed | defaulted | self.tuned:
-                continue
-            defaults = [params[n] == self.defaults[n] for n in defaulted]
-            # the configs that can be read, whatever the others set (the base holds no config
-            # assumption when one cannot be read)
-            readable = [z3.And([params[n] == v for n, v in c.items() if n in params and isinstance(v, int)])
-                        for c in self.configs if c is not None]
-            tuned = [z3.Or(readable)] if names & self.tuned and readable else []
-            result, witness = self.solving.solve([*self.base, *self._bindings(facts, names), *defaults, *tuned], goal)
-            if result != z3.sat:
-                continue
-            values = {n: witness.eval(params[n], model_completion=True).as_long() for n in sorted(names)}
-            value = witness.eval(size, model_completion=True).as_long()
-            return value, self._source(values, facts), values
+            # what this launch passes as a constant (a literal, an expression of constants); a size
+            # computed from a tensor's shape is whatever the caller makes it
+            given = {n: v for n, v in (facts.values.items() if facts is not None else ()) if n in names}
+            fixed = {n: z3.simplify(v) for n, v in given.items() if not free_vars(v)}
+            for n in names & set(self.defaults) - set(given):
+                fixed[n] = z3.IntVal(self.defaults[n])
+            for config in configs:
+                values = {**fixed, **{n: z3.IntVal(v) for n, v in config.items()
+                                      if n in names and isinstance(v, int) and not isinstance(v, bool)}}
+                if set(values) != names:
+                    continue
+                extent = z3.simplify(z3.substitute(size, *((params[n], v) for n, v in values.items())))
+                if z3.is_int_value(extent) and not _power_of_two(extent.as_long()):
+                    shown = {n: v.as_long() for n, v in sorted(values.items()) if z3.is_int_value(v)}
+                    return extent.as_long(), self._source(shown, facts), shown
         return None
 
     def _source(self, values: dict, facts) -> str:
