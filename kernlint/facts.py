@@ -949,8 +949,8 @@ def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[
     if isinstance(node, cst.Name) and node.value in env and isinstance(env[node.value].value, _Lambda):
         lam = env[node.value].value
         target, env = lam.node.body, lam.env
-    elif isinstance(node, cst.Name) and node.value in env and _returned(env[node.value].value) is not None:
-        target = _returned(env[node.value].value)  # ``def grid(meta): return (...)``
+    elif isinstance(node, cst.Name) and node.value in env and (returned := _returned(env[node.value].value)) is not None:
+        target = returned  # ``def grid(meta): return (...)``
     elif isinstance(node, cst.Lambda):
         target = node.body
     elif isinstance(node, cst.Name):

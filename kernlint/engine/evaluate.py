@@ -62,8 +62,7 @@ class BlockAxis:
     dim: int
     index: Num
     shape: Num
-    lane: Lane
-    #: the lane's axis (from the right)
+    #: the axis of the block's lanes on it (from the right)
     axis: int
 
 
@@ -726,7 +725,7 @@ class Evaluator:
                 conds.append(z3.And(index.term >= 0, index.term < ptr.shape[d].term))
             else:
                 unchecked.append(BlockAxis(d, replace(index, lanes=index.lanes | {(lane, rank - 1 - d)}),
-                                           ptr.shape[d], lane, rank - 1 - d))
+                                           ptr.shape[d], rank - 1 - d))
         offset = replace(combine(term, *parts), rank=rank, lanes=frozenset(lanes) | base.lanes)
         mask = Num(z3.And(*conds), rank, frozenset(lanes)) if conds else None
         return Ptr(ptr.base, offset), mask, tuple(unchecked)

@@ -13,8 +13,7 @@ def out_of_bounds(rule, state, kinds: tuple[str, ...]):
         if access.kind not in kinds or id(access) in overruns:
             continue
         verb = {"load": "load", "store": "store", "atomic": "atomic"}[access.kind]
-        pointer = code(access.node.args[0].value).strip() if access.node.args else "?"
-        where = f" (in `{access.helper}`, inlined from `{state.name}`)" if access.helper else ""
+        pointer, where = _named(state, access)
         if v.how == "launch":
             what = f"the address reaches element {v.address} of a tensor of {v.bound} elements, {v.against}"
         else:
@@ -28,15 +27,20 @@ def out_of_bounds(rule, state, kinds: tuple[str, ...]):
 
 def block_overruns(rule, state):
     """KL109: block-pointer accesses whose block can leave the shape the block pointer declares."""
-    code = state.info.module.code_for_node
     for v in block_violations(state):
         access = v.access
-        pointer = code(access.node.args[0].value).strip() if access.node.args else "?"
-        where = f" (in `{access.helper}`, inlined from `{state.name}`)" if access.helper else ""
+        pointer, where = _named(state, access)
         message = (f"block pointer {access.kind} without boundary_check{where}: `{pointer}`: an index reaches "
                    f"{v.address} (the bound is {v.bound}), outside {v.against}; witness: {v.text}")
         yield from _reported(rule, state, access, message, pointer=pointer, witness=v.witness_values(),
                              address=v.address, bound=v.bound, extent_from=v.how)
+
+
+def _named(state, access) -> tuple[str, str]:
+    """The access's pointer as written, and the helper it sits in (inlined into ``state``'s kernel)."""
+    code = state.info.module.code_for_node
+    pointer = code(access.node.args[0].value).strip() if access.node.args else "?"
+    return pointer, f" (in `{access.helper}`, inlined from `{state.name}`)" if access.helper else ""
 
 
 def _reported(rule, state, access, message, **evidence):

@@ -20,7 +20,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import int_var
-from kernlint.source.configs import config_values, int_values, unread_keys
+from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 
 MAX_SIZE = 2 ** 31
@@ -534,6 +534,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         constexpr_values: dict = {}
         wrapper = _Wrapper(state, host.scope, facts, constexpr_values)
         tuned: set[str] = set()
+        configured = tuned_names(kernel)
         for p in kernel.params:
             if not p.constexpr:
                 continue
@@ -546,8 +547,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                     facts.values[p.name] = v
                     constexpr_values[p.name] = v
                 continue
-            if any(values is not None and p.name in values for values in config_values(kernel)) \
-                    or p.name in unread_keys(kernel):
+            if p.name in configured:
                 facts.values[p.name] = var
                 constexpr_values[p.name] = var
                 tuned.add(p.name)

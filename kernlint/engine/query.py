@@ -24,6 +24,7 @@ from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.symbols import Num, Ptr, at_least, mentions, position
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
+from kernlint.source.configs import config_values, tuned_names, unread_keys
 
 TIMEOUT_MS = 1000
 #: the solver's work budget per query, in z3's resource units: unlike a wall-clock timeout it gives
@@ -255,7 +256,7 @@ class Solving:
 class Prover:
     """Judges the accesses of one evaluated kernel against its launches' facts."""
 
-    def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe, assumptions=()):
+    def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe, assumptions=(), kernel=None):
         self.model = model
         self.launches = launches
         self.describe = describe  # term -> source-like text, for messages
@@ -265,11 +266,13 @@ class Prover:
         # sizes, strides, block sizes and flags are not negative
         self.base += [at_least(v, 0) for n, v in model.params.items() if n not in model.pointers]
         self.scalars = {n for n, v in model.params.items() if n not in model.pointers and n not in model.constexprs}
-        #: constexpr defaults and autotune configs (KL107's sources of values)
-        self.defaults: dict = {}
-        self.configs: list = []
-        self.tuned: set = set()
-        self.unread: set = set()
+        #: the kernel's constexpr defaults and autotune configs (KL107's sources of values)
+        params = kernel.params if kernel is not None else ()
+        self.defaults = {p.name: int(p.default) for p in params
+                         if p.constexpr and p.default is not None and p.default.strip().isdigit()}
+        self.configs = config_values(kernel) if kernel is not None else []
+        self.unread = unread_keys(kernel) if kernel is not None else set()
+        self.tuned = tuned_names(kernel) if kernel is not None else set()
 
     def judge(self, access: Access) -> Violation | None:
         ptr = access.ptr
@@ -286,9 +289,7 @@ class Prover:
             mentioned |= set(free_vars(t))
         if any(n.startswith(("opaque", "carried")) for n in mentioned):
             return None
-        path_vars = set()
-        for t in access.branches:
-            path_vars |= set(free_vars(t))
+        path_vars, fixed = self._flag_launches(access)
         judged_all = bool(self.launches)
         for facts in self.launches:
             verdict = self._launch(access, facts, offset, cond, mentioned, path_vars)
@@ -299,7 +300,6 @@ class Prover:
         if judged_all or access.unchecked:
             # a block pointer's own shape states its extents: leaving it is KL109's question
             return None
-        fixed = [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
         if path_vars & self.model.constexprs and not fixed:
             return None  # a compile-time flag no launch fixes may encode what the author proved
         for facts in fixed or [None]:
@@ -308,6 +308,14 @@ class Prover:
                 return found
         return None
 
+    def _flag_launches(self, access: Access) -> tuple[set, list]:
+        """The names the ``if`` tests around the access read, and the launches that fix every
+        constexpr among them."""
+        path_vars = set()
+        for t in access.branches:
+            path_vars |= set(free_vars(t))
+        return path_vars, [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
+
     def judge_block(self, access: Access) -> Violation | None:
         """A block-pointer access whose block can leave the shape its block pointer declares, on a
         dimension ``boundary_check`` leaves out. A block that moves with a program id or a loop is
@@ -315,10 +323,7 @@ class Prover:
         starts its block inside the shape, as ``cdiv(shape, block)`` programs do), or with no launch
         in the module under the kernel's own facts; a block that does not move only under a launch
         that fixes every size it mentions (a block wider than a shape nothing fixes is no finding)."""
-        path_vars = set()
-        for t in access.branches:
-            path_vars |= set(free_vars(t))
-        fixed = [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
+        path_vars, fixed = self._flag_launches(access)
         if path_vars & self.model.constexprs and not fixed:
             return None  # a compile-time flag no launch fixes may encode what the author proved
         for axis in access.unchecked:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from kernlint.engine.evaluate import Access, evaluate
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
-from kernlint.source.configs import config_values, unread_keys
 
 
 @dataclass
@@ -65,15 +64,8 @@ def _engine(state):
     if "_engine" not in state.__dict__:
         try:
             model = evaluate(state.info, state.kernel)
-            prover = Prover(model, launch_facts(state, model), _describer(model, state),
-                            config_assumptions(state, model))
-            kernel = state.kernel.kernel
-            prover.defaults = {p.name: int(p.default) for p in kernel.params
-                               if p.constexpr and p.default is not None and p.default.strip().isdigit()}
-            prover.configs = config_values(kernel)
-            prover.tuned = {n for c in prover.configs if c is not None for n in c}
-            prover.unread = unread_keys(kernel)
-            state._engine = (model, prover)
+            state._engine = (model, Prover(model, launch_facts(state, model), _describer(model, state),
+                                           config_assumptions(state, model), state.kernel.kernel))
         except _DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None
     return state._engine

@@ -56,6 +56,11 @@ def config_values(kernel) -> list[dict[str, Any] | None]:
     return [_values(text) for text in kernel.autotune_configs]
 
 
+def tuned_names(kernel) -> set[str]:
+    """Constexprs the kernel's autotune configs set, read or not."""
+    return {n for values in config_values(kernel) if values is not None for n in values} | unread_keys(kernel)
+
+
 def int_values(values: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
 
