@@ -205,9 +205,22 @@ def test_collect_merges_models_strips_machine_paths_and_grows_without_duplicates
     assert next(json.loads(x) for x in into.read_text().splitlines() if changed["id"] in x)["verdict"] == "wrong"
 
 
+def test_collect_takes_each_records_model_from_its_answer_file(collect, tmp_path):
+    """run_gpu.sh judges every model's answers in one batch folder: the model is the answer file's."""
+    out = tmp_path / "device-out" / "batch"
+    out.mkdir(parents=True)
+    out.joinpath("records.jsonl").write_text((DATA / "DeepSeek-R1.records.jsonl").read_text()
+                                             + (DATA / "Qwen2.5-72B-Instruct.records.jsonl").read_text())
+    into = tmp_path / "records.jsonl"
+    assert collect.main([str(out.parent), "--into", str(into)]) == 0
+    merged = [json.loads(x) for x in into.read_text().splitlines()]
+    assert {(r["model"], r["origin"].split(":")[0]) for r in merged} == {
+        ("DeepSeek-R1", "output_DeepSeek-R1.jsonl"), ("Qwen2.5-72B-Instruct", "output_Qwen2.5-72B-Instruct.jsonl")}
+
+
 def test_collect_rejects_a_folder_without_records(collect, tmp_path, capsys):
     assert collect.main([str(tmp_path), "--into", str(tmp_path / "r.jsonl")]) == 2
-    assert "no <model>/records.jsonl" in capsys.readouterr().err
+    assert "no <folder>/records.jsonl" in capsys.readouterr().err
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "records.jsonl").write_text("{not json\n")
     assert collect.main([str(tmp_path), "--into", str(tmp_path / "r.jsonl")]) == 2

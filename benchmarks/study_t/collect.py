@@ -2,8 +2,8 @@
 
     python benchmarks/study_t/collect.py DEVICE_OUT_DIR [--into docs/study-t/records.jsonl] [--replace]
 
-DEVICE_OUT_DIR is what ``run_gpu.sh`` wrote: ``<model>/records.jsonl`` per model. Each record
-gets a ``model`` field (its folder's name); a candidate already committed is kept as it is (the
+DEVICE_OUT_DIR is what ``run_gpu.sh`` wrote: ``<folder>/records.jsonl``. Each record gets a ``model``
+field: the model of the answer file it came from (``output_<model>.jsonl``), or its folder's name; a candidate already committed is kept as it is (the
 sample grows; ``--replace`` takes the new run's record instead, after a judge fix). What must not
 be committed is rewritten in every string of a record: absolute file paths of the machine become
 placeholders (``<site-packages>/torch/...``, ``<triton-cache>/...``, ``<out>/...``, ``<path>/name``)
@@ -74,18 +74,27 @@ def read_jsonl(path: Path) -> list[dict]:
     return out
 
 
+#: a record's origin: the answer file and its row
+ANSWER_FILE = re.compile(r"^output_(.+)\.jsonl:\d+$")
+
+
+def model_of(rec: dict, folder: str) -> str:
+    m = ANSWER_FILE.match(str(rec.get("origin") or ""))
+    return m.group(1) if m else folder
+
+
 def device_records(out_dir: Path) -> list[dict]:
     """Every record of a run folder, each with its model, scrubbed."""
     files = sorted(out_dir.glob("*/records.jsonl"))
     if not files:
-        raise ValueError(f"{out_dir}: no <model>/records.jsonl in it (the folder run_gpu.sh writes)")
+        raise ValueError(f"{out_dir}: no <folder>/records.jsonl in it (the folder run_gpu.sh writes)")
     recs = []
     for path in files:
         for rec in read_jsonl(path):
             host = str(rec.get("host") or "")
             clean = scrub(rec, str(out_dir.resolve()), host)
             clean["host"] = HOST if host else clean.get("host")
-            clean["model"] = path.parent.name
+            clean["model"] = model_of(rec, path.parent.name)
             recs.append(clean)
     return recs
 
@@ -120,7 +129,7 @@ def collect(out_dir: Path, into: Path = INTO, replace: bool = False) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out_dir", type=Path, help="the GPU run's folder (<model>/records.jsonl)")
+    parser.add_argument("out_dir", type=Path, help="the GPU run's folder (<folder>/records.jsonl)")
     parser.add_argument("--into", type=Path, default=INTO, help="the committed JSONL (default: %(default)s)")
     parser.add_argument("--replace", action="store_true", help="a candidate already committed takes the new record")
     ns = parser.parse_args(argv)

@@ -48,7 +48,7 @@ def _thresholds(ctx, param, items: tuple[str, ...]) -> StructureThresholds:
 
 @click.command("eval")
 @click.argument("problems", type=click.Path(exists=True))
-@click.argument("candidates", type=click.Path(exists=True))
+@click.argument("candidates", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("-o", "--out", "out_dir", type=click.Path(), default="kernlint-eval", show_default=True,
               help="Folder for records.jsonl, summary.json/.md, report.html and dataset.jsonl.")
 @click.option("--tests", "tests_dir", type=click.Path(exists=True, file_okay=False), default=None,
@@ -100,7 +100,8 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
                  timeout, mem_limit_mb, rss_limit_mb, tolerance_scale, no_timing, iters, compile_baseline, cutlass_baseline,
                  max_slowdown, min_occupancy, max_library_share, fail_level, profile, structure_opts, include_correct, limit,
                  progress, no_reuse):
-    """Evaluate generated kernels in CANDIDATES (folder or JSONL of answers) against PROBLEMS
+    """Evaluate generated kernels in CANDIDATES (folders, files or JSONLs of answers; several, e.g. one per
+    model, make one batch that measures each problem's reference once) against PROBLEMS
     (KernelBench-style modules, TritonBench-style modules or a TritonBench-G JSON).
 
     Records are appended to OUT/records.jsonl as candidates finish; rerunning resumes."""
@@ -111,7 +112,13 @@ def eval_command(problems, candidates, out_dir, tests_dir, problem_ids, backend,
         if tests_dir:
             attach_tests(probs, tests_dir)
         # JSONL answers map to problems by row order, so candidates are read before any selection
-        cands = load_candidates(candidates, probs)
+        cands = [c for path in candidates for c in load_candidates(path, probs)]
+        seen: dict[str, str] = {}
+        for c in cands:
+            if c.id in seen:
+                raise ValueError(f"candidate id {c.id!r} is given twice ({seen[c.id]} and {c.origin}): "
+                                 f"give each answer file once, under names of its own")
+            seen[c.id] = c.origin
         for line in mapping_report(cands):
             click.echo(f"warning: {line}", err=True)
         if problem_ids:

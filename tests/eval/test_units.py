@@ -293,3 +293,27 @@ def test_an_autotuned_kernel_is_told_from_a_plain_one():
 
     assert not LaunchCounter({"plain": plain, "guessed": guessed}).autotuned()
     assert LaunchCounter({"plain": plain, "tuned": tuned}).autotuned()
+
+
+def test_several_answer_files_make_one_batch(tmp_path):
+    """One model's answers per file; the batch evaluates them all, in problem order, and a file given
+    twice is a usage error, not records written over each other."""
+    from click.testing import CliRunner
+
+    from kernlint.eval.cli import eval_command
+
+    honest = (FIXTURES / "candidates" / "vector_add" / "honest.py").read_text()
+    cheat = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, a, b):\n        return a + b\n"
+    for model, code in (("model_a", honest), ("model_b", cheat)):
+        (tmp_path / f"output_{model}.jsonl").write_text(json.dumps({"problem": "vector_add", "predict": code}) + "\n")
+    out = tmp_path / "out"
+    args = [str(FIXTURES / "problems" / "vector_add.py"), str(tmp_path / "output_model_a.jsonl"),
+            str(tmp_path / "output_model_b.jsonl"), "-o", str(out), "--seeds", "0", "--shape-variants", "0",
+            "--no-timing", "--no-progress"]
+    result = CliRunner().invoke(eval_command, args)
+    assert result.exit_code == 0, result.output
+    recs = {json.loads(x)["origin"].split(":")[0]: json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()}
+    assert {k: r["verdict"] for k, r in recs.items()} == {"output_model_a.jsonl": "passed",
+                                                          "output_model_b.jsonl": "cheating"}
+    twice = CliRunner().invoke(eval_command, [*args[:2], args[1], *args[3:]])
+    assert twice.exit_code == 2 and "given twice" in twice.output
