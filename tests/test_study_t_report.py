@@ -81,6 +81,11 @@ def test_speedups_prefer_the_kernels_device_time_and_fall_back_to_the_judges(rep
     rec["speedup"] = {"vs_torch_compile": 0.8}
     assert report.speedup(rec, "torch_compile") == (0.8, "events")
     assert report.speedup(record("a", "m"), "reference") == (None, "")
+    # the kernels of the test's calls of the task's function, without its input creation, come first
+    rec["timings"]["candidate"]["kernels"]["within"] = {"median_ms": 0.5}
+    assert report.speedup(rec, "reference") == (2.0, "cupti")  # the reference has no such time: all kernels
+    rec["timings"]["reference"]["kernels"]["within"] = {"median_ms": 1.5}
+    assert report.speedup(rec, "reference") == (3.0, "cupti-calls")
 
 
 def test_wilson_interval(report):

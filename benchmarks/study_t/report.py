@@ -46,14 +46,17 @@ NOT_JUDGED = ("skipped", "excluded")
 # --- what one record says ------------------------------------------------------------------------
 
 def speedup(rec: dict, base: str) -> tuple[float | None, str]:
-    """(baseline time / candidate time, timer). The kernels' device time per test call (CUPTI, the
-    sum of the call's kernels) when both sides have it, else the judge's ratio of CUDA-event medians
-    (``speedup.vs_<base>``); ``base`` is ``reference`` (eager PyTorch) or ``torch_compile``."""
+    """(baseline time / candidate time, timer). First the device time of the kernels that the test's
+    calls of the task's function launch (CUPTI, without the test's input creation: ``kernels.within``),
+    then that of every kernel of the test call, when both sides have it; else the judge's ratio of
+    CUDA-event medians (``speedup.vs_<base>``); ``base`` is ``reference`` (eager PyTorch) or
+    ``torch_compile``."""
     t = rec.get("timings") or {}
-    cand = ((t.get("candidate") or {}).get("kernels") or {}).get("median_ms")
-    other = ((t.get(base) or {}).get("kernels") or {}).get("median_ms")
-    if cand and other:
-        return other / cand, "cupti"
+    kernels = [(t.get(side) or {}).get("kernels") or {} for side in ("candidate", base)]
+    for timer, scope in (("cupti-calls", lambda k: k.get("within") or {}), ("cupti", lambda k: k)):
+        cand, other = (scope(k).get("median_ms") for k in kernels)
+        if cand and other:
+            return other / cand, timer
     sp = (rec.get("speedup") or {}).get(f"vs_{base}")
     return (sp, "events") if sp else (None, "")
 
@@ -366,7 +369,8 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "Correct candidates only; timer of the comparison with eager PyTorch: "
         + (", ".join(f"{k} {v}" for k, v in sorted(timers["reference"].items())) or "none")
         + "; with torch.compile: " + (", ".join(f"{k} {v}" for k, v in sorted(timers["torch_compile"].items()))
-                                      or "none") + " (cupti: the kernels' device time; events: the call's CUDA events).",
+                                      or "none") + " (cupti-calls: the device time of the kernels the test's calls of the task's function launch; "
+                                      "cupti: of every kernel of the test call, its input creation too; events: the call's CUDA events).",
         "",
         *speed_table,
         "",
@@ -414,9 +418,12 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
         "  rules and runtime checks (cheating). Command: `bash benchmarks/study_t/run_gpu.sh CORPUS OUT [N]`,",
         "  then `python benchmarks/study_t/collect.py OUT` and `python benchmarks/study_t/report.py`.",
         "- Speed: baseline time / candidate time per test call, from the kernels' device time (CUPTI: the",
-        "  sum of a call's kernel durations, L2 flushed, median) when the record holds it for both sides,",
-        "  else the judge's CUDA-event medians of the call (`timers` column of the listing). Baselines: the",
-        "  reference in eager PyTorch and torch.compile of it. *Slower than* a baseline: speedup below",
+        "  sum of kernel durations, L2 flushed, median over 20 calls). `cupti-calls` counts only the kernels",
+        "  launched inside the test's calls of the task's function (a profiler range around each call), so the",
+        "  test's input creation (`torch.randn`, ...) is left out; `cupti` counts every kernel of the test call",
+        "  (records judged before the task-call range existed); else the judge's CUDA-event medians of the",
+        "  call (`timers` column of the listing). Baselines: the reference in eager PyTorch and torch.compile",
+        "  of the task's function, called by the same test. *Slower than* a baseline: speedup below",
         "  1/(1 + the policy's `max_slowdown`), i.e. more than 5% slower; *beat*: speedup above 1.",
         "- Occupancy: theoretical from the IR phase's facts of each hot kernel as launched (registers,",
         "  warps, shared memory; `structure.kernels`), achieved from ncu (`structure.profile`). *Low",

@@ -478,10 +478,12 @@ class Judge:
             self.ask(p, {"op": "stage"}, {"sets": sets})
         self.staged = [[(list(x.shape), str(x.dtype)) for _, x in C.flatten(s) if hasattr(x, "shape")] for s in sets]
 
-    def time_both(self, function: str | None, iters: int, warmup: int, flush_l2=True) -> tuple[dict, dict]:
-        """Each executor's own timing of the staged sets, with the judge's clock beside it."""
+    def time_both(self, function: str | None, iters: int, warmup: int, flush_l2=True,
+                  entry: str = "") -> tuple[dict, dict]:
+        """Each executor's own timing of the staged sets, with the judge's clock beside it (``entry``:
+        a TritonBench task's function, whose calls' kernels are timed apart from the rest of its test)."""
         req = {"op": "time", "iters": iters, "warmup": warmup, "function": function, "flush_l2": flush_l2,
-               "kernels": self.cuda}
+               "kernels": self.cuda, **({"entry": entry} if entry else {})}
         n = max(3, min(10, iters))
         with self.measuring():
             t_c = self.timed_twice_if_stalled(self.cand, req)
@@ -543,18 +545,31 @@ class Judge:
         else:
             t_c, t_r = self.time_both(None, int(job.get("cpu_iters", 3)), 1)
         self.res["timings"] = {"candidate": t_c, "reference": t_r}
+        self.baselines()
+
+    def baselines(self, function: str | None = None, entry: str = "") -> None:
+        """The library baselines beside the reference's time: torch.compile of the reference (a
+        TritonBench task: of its ``entry`` function, which ``function``, its test, calls) and
+        CUTLASS for GEMM-family references."""
+        job = self.job
         if job.get("compile_baseline", self.cuda) and self.res["cheats"]:
             # a baseline cannot change a rejection; it costs a compile (the reuse keeps no time from this run)
             self.note(f"torch.compile baseline skipped: already rejected ({self.res['cheats'][0]['reason']})")
+        elif job.get("compile_baseline", self.cuda) and function and not entry:
+            self.note("torch.compile baseline skipped: the task names no function of the reference to compile")
         elif job.get("compile_baseline", self.cuda):
             self.stage("baseline-compile")
             try:
                 req = {"op": "compile_baseline", "iters": int(job.get("iters", 50))}
+                if function:
+                    req.update(function=function, entry=entry, kernels=self.cuda)
                 self.res["timings"]["torch_compile"] = self.per_problem(
                     "torch-compile", lambda: self.built_then_timed(req)["timing"], req, self.staged)
             except Failed as exc:
                 self.note(f"torch.compile baseline failed: {str(exc)[:200]}")
-        if job.get("cutlass_baseline", self.cuda) and self.res["cheats"]:
+        if function:
+            self.note("CUTLASS baseline skipped: a TritonBench task's reference runs inside its test function")
+        elif job.get("cutlass_baseline", self.cuda) and self.res["cheats"]:
             self.note(f"CUTLASS baseline skipped: already rejected ({self.res['cheats'][0]['reason']})")
         elif job.get("cutlass_baseline", self.cuda):
             self.stage("baseline-cutlass")
@@ -689,13 +704,16 @@ class Judge:
         if job.get("timing", True):
             self.stage("timing")
             self.stage_sets([[]])
+            entry = prob.get("entry") or ""
             if self.cuda:
-                t_c, t_r = self.time_both(fn, int(job.get("iters", 20)), 2)
+                t_c, t_r = self.time_both(fn, int(job.get("iters", 20)), 2, entry=entry)
                 self.res["metrics"]["kernels"] = self.census(fn).get("kernels", [])
             else:
                 t_c, t_r = self.time_both(fn, 1, 0)
-            t_c["scope"] = t_r["scope"] = "whole test function (includes input creation)"
+            t_c["scope"] = t_r["scope"] = "whole test function (includes input creation)" + (
+                f"; kernels.within: the kernels of its calls of {entry}" if entry and self.cuda else "")
             self.res["timings"] = {"candidate": t_c, "reference": t_r}
+            self.baselines(fn, entry)
 
     def run(self) -> dict:
         res = self.res

@@ -38,7 +38,7 @@ class Problem:
 
     def to_job(self) -> dict:
         return {"id": self.id, "kind": self.kind, "source": self.source, "test_code": self.test_code,
-                "test_function": self.test_function, "path": self.path}
+                "test_function": self.test_function, "path": self.path, "entry": self.meta.get("entry", "")}
 
 
 @dataclass

@@ -116,12 +116,16 @@ def spin_cycles(host_call_ms: float) -> int:
 
 
 def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int = 20,
-                      flush_l2: bool | str = True) -> dict:
+                      flush_l2: bool | str = True, within: str | None = None) -> dict:
     """Median over iterations of the summed device durations of the kernels ``fn`` launches,
     from CUPTI through torch.profiler: what ncu's ``gpu__time_duration`` measures, without the
     launch gap and event overhead that CUDA events add (about 2 us per call), so short kernels are
     timed as precisely as long ones. Kernels are attributed to an iteration by position between
-    two sleep kernels the harness launches (the L2 flush sits between them), never by name."""
+    two sleep kernels the harness launches (the L2 flush sits between them), never by name.
+
+    ``within``: the name of a ``record_function`` range that ``fn`` opens around the calls that
+    count (a TritonBench test's calls of the task's function, not its input creation); the
+    kernels launched inside those ranges are timed too, as ``within``'s own statistics."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -160,8 +164,51 @@ def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int =
     if len(groups) != iters or not samples:
         return {"timer": "cupti-kernels", "error": f"attributed kernels to {len(groups)} of {iters} iterations "
                 f"({len(samples)} with kernels)"}
-    return _stats(samples, "cupti-kernels (sum of the kernels' device durations, L2 flushed, median)",
-                  kernels_per_call=statistics.median(len(g) for g in groups), l2_flush=mode)
+    out = _stats(samples, "cupti-kernels (sum of the kernels' device durations, L2 flushed, median)",
+                 kernels_per_call=statistics.median(len(g) for g in groups), l2_flush=mode)
+    if within is not None:
+        ranges = sorted((e for e in prof.events() if e.name == within
+                         and not str(getattr(e, "device_type", "")).upper().endswith("CUDA")),
+                        key=lambda e: e.time_range.start)
+        out["within"] = range_stats([e.device_time_total / 1e3 for e in ranges], iters, within)
+    return out
+
+
+def in_range(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn`` with each outermost call inside a profiler range ``name`` (a call ``fn`` makes of
+    itself stays in its caller's range, so no kernel counts twice)."""
+    import functools
+
+    import torch
+
+    depth = [0]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if depth[0]:
+            return fn(*args, **kwargs)
+        depth[0] += 1
+        try:
+            with torch.profiler.record_function(name):
+                return fn(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    return call
+
+
+def range_stats(range_ms: list[float], iters: int, name: str) -> dict:
+    """Statistics of the per-iteration sums of ``range_ms`` (the device time of each range, in the
+    order they opened; every iteration opens as many): an error where they do not divide evenly
+    or hold no kernel time at all (the profiler attributed no kernel to them)."""
+    if not range_ms or len(range_ms) % iters:
+        return {"timer": "cupti-ranges", "error": f"{len(range_ms)} '{name}' ranges over {iters} iterations"}
+    per = len(range_ms) // iters
+    samples = [sum(range_ms[i * per:(i + 1) * per]) for i in range(iters)]
+    if not any(samples):
+        return {"timer": "cupti-ranges", "error": f"no kernel time attributed to the '{name}' ranges"}
+    return _stats(samples, f"cupti-kernels inside '{name}' (sum of their device durations, median)",
+                  ranges_per_call=per)
 
 
 def time_cuda_graph(fn: Callable[..., Any], args: list, iters: int = 50, per_replay: int = 20) -> dict:

@@ -30,6 +30,9 @@ from typing import Any
 from kernlint.eval import guards, wire
 from kernlint.eval.wire import HARNESS_FAILED
 
+#: the profiler range around each call a TritonBench test makes of the task's function
+TASK_CALL = "kernlint::task-call"
+
 
 class Stage(Exception):
     def __init__(self, kind: str, message: str):
@@ -350,6 +353,35 @@ class Executor:
             return lambda *a: test()
         return lambda *a: self._call(list(a))
 
+    @contextlib.contextmanager
+    def _entry_replaced(self, name: str, make):
+        """A TritonBench test calls the task's function by its module-level name: ``make(original)``
+        stands in for it while the block runs."""
+        original = getattr(self.mod, name, None)
+        if not callable(original):
+            raise Stage("no-test", f"the module has no function {name!r} for its test to call")
+        setattr(self.mod, name, make(original))
+        try:
+            yield
+        finally:
+            setattr(self.mod, name, original)
+
+    def _task_kernels(self, fn, req: dict, iters: int) -> dict:
+        """The kernels' device time of ``fn`` (CUPTI); with ``entry`` (a TritonBench test), also of
+        the kernels its calls of the task's function launch, apart from the test's input creation."""
+        from kernlint.eval import timing
+
+        entry = req.get("entry") if self.kind == "tritonbench" else None
+        try:
+            if not entry:
+                return timing.time_cuda_kernels(fn, self.sets, iters=iters)
+            with self._entry_replaced(entry, lambda f: timing.in_range(f, TASK_CALL)):
+                return timing.time_cuda_kernels(fn, self.sets, iters=iters, within=TASK_CALL)
+        except Stage:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the profiler is optional evidence
+            return {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+
     def op_stage(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
         """Keep input sets for the timing requests that follow."""
         self.sets = [list(_to(s, self.device)) for s in values.get("sets", [[]])] or [[]]
@@ -366,10 +398,7 @@ class Executor:
             t = timing.time_cuda(fn, self.sets, warmup=warm, iters=iters, flush_l2=req.get("flush_l2", True),
                                  own_streams=own)
             if req.get("kernels"):
-                try:
-                    t["kernels"] = timing.time_cuda_kernels(fn, self.sets, iters=min(20, iters))
-                except Exception as exc:  # noqa: BLE001 - the profiler is optional evidence
-                    t["kernels"] = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+                t["kernels"] = self._task_kernels(fn, req, min(20, iters))
         else:
             t = timing.time_cpu(fn, self.sets, warmup=warm, iters=iters)
         self._guard("timing")
@@ -488,23 +517,33 @@ class Executor:
         return {"flops": int(fc.get_total_flops())}, {}
 
     def op_compile_baseline(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:
-        """Reference only: torch.compile of the reference, timed like the candidate."""
+        """Reference only: torch.compile of the reference, timed like the candidate. A TritonBench
+        task compiles the task's function (``entry``) and times its test calling the compiled one."""
         import torch
 
         from kernlint.eval import timing
 
+        entry = req.get("entry") if self.kind == "tritonbench" else None
+        if self.kind == "tritonbench" and not entry:
+            raise Stage("no-test", "the task names no function of the reference to compile")
         if self.compiled is None:
-            self.compiled = torch.compile(lambda *a: self._call(list(a)))
+            self.compiled = (torch.compile(getattr(self.mod, entry)) if entry
+                             else torch.compile(lambda *a: self._call(list(a))))
         compiled = self.compiled
-        if req.get("build_only"):  # compiled for every staged set; timed by the next request
-            for s in self.sets:
-                compiled(*s)
-            _sync(self.device)
-            return {}, {}
-        if self.device.type == "cuda":
-            t = timing.time_cuda(lambda *a: compiled(*a), self.sets, iters=int(req.get("iters", 50)))
-        else:
-            t = timing.time_cpu(lambda *a: compiled(*a), self.sets, iters=2)
+        fn = self._timed_fn(req) if entry else (lambda *a: compiled(*a))
+        with self._entry_replaced(entry, lambda f: compiled) if entry else contextlib.nullcontext():
+            if req.get("build_only"):  # compiled for every staged set; timed by the next request
+                for s in self.sets:
+                    fn(*s)
+                _sync(self.device)
+                return {}, {}
+            if self.device.type == "cuda":
+                iters = int(req.get("iters", 50))
+                t = timing.time_cuda(fn, self.sets, iters=iters)
+                if req.get("kernels"):
+                    t["kernels"] = self._task_kernels(fn, req, min(20, iters))
+            else:
+                t = timing.time_cpu(fn, self.sets, iters=2)
         return {"timing": t}, {}
 
     def op_cutlass_baseline(self, req: dict, values: dict, texts: dict) -> tuple[dict, dict]:

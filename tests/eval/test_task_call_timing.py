@@ -1,0 +1,65 @@
+"""TritonBench tasks: the kernels of the test's calls of the task's function, timed apart from the test's
+input creation, and torch.compile of that function as a baseline."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernlint.eval import timing
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "eval"
+
+
+def test_range_stats_sum_each_iterations_ranges():
+    assert timing.range_stats([1.0, 2.0, 1.5, 2.5, 1.0, 3.0], 3, "r")["median_ms"] == pytest.approx(4.0)
+    assert timing.range_stats([1.0, 2.0, 1.5, 2.5, 1.0, 3.0], 3, "r")["ranges_per_call"] == 2
+    assert "5 'r' ranges over 3 iterations" in timing.range_stats([1.0] * 5, 3, "r")["error"]
+    assert "no kernel time" in timing.range_stats([0.0] * 6, 3, "r")["error"]
+    assert "error" in timing.range_stats([], 3, "r")
+
+
+def test_in_range_opens_one_range_per_outermost_call():
+    def fact(n):
+        return 1 if n <= 1 else n * ranged(n - 1)
+
+    ranged = timing.in_range(fact, "kl::call")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        assert ranged(4) == 24 and ranged(3) == 6
+    assert sum(e.name == "kl::call" for e in prof.events()) == 2
+    assert ranged.__wrapped__ is fact
+
+
+REFERENCE = '''import torch
+
+def add(x, y):
+    """Adds two tensors element by element."""
+    return x + y
+
+##########
+''' + (FIXTURES / "problems" / "tb_add.py").read_text().split("#" * 50, 1)[1].lstrip("#")
+
+
+def test_a_tasks_function_is_compiled_for_the_baseline_and_its_test_calls_it(tmp_path):
+    """torch.compile of the task's function, called by the task's own test (on CPU here: the compile
+    baseline is asked for; on a GPU it is on by default)."""
+    from click.testing import CliRunner
+
+    from kernlint.eval.cli import eval_command
+
+    (tmp_path / "T").mkdir()
+    (tmp_path / "T" / "add.py").write_text(REFERENCE)
+    (tmp_path / "T.jsonl").write_text(json.dumps([{"name": "add", "description": "Adds two tensors element by "
+                                                   "element.", "file": "add.py", "difficulty": "1"}]))
+    candidate = (FIXTURES / "problems" / "tb_add.py").read_text().split("#" * 50, 1)[0]
+    (tmp_path / "output_m.jsonl").write_text(json.dumps({"instruction": "Functional Description: Adds two tensors "
+                                                         "element by element.", "predict": candidate}) + "\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(eval_command, [str(tmp_path / "T.jsonl"), str(tmp_path / "output_m.jsonl"), "-o", str(out),
+                                            "--seeds", "0", "--compile-baseline", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "records.jsonl").read_text().splitlines()[0])
+    assert rec["verdict"] in ("passed", "slower-than-baseline"), rec["reasons"]
+    assert rec["timings"]["torch_compile"]["median_ms"] > 0, rec["notes"]
+    assert any(n.startswith("CUTLASS baseline skipped: a TritonBench task") for n in rec["notes"])
