@@ -63,3 +63,33 @@ def test_a_tasks_function_is_compiled_for_the_baseline_and_its_test_calls_it(tmp
     assert rec["verdict"] in ("passed", "slower-than-baseline"), rec["reasons"]
     assert rec["timings"]["torch_compile"]["median_ms"] > 0, rec["notes"]
     assert any(n.startswith("CUTLASS baseline skipped: a TritonBench task") for n in rec["notes"])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUPTI kernel times need a GPU")
+def test_task_calls_kernels_are_timed_apart_from_input_creation():
+    """A Triton kernel launched inside the task-call range counts; the test's torch.randn kernels do not."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _add(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+    def add(x, y):
+        o = torch.empty_like(x)
+        _add[(triton.cdiv(x.numel(), 1024),)](x, y, o, x.numel(), BLOCK=1024)
+        return o
+
+    ranged = timing.in_range(add, "kl::call")
+
+    def test():
+        x, y = torch.randn(1 << 22, device="cuda"), torch.randn(1 << 22, device="cuda")
+        return ranged(x, y), ranged(y, x)
+
+    t = timing.time_cuda_kernels(lambda: test(), [[]], iters=5, within="kl::call")
+    assert "error" not in t and "error" not in t["within"], t
+    assert t["within"]["ranges_per_call"] == 2
+    assert 0 < t["within"]["median_ms"] < t["median_ms"]
