@@ -29,7 +29,10 @@ test or `.get`/`.setdefault`/`.pop`, directly or through a variable or an attrib
 (`self._key = x.data_ptr()`) assigned from them; an equality test of such an address against one
 kept on an attribute (`if x.data_ptr() == self._last_ptr:`); and a dictionary kept on the module or
 the instance (`self._cache = {}`) indexed by an input tensor of `ModelNew.forward` itself (a
-tensor hashes by identity).
+tensor hashes by identity). Only a container whose values the code returns (directly, or through a
+name assigned from a lookup), and an address test whose `if` returns, make a cache of results: state
+kept per object and not returned, such as an optimizer's momentum buffer per `id(param)`, is not
+reported.
 
 ## Why is this bad?
 Harnesses call the candidate repeatedly on the same buffers. A cache keyed by address returns the
@@ -103,6 +106,21 @@ class ModelNew(torch.nn.Module):
         block = self._configs.setdefault(x.shape[-1], self.block)
         _copy[(triton.cdiv(x.numel(), block),)](x[0], o, x.numel(), B=block)
         return o
+''',
+        KERNEL_PRELUDE
+        + '''
+class SGD:
+    def __init__(self, params, lr, momentum):
+        self.params, self.lr, self.momentum, self.state = list(params), lr, momentum, {}
+
+    def step(self):
+        for p in self.params:
+            if id(p) not in self.state:
+                self.state[id(p)] = torch.zeros_like(p)
+            buf = self.state[id(p)]
+            _copy[(triton.cdiv(p.numel(), 1024),)](p.grad, buf, p.numel(), B=1024)
+            p.data.add_(buf, alpha=-self.lr)
+        return None
 ''',
     )
 
@@ -183,23 +201,56 @@ class ModelNew(torch.nn.Module):
         kept = [s for s in sides if self._refs(s) & {t for t in tainted if "." in t}]
         return bool(kept) and any(s is not k and self._keyed(module, s, tainted) for s in sides for k in kept)
 
+    def _returned(self, module, assigns) -> set[str]:
+        """Names and attributes whose value a ``return`` hands back, directly or through names
+        assigned from them (``out = CACHE[key]; return out``)."""
+        out = set()
+        for ret in nodes_of(module, cst.Return):
+            if ret.value is not None:
+                out |= self._refs(ret.value)
+        for _ in range(3):
+            grown = set(out)
+            for assign in assigns:
+                if {n for t in assign.targets for n in self._bound(t.target)} & out:
+                    grown |= self._refs(assign.value)
+            if grown == out:
+                break
+            out = grown
+        return out
+
+    @staticmethod
+    def _hit_returns(module) -> set[int]:
+        """Comparisons in the test of an ``if`` whose body returns (a hit that skips the work)."""
+        out = set()
+        for node in nodes_of(module, cst.If):
+            if nodes_of(node.body, cst.Return):
+                out |= {id(c) for c in nodes_of(node.test, cst.Comparison)}
+        return out
+
     def check(self, candidate: CandidateModule):
         module = candidate.module
         nodes = nodes_of(module, cst.Assign, cst.Subscript, cst.DictElement, cst.Comparison, cst.Call)
-        tainted, mappings = self._assigned(module, [n for n in nodes if isinstance(n, cst.Assign)])
+        assigns = [n for n in nodes if isinstance(n, cst.Assign)]
+        tainted, mappings = self._assigned(module, assigns)
+        # state kept by address (an optimizer's buffers per parameter) is not a cache of results:
+        # only a container whose values a function returns is
+        returned = self._returned(module, assigns)
         inputs = self._forward_inputs(module)
         forward = self.facts(module).functions.get("ModelNew.forward")
         in_forward = {id(n) for n in nodes_of(forward, cst.CSTNode)} if forward is not None else set()
         lines = set()
         hits: list[tuple[cst.CSTNode, str]] = []
         for node, container, key in self._lookups(nodes):
+            if container is not None and not self._refs(container) & returned:
+                continue
             if self._keyed(module, key, tainted):
                 hits.append((node, "a lookup keyed by data_ptr()/id() caches results by address"))
             elif (container is not None and id(node) in in_forward and self._refs(container) & mappings
                   and isinstance(key, cst.Name) and key.value in inputs):
                 hits.append((node, f"a dictionary keyed by the input tensor {key.value} (hashed by identity) caches results"))
+        hit_returns = self._hit_returns(module)
         for cmp in (n for n in nodes if isinstance(n, cst.Comparison)):
-            if self._remembered_address(module, cmp, tainted):
+            if id(cmp) in hit_returns and self._remembered_address(module, cmp, tainted):
                 hits.append((cmp, "an input's address compared with one kept from an earlier call (a one-entry cache)"))
         for node, message in hits:
             f = self.finding(candidate, node, message)
