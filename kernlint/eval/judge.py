@@ -285,6 +285,8 @@ class Judge:
         head = {"op": "load", "kind": prob["kind"], "block_network": job.get("block_network", True),
                 "block_writes": role == "candidate" and job.get("block_writes", True),
                 "device_memory_fraction": job.get("device_memory_fraction"), "seed": self.seed(label), "role": role}
+        if prob["kind"] == "tritonbench":  # its test may import the task's function from the task's file
+            head["module_alias"] = prob["id"]
         tests = {"test_code": prob.get("test_code", "")} if prob["kind"] == "tritonbench" else {}
         source = prob["source"] if role == "reference" else job["candidate"]["source"]
         return head, {"source": source, **tests}

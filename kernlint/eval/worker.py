@@ -53,10 +53,14 @@ def classify_exception(exc: BaseException) -> str:
     return "runtime-error"
 
 
-def load_module(path: Path, name: str):
+def load_module(path: Path, name: str, alias: str = ""):
+    """Import ``path`` as ``name``; also as ``alias`` (a TritonBench test imports the task's function
+    from a module named after the task's file) where no other module has that name."""
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
+    if alias.isidentifier() and alias not in sys.modules and importlib.util.find_spec(alias) is None:
+        sys.modules[alias] = mod
     spec.loader.exec_module(mod)
     return mod
 
@@ -213,7 +217,7 @@ class Executor:
         if req.get("seed") is not None:
             set_seed(int(req["seed"]))
         try:
-            self.mod = load_module(path, name)
+            self.mod = load_module(path, name, str(req.get("module_alias") or ""))
         except BaseException as exc:  # noqa: BLE001 - everything the import raises is that module's
             if self.role == "reference":
                 raise Stage("reference-error", f"the reference does not load: {type(exc).__name__}: {exc}") from exc

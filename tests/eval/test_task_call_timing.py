@@ -93,3 +93,24 @@ def test_task_calls_kernels_are_timed_apart_from_input_creation():
     assert "error" not in t and "error" not in t["within"], t
     assert t["within"]["ranges_per_call"] == 2
     assert 0 < t["within"]["median_ms"] < t["median_ms"]
+
+
+def test_a_test_that_imports_the_task_from_its_file_runs(tmp_path):
+    """TritonBench-T tests may import the task's function from a module named after the task's file
+    (``from add import add``): reference and candidate load under that name too."""
+    from click.testing import CliRunner
+
+    from kernlint.eval.cli import eval_command
+
+    (tmp_path / "T").mkdir()
+    (tmp_path / "T" / "add.py").write_text(REFERENCE.replace("def test_add():", "from add import add\n\n\ndef test_add():"))
+    (tmp_path / "T.jsonl").write_text(json.dumps([{"name": "add", "description": "Adds two tensors element by "
+                                                   "element.", "file": "add.py", "difficulty": "1"}]))
+    candidate = (FIXTURES / "problems" / "tb_add.py").read_text().split("#" * 50, 1)[0]
+    (tmp_path / "output_m.jsonl").write_text(json.dumps({"predict": candidate}) + "\n")
+    out = tmp_path / "out"
+    res = CliRunner().invoke(eval_command, [str(tmp_path / "T.jsonl"), str(tmp_path / "output_m.jsonl"), "-o", str(out),
+                                            "--seeds", "0", "--no-timing", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "records.jsonl").read_text().splitlines()[0])
+    assert rec["verdict"] == "passed", (rec["error"], rec["reasons"])
