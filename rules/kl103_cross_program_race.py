@@ -1,14 +1,9 @@
-import re
-
 import libcst as cst
 
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
-from kernlint.source.values import Elected
-
-
-_SINGLE_GUARD = re.compile(r"==\s*1\b|\b1\s*==")
+from kernlint.engine.findings import reported_once
 
 
 def _asserted_one(asserts) -> set[str]:
@@ -64,13 +59,27 @@ class CrossProgramRace(SourceRule):
     summary = "A non-atomic `tl.store` to an address that does not depend on the program id, from many programs."
     docs = """
 ## What it does
-Finds the program-id axes the kernel uses and reports a plain `tl.store` whose address does not
-depend on one of them (directly, through loop counters or through loaded indices) and that is not
-guarded by a condition on that axis (or on a ticket drawn with `tl.atomic_add(counter, 1)`, which
-lets one program through) nor inside a spin-lock critical section (`while
-tl.atomic_cas(lock, 0, 1) == 1: pass` ... `tl.atomic_xchg(lock, 0)`). Axes every launch in the
-module leaves at one program, and stores under a compile-time `if SPLIT_K == 1:`, are exempt. A load-modify-store of one location from every program is
-reported with its read.
+Asks, for every plain `tl.store`, whether two distinct programs of a launch can both reach it (mask
+and path hold for both) and write the same element with values that may differ. The two programs
+are the store's address, mask, path and value twice, with their own program ids, lanes, loop
+iterations and loaded data; sizes, strides and the grid are the launch's. A finding names the two
+programs (and the element, where it is small enough to read).
+
+What counts as a race:
+- a race must hold for every layout of the tensor: the runtime strides are tried in several
+  orders, far apart (so a row never runs into the next one), and block sizes no launch gives at
+  16 and at 128. An overlap that only a degenerate layout makes (a row stride below the row) is not
+  reported; one the code makes (an axis the address leaves out, programs a half block apart) is;
+- programs that store the same value (a constant, or one computed from sizes alone) do not race: the
+  result does not depend on which write lands last;
+- `tl.atomic_add` hands each program a different old value, so `if tl.atomic_add(counter, 1) ==
+  n - 1:` (the last arriver) lets one program through;
+- stores inside a spin-lock critical section (`while tl.atomic_cas(lock, 0, 1) == 1: pass` ...
+  `tl.atomic_xchg(lock, 0)`) are ordered by the lock; axes every launch leaves at one program (or
+  that the wrapper asserts are 1) have one program;
+- not modelled (no finding): stores whose address comes from loaded data (scatters), two different
+  stores of one kernel that overlap, the same tensor passed as two pointer arguments, and memory
+  ordering (release/acquire, scopes).
 
 ## Why is this bad?
 Every program along that axis writes the same address; which write wins depends on scheduling, and
@@ -154,35 +163,23 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
     )
 
     def check(self, state):
-        if not state.pid_axes:
-            return
-        for access in state.accesses:
-            if access.kind != "store" or access.locked:
+        from kernlint.engine.run import races
+
+        locked = {id(a.node) for a in state.accesses if a.locked}  # inside a spin-lock critical section
+        code = state.info.module.code_for_node
+        for race in races(state, frozenset(_single_program_axes(state))):
+            access = race.access
+            if id(access.node) in locked:
                 continue
-            missing = state.pid_axes - access.ptr.pid
-            if not missing:
-                continue
-            if any(g.pid & missing for g in access.guards):
-                continue
-            if access.mask is not None and access.mask.pid & missing:
-                continue
-            if access.static_guard and any(
-                _SINGLE_GUARD.search(state.code(g)) for g in access.guard_nodes
-            ):
-                continue  # `if SPLIT_K == 1: tl.store(...)` - only one program along that axis
-            for g in access.guards:  # `if ticket == n - 1:` with `ticket = tl.atomic_add(counter, 1)`
-                for elected in g.facts_of(Elected):
-                    missing -= elected.axes
-            missing -= _single_program_axes(state)
-            if not missing:
-                continue
-            target = state.code(access.ptr_node) if access.ptr_node is not None else "?"
-            axes = ", ".join(str(a) for a in sorted(missing))
-            rmw = any(a.kind == "load" and a.ptr_node is not None and state.code(a.ptr_node) == target for a in state.accesses)
-            what = "reads, modifies and writes" if rmw else "writes"
-            yield self.finding(
-                state, access.node,
-                f"cross-program race: every program along program_id axis {axes} {what} `{target}` "
-                f"non-atomically (the address does not depend on that axis)",
-                pointer=target, missing_axes=sorted(missing), read_modify_write=rmw,
-            )
+            target = code(access.node.args[0].value).strip() if access.node.args else "?"
+            programs = " and ".join(
+                ", ".join(f"program_id({axis})={ids[side]}" for axis, ids in sorted(race.programs.items()))
+                for side in (0, 1))
+            what = "read, modify and write" if race.read_modify_write else "write"
+            sizes = f" with {race.text}" if race.text else ""
+            element = f"element {race.address}" if race.address is not None else "one element"
+            yield from reported_once(self, state, access,
+                f"cross-program race: two programs {what} {element} of `{target}` non-atomically, "
+                f"possibly with different values, for every layout of the tensor; witness: {programs}{sizes}",
+                pointer=target, programs={str(a): list(ids) for a, ids in race.programs.items()},
+                address=race.address, read_modify_write=race.read_modify_write)

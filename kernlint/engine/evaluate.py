@@ -52,6 +52,8 @@ class Access:
     branches: tuple = ()
     #: a block-pointer access's axes ``boundary_check`` leaves out: :class:`BlockAxis` each
     unchecked: tuple = ()
+    #: the value a store or atomic writes (UNKNOWN where the engine does not model it)
+    value: object = None
 
 
 @dataclass(frozen=True)
@@ -857,8 +859,7 @@ class Evaluator:
         if isinstance(ptr, Num):
             ptr = self._as_pointer(ptr)
         mask = self.expr(given["mask"]) if "mask" in given else None
-        if "value" in given:
-            self.expr(given["value"])
+        value = self.expr(given["value"]) if "value" in given else None
         if "other" in given:
             self.expr(given["other"])
         checked: tuple = ()
@@ -875,11 +876,13 @@ class Evaluator:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,
                 self.helpers[-1] if self.helpers else None, tuple(self.loops), given.get("mask"),
-                tuple(c for c in self.path if not any(c is guard for guard in self.guards)), unchecked,
+                tuple(c for c in self.path if not any(c is guard for guard in self.guards)), unchecked, value,
             ))
         rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0
         if kind == "store":
             return NONE
+        if name == TL + "atomic_add":  # each program draws a different old value: a ticket
+            return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True)
         return Num(self.sym.fresh("data", "a loaded value"), rank, data=True)
 
 

@@ -20,7 +20,7 @@ def out_of_bounds(rule, state, kinds: tuple[str, ...]):
             what = f"an index reaches {v.address} (the bound is {v.bound}), outside {v.against}"
         message = f"out-of-bounds {verb}{where}: `{pointer}`: {what}; witness: {v.text}"
         mask = _mask_node(access)
-        yield from _reported(rule, state, access, message, pointer=pointer,
+        yield from reported_once(rule, state, access, message, pointer=pointer,
                              mask=code(mask).strip() if mask is not None else None,
                              witness=v.witness_values(), address=v.address, bound=v.bound, extent_from=v.how)
 
@@ -32,7 +32,7 @@ def block_overruns(rule, state):
         pointer, where = _named(state, access)
         message = (f"block pointer {access.kind} without boundary_check{where}: `{pointer}`: an index reaches "
                    f"{v.address} (the bound is {v.bound}), outside {v.against}; witness: {v.text}")
-        yield from _reported(rule, state, access, message, pointer=pointer, witness=v.witness_values(),
+        yield from reported_once(rule, state, access, message, pointer=pointer, witness=v.witness_values(),
                              address=v.address, bound=v.bound, extent_from=v.how)
 
 
@@ -43,7 +43,7 @@ def _named(state, access) -> tuple[str, str]:
     return pointer, f" (in `{access.helper}`, inlined from `{state.name}`)" if access.helper else ""
 
 
-def _reported(rule, state, access, message, **evidence):
+def reported_once(rule, state, access, message, **evidence):
     """The finding at the access (once per access, however many kernels inline its helper)."""
     node, helper = access.node, _discovered(state, access.helper)
     if access.helper is not None and helper is None:

@@ -105,22 +105,37 @@ def block_violations(state) -> list[Violation]:
     """The block-pointer accesses whose block can leave the shape it declares (computed once per
     state). KL109 reports these; KL101/KL102 report a block-pointer access only when its block stays
     inside its declared shape and that shape lies past the tensor."""
+    return _judged(state, "_block_violations", lambda a: bool(a.unchecked), lambda prover, a: prover.judge_block(a))
+
+
+def races(state, single_axes: frozenset[int] = frozenset()) -> list:
+    """The plain stores two programs can both write with different values (computed once per state;
+    ``single_axes``: program-id axes every launch leaves at one program)."""
+    from kernlint.engine.races import judge_race
+
+    return _judged(state, "_races", lambda a: a.kind == "store", lambda prover, a: judge_race(prover, a, single_axes))
+
+
+def _judged(state, key: str, wanted, judge) -> list:
+    """``judge(prover, access)`` of every access ``wanted`` selects, once per access site (a helper
+    inlined twice is judged once): what is not None, computed once per state."""
     with _ENGINE_LOCK:
-        if "_block_violations" not in state.__dict__:
+        if key not in state.__dict__:
             engine = _engine(state)
             found, seen = [], set()
             for access in engine[0].accesses if engine is not None else ():
-                if not access.unchecked or (id(access.node), id(access.site)) in seen:
+                site = (id(access.node), id(access.site))
+                if not wanted(access) or site in seen:
                     continue
                 try:
-                    v = engine[1].judge_block(access)
+                    v = judge(engine[1], access)
                 except _DEGRADE:
                     v = None
                 if v is not None:
-                    seen.add((id(access.node), id(access.site)))
+                    seen.add(site)
                     found.append(v)
-            state._block_violations = found
-        return state._block_violations
+            state.__dict__[key] = found
+        return state.__dict__[key]
 
 
 def arange_extents(state) -> list[tuple]:
