@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device session of the TritonBench-T study, for a machine held in short calls:
 #   bash benchmarks/study_t/gpu_session.sh CORPUS_DIR WORK_DIR [SECONDS]
-# 1. the GPU tests of the task-call timer and of TritonBench tasks (they print what they measured);
+# 1. the GPU tests of eval (the task-call timer, the profiler's kernel trace, per-problem reuse, the
+#    CUTLASS baseline);
 # 2. the study over the whole seeded task list (run_gpu.sh: resumable, capped at SECONDS, 1500 by default).
 # Each step's exit status and seconds go to WORK_DIR/device.txt; WORK_DIR/DONE is written last, so a
 # caller that started this in the background can tell when it ended and fetch WORK_DIR/study/batch.
@@ -18,8 +19,9 @@ export PYTHONUNBUFFERED=1
     date -u
 } > "$w/device.txt" 2>&1
 t0=$SECONDS
-timeout 240 python3 -m pytest -q -m gpu -p no:cacheprovider tests/eval/test_task_call_timing.py > "$w/pytest_gpu.log" 2>&1
-echo "pytest -m gpu (task-call timing): exit $? in $((SECONDS - t0)) s" >> "$w/device.txt"
+timeout 360 python3 -m pytest -q -m gpu -p no:cacheprovider tests/eval/test_task_call_timing.py \
+    tests/eval/test_device_trace.py tests/eval/test_reuse.py tests/eval/test_cutlass_baseline.py > "$w/pytest_gpu.log" 2>&1
+echo "pytest -m gpu (eval): exit $? in $((SECONDS - t0)) s" >> "$w/device.txt"
 t0=$SECONDS
 bash "$(dirname "$0")/run_gpu.sh" "$corpus" "$w/study" 0 "$budget" > "$w/study.log" 2>&1
 echo "study: exit $? in $((SECONDS - t0)) s; $(wc -l < "$w/study/batch/records.jsonl" 2>/dev/null || echo 0) records" >> "$w/device.txt"
