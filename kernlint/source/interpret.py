@@ -58,14 +58,12 @@ class Access:
     mask_node: cst.BaseExpression | None
     other_node: cst.BaseExpression | None
     guards: tuple[Val, ...]
-    static_guard: bool
     loops: tuple[str, ...]
     #: for ``tl.load``: ``boundary_check`` or ``padding_option`` given (block pointers)
     boundary_check: bool = False
     value: Val | None = None
     #: inside a spin-lock critical section
     locked: bool = False
-    guard_nodes: tuple = ()
 
 
 @dataclass
@@ -309,8 +307,6 @@ class Interpreter:
         self.env: dict[str, Val] = {}
         self.current: cst.CSTNode | None = None
         self.guards: list[Val] = []
-        self.guard_nodes: list[cst.BaseExpression] = []
-        self.static_guard = 0
         self.loops: list[str] = []
         #: inside a spin-lock critical section (atomic_cas acquire ... atomic_xchg release)
         self.locked = False
@@ -514,8 +510,6 @@ class Interpreter:
         static = cond.constexpr
         before = dict(self.env)
         self.guards.append(cond)
-        self.guard_nodes.append(stmt.test)
-        self.static_guard += static
         self.block(stmt.body)
         then_env = self.env
         self.env = dict(before)
@@ -525,9 +519,7 @@ class Interpreter:
                 self.if_stmt(orelse)
             else:
                 self.block(orelse.body)
-        self.static_guard -= static
         self.guards.pop()
-        self.guard_nodes.pop()
         for name, val in then_env.items():
             other = self.env.get(name)
             if other is None:
@@ -948,8 +940,7 @@ class Interpreter:
             self.state.accesses.append(
                 Access(
                     kind, node, ptr, ptr_node, mask, mask_node, other_node,
-                    tuple(self.guards), self.static_guard > 0, tuple(self.loops), bc, value, self.locked,
-                    tuple(self.guard_nodes),
+                    tuple(self.guards), tuple(self.loops), bc, value, self.locked,
                 )
             )
         if kind == "load":
