@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import z3
+from z3 import z3core as C
 
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
-from kernlint.engine.symbols import Num, Ptr, at_least, mentions, position
+from kernlint.engine.symbols import Num, Ptr, at_least, int_val, mentions, position
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 from kernlint.source.configs import config_values, tuned_names, unread_keys
@@ -94,8 +95,8 @@ def _lengths(value: Num, term) -> frozenset:
     """(axis, arange length) of the block axes ``term`` uses: two aranges of different lengths
     on one axis share a position variable but are different indices."""
     names = set(free_vars(term))
-    # the length as text, not as a z3 id: the simplified term is not kept, so its id can be reused
-    return frozenset((axis, z3.simplify(lane.end - lane.start).sexpr()) for lane, axis in value.lanes
+    # the length as text, not as a z3 id: the id of a term no longer held can be reused
+    return frozenset((axis, lane.extent_text()) for lane, axis in value.lanes
                      if f"lane!{axis}" in names)
 
 
@@ -147,7 +148,7 @@ def _lane_domain(*values) -> list:
         if isinstance(value, Num):
             for lane, axis in value.lanes:
                 out += lane.domain(axis)
-                size = lane.end - lane.start
+                size = lane.size()
                 if axis in sizes:
                     out.append(size == sizes[axis])  # blocks combined on one axis have one shape
                 sizes.setdefault(axis, size)
@@ -156,6 +157,21 @@ def _lane_domain(*values) -> list:
 
 def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
+
+
+def _within(variables: list, limit: int, ctx: z3.Context) -> list:
+    """``z3.And(v >= -limit, v <= limit)`` for each integer constant ``v`` of ``ctx``: the terms z3's
+    operators make, made in the same order (so with the same ids) through the C API, which skips
+    the operators' coercions (a witness's variables are bounded three times over, by the dozen)."""
+    ref, int_sort = ctx.ref(), z3.IntSort(ctx)
+    low, high = str(-limit), str(limit)
+    out = []
+    for v in variables:
+        a = v.as_ast()
+        at_least = z3.BoolRef(C.Z3_mk_ge(ref, a, C.Z3_mk_numeral(ref, low, int_sort.ast)), ctx)
+        at_most = z3.BoolRef(C.Z3_mk_le(ref, a, C.Z3_mk_numeral(ref, high, int_sort.ast)), ctx)
+        out.append(z3.BoolRef(C.Z3_mk_and(ref, 2, (z3.Ast * 2)(at_least.as_ast(), at_most.as_ast())), ctx))
+    return out
 
 
 def clear_cache() -> None:
@@ -242,7 +258,7 @@ class Solving:
             local = [v.translate(ctx) for v in variables]
             for limit in (256, 4096, SMALL):
                 solver.push()
-                solver.add(*[z3.And(v >= -limit, v <= limit) for v in local])
+                solver.add(*_within(local, limit, ctx))
                 if solver.check() == z3.sat:
                     model = solver.model()
                     break
@@ -349,7 +365,7 @@ class Prover:
         domain = self.base + lanes
         # no dimension of the block pointer's tensor is empty (a size in it may be 0: an offset)
         domain += [other.shape.term >= 1 for other in access.unchecked]
-        start = z3.substitute(index, (position(axis.axis), z3.IntVal(0)))
+        start = z3.substitute(index, (position(axis.axis), int_val(0)))
         for facts in launches:
             if not moves and (facts is None or any(n not in facts.values for n in sizes)):
                 continue
@@ -370,7 +386,7 @@ class Prover:
         power of two for values the kernel is compiled with: literals, a launch's constexprs, an
         autotune config, a parameter's default. These are constants, so the extent is computed
         for each launch and config (no solver); sizes nothing fixes are not asked about."""
-        size = z3.simplify(lane.end - lane.start)
+        size = lane.extent()
         if z3.is_int_value(size):
             return None if _power_of_two(size.as_long()) else (size.as_long(), "literal", {})
         names = set(free_vars(size))
@@ -384,9 +400,9 @@ class Prover:
             given = {n: v for n, v in (facts.values.items() if facts is not None else ()) if n in names}
             fixed = {n: z3.simplify(v) for n, v in given.items() if not free_vars(v)}
             for n in names & set(self.defaults) - set(given):
-                fixed[n] = z3.IntVal(self.defaults[n])
+                fixed[n] = int_val(self.defaults[n])
             for config in configs:
-                values = {**fixed, **{n: z3.IntVal(v) for n, v in config.items()
+                values = {**fixed, **{n: int_val(v) for n, v in config.items()
                                       if n in names and isinstance(v, int) and not isinstance(v, bool)}}
                 if set(values) != names:
                     continue
@@ -461,7 +477,7 @@ class Prover:
 
     def _walk(self, access, offset, cond, facts, var, k, start, step, stop, lane, axis):
         p = lane.var(axis)
-        at = lambda kv, pv: z3.substitute(offset, (k, z3.IntVal(kv)), (p, z3.IntVal(pv)))  # noqa: E731
+        at = lambda kv, pv: z3.substitute(offset, (k, int_val(kv)), (p, int_val(pv)))  # noqa: E731
         o0 = at(0, 0)
         ck, cl = at(1, 0) - o0, at(0, 1) - o0
         zero = _is_zero

@@ -13,10 +13,13 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
+from kernlint.engine.terms import free_vars
+
 
 def mentions(term, var) -> bool:
-    """Whether ``term`` contains the constant ``var`` (z3 walks the term, not Python)."""
-    return not z3.substitute(term, (var, z3.Const("mentions!probe", var.sort()))).eq(term)
+    """Whether ``term`` contains the constant ``var`` (the engine's constants are integers, each
+    with a name of its own; the constants of a term are walked once and remembered)."""
+    return var.decl().name() in free_vars(term)
 
 
 #: name -> the integer constant of that name (z3 makes the same term each time, at a cost)
@@ -30,6 +33,22 @@ def int_var(name: str) -> z3.ArithRef:
         if len(_INTS) > 50000:
             _INTS.clear()
         hit = _INTS[name] = z3.Int(name)
+    return hit
+
+
+#: value -> the integer literal of that value
+_LITERALS: dict[int, z3.IntNumRef] = {}
+#: value -> ``z3.BoolVal(value)``
+_TRUTHS = {True: z3.BoolVal(True), False: z3.BoolVal(False)}
+
+
+def int_val(value: int) -> z3.IntNumRef:
+    """``z3.IntVal(value)``, made once per value (literals recur in every kernel)."""
+    hit = _LITERALS.get(value)
+    if hit is None:
+        if len(_LITERALS) > 50000:
+            _LITERALS.clear()
+        hit = _LITERALS[value] = z3.IntVal(value)
     return hit
 
 
@@ -57,15 +76,39 @@ class Lane:
         key = (axis, self.start.get_id(), self.end.get_id())
         hit = _DOMAINS.get(key)
         if hit is None:
-            p, size = position(axis), self.end - self.start
+            p, size = position(axis), self.size()
             hit = _DOMAINS[key] = (self.start, self.end, [p >= 0, p < size, z3.Or([size == 2 ** k for k in range(18)])])
             if len(_DOMAINS) > 50000:
                 _DOMAINS.clear()
         return hit[2]
 
+    def size(self) -> z3.ArithRef:
+        """``end - start``."""
+        return self._sizes()[2]
+
+    def extent(self) -> z3.ArithRef:
+        """``end - start`` simplified: a literal where the ends are."""
+        return self._sizes()[3]
+
+    def extent_text(self) -> str:
+        return self._sizes()[4]
+
+    def _sizes(self) -> tuple:
+        key = (self.start.get_id(), self.end.get_id())
+        hit = _SIZES.get(key)
+        if hit is None:
+            if len(_SIZES) > 50000:
+                _SIZES.clear()
+            size = self.end - self.start
+            extent = z3.simplify(size)
+            hit = _SIZES[key] = (self.start, self.end, size, extent, extent.sexpr())
+        return hit
+
 
 #: (axis, start id, end id) -> (start, end, constraints): the terms are kept so their ids stay theirs
 _DOMAINS: dict = {}
+#: (start id, end id) -> (start, end, size, size simplified, its text), made once per arange's ends
+_SIZES: dict = {}
 #: (variable id, bound) -> (variable, ``variable >= bound``)
 _AT_LEAST: dict = {}
 
@@ -136,8 +179,8 @@ NONE = Unknown("None")
 
 def const(value: int | bool) -> Num:
     if isinstance(value, bool):
-        return Num(z3.BoolVal(value))
-    return Num(z3.IntVal(int(value)))
+        return Num(_TRUTHS[value])
+    return Num(int_val(int(value)))
 
 
 def lanes_of(*values: Num) -> frozenset:
