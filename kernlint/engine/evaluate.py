@@ -17,7 +17,7 @@ from kernlint.engine.symbols import (
     NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, int_val, int_var, mentions, move_axes,
     position, rank_of,
 )
-from kernlint.engine.terms import free_vars, summands
+from kernlint.engine.terms import free_vars, int_op, summands
 from kernlint.source.names import assigned_names
 
 TL = "triton.language."
@@ -104,6 +104,10 @@ def _movable(value, data: bool = False) -> bool:
     if isinstance(value, Num):
         return not value.is_bool and (data or not value.data)
     return False
+
+
+_COMPARISONS = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=", "Equal": "==",
+                "NotEqual": "!="}
 
 
 def _to_int(v) -> z3.ArithRef:
@@ -474,21 +478,21 @@ class Evaluator:
             return combine(fn(a.term, b.term), a, b)
         x, y = _to_int(a), _to_int(b)
         if op == "Add":
-            return combine(x + y, a, b)
+            return combine(int_op("+", x, y), a, b)
         if op == "Subtract":
-            return combine(x - y, a, b)
+            return combine(int_op("-", x, y), a, b)
         if op == "Multiply":
-            return combine(x * y, a, b)
+            return combine(int_op("*", x, y), a, b)
         if op in ("FloorDivide", "Modulo"):
             self.divides_by(y)
         if op == "FloorDivide":
-            out = combine(x / y, a, b)
+            out = combine(int_op("/", x, y), a, b)
             ceil = z3.simplify(x - y + 1, som=True)
             if len(ceil.sexpr()) < len(z3.simplify(x, som=True).sexpr()):
                 self.model.ceil_divs[out.term.get_id()] = (ceil, y, out.term)  # ``(n + B - 1) // B``: cdiv(n, B)
             return out
         if op == "Modulo":
-            out = combine(x % y, a, b)
+            out = combine(int_op("%", x, y), a, b)
             # a remainder by a bound is bounded whatever the dividend was
             return replace(out, data=b.data)
         if op in ("LeftShift", "RightShift"):
@@ -520,13 +524,9 @@ class Evaluator:
             if not (isinstance(left, Num) and isinstance(right, Num)):
                 return UNKNOWN
             x, y = _to_int(left), _to_int(right)
-            fn = {
-                "LessThan": lambda: x < y, "LessThanEqual": lambda: x <= y, "GreaterThan": lambda: x > y,
-                "GreaterThanEqual": lambda: x >= y, "Equal": lambda: x == y, "NotEqual": lambda: x != y,
-            }.get(op)
-            if fn is None:
+            if op not in _COMPARISONS:
                 return UNKNOWN
-            term = combine(fn(), left, right)
+            term = combine(int_op(_COMPARISONS[op], x, y), left, right)
             out = term if out is None else combine(z3.And(out.term, term.term), out, term)
             left = right
         return out if out is not None else UNKNOWN
