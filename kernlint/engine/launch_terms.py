@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import z3
 
-from kernlint.engine.symbols import int_val, int_var
+from kernlint.engine.symbols import at_least, at_most, int_val, int_var
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 
@@ -58,7 +58,7 @@ class _Wrapper:
         var = int_var(name)
         if name not in self.facts.names:
             self.facts.names[name] = text
-            self.facts.assumptions += [var >= 1, var <= MAX_SIZE]
+            self.facts.assumptions += [at_least(var, 1), at_most(var, MAX_SIZE)]
         return var
 
     def assigned(self, name: str) -> cst.BaseExpression | None:

@@ -284,6 +284,8 @@ class Prover:
         self.describe = describe  # term -> source-like text, for messages
         self.stated = stated_bounds(model)
         self.solving = Solving()
+        #: (offset, loop, lane) ids -> what ``_walked_index`` made of them
+        self._walks: dict[tuple, tuple | None] = {}
         self.base = list(model.symbols.domain) + list(assumptions)
         # sizes, strides, block sizes and flags are not negative
         self.base += [at_least(v, 0) for n, v in model.params.items() if n not in model.pointers]
@@ -482,25 +484,12 @@ class Prover:
         return None
 
     def _walk(self, access, offset, cond, facts, var, k, start, step, stop, lane, axis):
-        p = lane.var(axis)
-        at = lambda kv, pv: z3.substitute(offset, (k, int_val(kv)), (p, int_val(pv)))  # noqa: E731
-        o0 = at(0, 0)
-        ck, cl = at(1, 0) - o0, at(0, 1) - o0
-        zero = _is_zero
-        if zero(cl) or not (zero(at(2, 0) - o0 - 2 * ck) and zero(at(0, 2) - o0 - 2 * cl)
-                            and zero(at(1, 1) - o0 - ck - cl)):
+        key = (offset.get_id(), k.get_id(), start.get_id(), step.get_id(), stop.get_id(), lane.start.get_id(), axis)
+        if key not in self._walks:  # loads and stores through one offset walk alike
+            self._walks[key] = self._walked_index(offset, k, start, step, stop, lane, axis)
+        if self._walks[key] is None:
             return None
-        position = start + step * k
-        if zero(ck - step * cl):
-            index, extent = position + lane.start + p, stop  # one block of lanes per step
-        elif zero(step - 1) and stop.get_id() in self.model.ceil_divs:
-            blocks, divisor, _ = self.model.ceil_divs[stop.get_id()]
-            ratio = _ratio(ck, cl)
-            if ratio is None or not zero(ratio - divisor):
-                return None  # the pointer moves by something else than the block the count divides by
-            index, extent = position * ratio + lane.start + p, blocks
-        else:
-            return None
+        index, extent = self._walks[key]
         domain = self.base + _lane_domain(access.ptr.offset, access.mask)
         mentioned = set()
         for t in (offset, extent, *cond):
@@ -514,6 +503,28 @@ class Prover:
         against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
                    f"blocks of `{lane.text}`")
         return self._violation(access, "loop", against, witness, index, extent, facts)
+
+    def _walked_index(self, offset, k, start, step, stop, lane, axis) -> tuple | None:
+        """(index, extent) of the lane ``axis`` of ``offset`` moved by the loop counter ``k``, where
+        the offset moves one block a trip (or counts blocks of a ``cdiv``), else None."""
+        p = lane.var(axis)
+        at = lambda kv, pv: z3.substitute(offset, (k, int_val(kv)), (p, int_val(pv)))  # noqa: E731
+        o0 = at(0, 0)
+        ck, cl = at(1, 0) - o0, at(0, 1) - o0
+        zero = _is_zero
+        if zero(cl) or not (zero(at(2, 0) - o0 - 2 * ck) and zero(at(0, 2) - o0 - 2 * cl)
+                            and zero(at(1, 1) - o0 - ck - cl)):
+            return None
+        position = start + step * k
+        if zero(ck - step * cl):
+            return position + lane.start + p, stop  # one block of lanes per step
+        if zero(step - 1) and stop.get_id() in self.model.ceil_divs:
+            blocks, divisor, _ = self.model.ceil_divs[stop.get_id()]
+            ratio = _ratio(ck, cl)
+            if ratio is None or not zero(ratio - divisor):
+                return None  # the pointer moves by something else than the block the count divides by
+            return position * ratio + lane.start + p, blocks
+        return None
 
     def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars):
         """A Violation, True (proven in bounds) or None (this launch does not say enough)."""
@@ -614,16 +625,20 @@ class Prover:
             for a, g in facts.grid.items():
                 relevant |= set(free_vars(g))
         for name in sorted(self.model.params):
+            if name in self.model.pointers or name not in relevant:
+                continue
             v = witness.eval(self.model.params[name], model_completion=False)
-            if z3.is_int_value(v) and name not in self.model.pointers and name in relevant:
+            if z3.is_int_value(v):
                 shown.append(f"{name}={v.as_long()}")
         if facts is not None:
             for name, text in sorted(facts.names.items()):
                 if name in values and name in relevant:
                     shown.append(f"{text}={values[name]}")
         for axis, (pid, _) in sorted(self.model.pids.items()):
+            if pid.decl().name() not in relevant:
+                continue
             v = witness.eval(pid, model_completion=False)
-            if z3.is_int_value(v) and pid.decl().name() in relevant:
+            if z3.is_int_value(v):
                 shown.append(f"program_id({axis})={v.as_long()}")
         for var, k, start, step, _ in access.loops:
             kv = witness.eval(k, model_completion=False)

@@ -109,18 +109,27 @@ class Lane:
 _DOMAINS: dict = {}
 #: (start id, end id) -> (start, end, size, size simplified, its text), made once per arange's ends
 _SIZES: dict = {}
-#: (variable id, bound) -> (variable, ``variable >= bound``)
-_AT_LEAST: dict = {}
+#: (variable id, ">=" or "<=", bound) -> (variable, ``variable >= bound`` or ``variable <= bound``)
+_BOUNDED: dict = {}
 
 
 def at_least(var: z3.ArithRef, bound: int) -> z3.BoolRef:
     """``var >= bound``, made once per variable (every query of a kernel states its parameters' signs)."""
-    key = (var.get_id(), bound)
-    hit = _AT_LEAST.get(key)
+    return _bounded(var, ">=", bound)
+
+
+def at_most(var: z3.ArithRef, bound: int) -> z3.BoolRef:
+    """``var <= bound``, made once per variable."""
+    return _bounded(var, "<=", bound)
+
+
+def _bounded(var: z3.ArithRef, op: str, bound: int) -> z3.BoolRef:
+    key = (var.get_id(), op, bound)
+    hit = _BOUNDED.get(key)
     if hit is None:
-        if len(_AT_LEAST) > 50000:
-            _AT_LEAST.clear()
-        hit = _AT_LEAST[key] = (var, var >= bound)
+        if len(_BOUNDED) > 50000:
+            _BOUNDED.clear()
+        hit = _BOUNDED[key] = (var, var >= bound if op == ">=" else var <= bound)
     return hit[1]
 
 
