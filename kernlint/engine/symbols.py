@@ -9,11 +9,11 @@ depends on it is not judged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import z3
 
-from kernlint.engine.terms import free_vars
+from kernlint.engine.terms import free_vars, int_op
 
 
 def mentions(term, var) -> bool:
@@ -77,7 +77,8 @@ class Lane:
         hit = _DOMAINS.get(key)
         if hit is None:
             p, size = position(axis), self.size()
-            hit = _DOMAINS[key] = (self.start, self.end, [p >= 0, p < size, z3.Or([size == 2 ** k for k in range(18)])])
+            powers = z3.Or([int_op("==", size, int_val(2 ** k)) for k in range(18)])
+            hit = _DOMAINS[key] = (self.start, self.end, [p >= 0, p < size, powers])
             if len(_DOMAINS) > 50000:
                 _DOMAINS.clear()
         return hit[2]
@@ -109,7 +110,7 @@ class Lane:
 _DOMAINS: dict = {}
 #: (start id, end id) -> (start, end, size, size simplified, its text), made once per arange's ends
 _SIZES: dict = {}
-#: (variable id, ">=" or "<=", bound) -> (variable, ``variable >= bound`` or ``variable <= bound``)
+#: (id of a variable, ">=" or "<=", bound) -> (variable, ``variable >= bound`` or ``variable <= bound``)
 _BOUNDED: dict = {}
 
 
@@ -124,7 +125,7 @@ def at_most(var: z3.ArithRef, bound: int) -> z3.BoolRef:
 
 
 def _bounded(var: z3.ArithRef, op: str, bound: int) -> z3.BoolRef:
-    key = (var.get_id(), op, bound)
+    key = (id(var), op, bound)  # the entry holds ``var``: its id stays its own
     hit = _BOUNDED.get(key)
     if hit is None:
         if len(_BOUNDED) > 50000:
@@ -215,16 +216,30 @@ def move_axes(value, mapping: dict[int, int], rank: int):
         return Ptr(value.base, move_axes(value.offset, mapping, rank))
     if not isinstance(value, Num):
         return value
-    pairs = {}
+    moves = {}
     lanes = set()
     for lane, axis in value.lanes:
         new = mapping.get(axis, axis)
         lanes.add((lane, new))
         if new != axis:
-            pairs[axis] = (position(axis), position(new))
-    pairs = list(pairs.values())
-    term = z3.substitute(value.term, *pairs) if pairs else value.term
-    return replace(value, term=term, rank=rank, lanes=frozenset(lanes))
+            moves[axis] = new
+    term = _renamed(value.term, tuple(sorted(moves.items()))) if moves else value.term
+    return Num(term, rank, frozenset(lanes), value.data, value.bits)
+
+
+#: (id of a term, its renamed axes) -> (the term, the term renamed): a block is broadcast the same
+#: way wherever it is used (``offs[:, None]``)
+_RENAMED: dict = {}
+
+
+def _renamed(term: z3.ExprRef, moves: tuple) -> z3.ExprRef:
+    key = (id(term), moves)
+    hit = _RENAMED.get(key)
+    if hit is None:
+        if len(_RENAMED) > 50000:
+            _RENAMED.clear()
+        hit = _RENAMED[key] = (term, z3.substitute(term, *((position(a), position(b)) for a, b in moves)))
+    return hit[1]
 
 
 def rank_of(value) -> int:
