@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from kernlint.engine import terms
 from kernlint.engine.terms import free_vars, int_op
 
 
@@ -38,6 +39,7 @@ def int_var(name: str) -> z3.ArithRef:
 
 #: value -> the integer literal of that value
 _LITERALS: dict[int, z3.IntNumRef] = {}
+terms.CACHES.append(_LITERALS)
 #: value -> ``z3.BoolVal(value)``
 _TRUTHS = {True: z3.BoolVal(True), False: z3.BoolVal(False)}
 
@@ -110,8 +112,10 @@ class Lane:
 _DOMAINS: dict = {}
 #: (start id, end id) -> (start, end, size, size simplified, its text), made once per arange's ends
 _SIZES: dict = {}
+terms.CACHES.append(_SIZES)
 #: (id of a variable, ">=" or "<=", bound) -> (variable, ``variable >= bound`` or ``variable <= bound``)
 _BOUNDED: dict = {}
+terms.CACHES.append(_BOUNDED)
 
 
 def at_least(var: z3.ArithRef, bound: int) -> z3.BoolRef:
@@ -230,6 +234,7 @@ def move_axes(value, mapping: dict[int, int], rank: int):
 #: (id of a term, its renamed axes) -> (the term, the term renamed): a block is broadcast the same
 #: way wherever it is used (``offs[:, None]``)
 _RENAMED: dict = {}
+terms.CACHES.append(_RENAMED)
 
 
 def _renamed(term: z3.ExprRef, moves: tuple) -> z3.ExprRef:

@@ -23,7 +23,7 @@ _OBJECTS: dict[int, tuple] = {}
 #: leaf ast id -> its wrapper (the value of a free-variable map)
 _LEAF: dict[int, z3.ExprRef] = {}
 LIMIT = 200000
-#: other modules' tables keyed by ast id (their terms held here): emptied whenever these are
+#: other modules' tables of terms (keyed by ast id, or holding what they key): emptied whenever these are
 CACHES: list[dict] = []
 
 _APP = C.Z3_APP_AST
