@@ -14,10 +14,10 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, int_var, mentions, move_axes, position,
-    rank_of,
+    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, int_val, int_var, mentions, move_axes,
+    position, rank_of,
 )
-from kernlint.engine.terms import free_vars, summands
+from kernlint.engine.terms import free_vars, int_op, summands
 from kernlint.source.names import assigned_names
 
 TL = "triton.language."
@@ -108,9 +108,13 @@ def _movable(value, data: bool = False) -> bool:
     return False
 
 
+_COMPARISONS = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=", "Equal": "==",
+                "NotEqual": "!="}
+
+
 def _to_int(v) -> z3.ArithRef:
     term = v.term
-    return z3.If(term, z3.IntVal(1), z3.IntVal(0)) if z3.is_bool(term) else term
+    return z3.If(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
 
 
 def _to_bool(v) -> z3.BoolRef:
@@ -476,27 +480,27 @@ class Evaluator:
             return combine(fn(a.term, b.term), a, b)
         x, y = _to_int(a), _to_int(b)
         if op == "Add":
-            return combine(x + y, a, b)
+            return combine(int_op("+", x, y), a, b)
         if op == "Subtract":
-            return combine(x - y, a, b)
+            return combine(int_op("-", x, y), a, b)
         if op == "Multiply":
-            return combine(x * y, a, b)
+            return combine(int_op("*", x, y), a, b)
         if op in ("FloorDivide", "Modulo"):
             self.divides_by(y)
         if op == "FloorDivide":
-            out = combine(x / y, a, b)
+            out = combine(int_op("/", x, y), a, b)
             ceil = z3.simplify(x - y + 1, som=True)
             if len(ceil.sexpr()) < len(z3.simplify(x, som=True).sexpr()):
                 self.model.ceil_divs[out.term.get_id()] = (ceil, y, out.term)  # ``(n + B - 1) // B``: cdiv(n, B)
             return out
         if op == "Modulo":
-            out = combine(x % y, a, b)
+            out = combine(int_op("%", x, y), a, b)
             # a remainder by a bound is bounded whatever the dividend was
             return replace(out, data=b.data)
         if op in ("LeftShift", "RightShift"):
             sy = z3.simplify(y)
             if z3.is_int_value(sy) and 0 <= sy.as_long() < 63:
-                f = z3.IntVal(1 << sy.as_long())
+                f = int_val(1 << sy.as_long())
                 return combine(x * f if op == "LeftShift" else x / f, a, b)
         if op == "BitAnd":
             # ``x & m`` lies in [0, m] for non-negative operands
@@ -522,13 +526,9 @@ class Evaluator:
             if not (isinstance(left, Num) and isinstance(right, Num)):
                 return UNKNOWN
             x, y = _to_int(left), _to_int(right)
-            fn = {
-                "LessThan": lambda: x < y, "LessThanEqual": lambda: x <= y, "GreaterThan": lambda: x > y,
-                "GreaterThanEqual": lambda: x >= y, "Equal": lambda: x == y, "NotEqual": lambda: x != y,
-            }.get(op)
-            if fn is None:
+            if op not in _COMPARISONS:
                 return UNKNOWN
-            term = combine(fn(), left, right)
+            term = combine(int_op(_COMPARISONS[op], x, y), left, right)
             out = term if out is None else combine(z3.And(out.term, term.term), out, term)
             left = right
         return out if out is not None else UNKNOWN
@@ -686,7 +686,7 @@ class Evaluator:
         if len(bases) != 1 or leaves.count(bases[0]) != 1:
             return UNKNOWN
         base = bases[0]
-        offset = z3.substitute(value.term, (params[base], z3.IntVal(0)))
+        offset = z3.substitute(value.term, (params[base], int_val(0)))
         if mentions(offset, params[base]):
             return UNKNOWN  # the base also scales something: not an address
         self.model.pointers.add(base)
@@ -717,7 +717,7 @@ class Evaluator:
         parts, conds, lanes, term, unchecked = [base], [], set(), base.term, []
         for d in range(rank):
             self.lane_ids += 1
-            lane = Lane(self.lane_ids, z3.IntVal(0), ptr.block[d].term, f"{text} (block axis {d})")
+            lane = Lane(self.lane_ids, int_val(0), ptr.block[d].term, f"{text} (block axis {d})")
             self.model.lanes.append(lane)
             lanes.add((lane, rank - 1 - d))
             index = combine(ptr.offsets[d].term + position(rank - 1 - d), ptr.offsets[d], ptr.shape[d])
@@ -781,18 +781,18 @@ class Evaluator:
         old = [sizes[rank - 1 - j] for j in range(rank)]  # left to right
         new = [d.term for d in dims]
         m = len(new)
-        linear, stride = z3.IntVal(0), z3.IntVal(1)
+        linear, stride = int_val(0), int_val(1)
         lanes = set()
         for i in reversed(range(m)):
             self.lane_ids += 1
-            lane = Lane(self.lane_ids, z3.IntVal(0), new[i], f"{text} (axis {i})")
+            lane = Lane(self.lane_ids, int_val(0), new[i], f"{text} (axis {i})")
             self.model.lanes.append(lane)
             lanes.add((lane, m - 1 - i))
             linear = linear + position(m - 1 - i) * stride
             stride = stride * new[i]
         # a reshape keeps the number of elements (Triton rejects any other)
         self.sym.domain.append(stride == z3.Product(*old))
-        pairs, stride = [], z3.IntVal(1)
+        pairs, stride = [], int_val(1)
         for j in reversed(range(rank)):
             index = linear if j == rank - 1 else linear / stride
             pairs.append((position(rank - 1 - j), index % old[j] if j > 0 else index))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import z3
 
-from kernlint.engine.symbols import int_var
+from kernlint.engine.symbols import at_least, at_most, int_val, int_var
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 
@@ -58,7 +58,7 @@ class _Wrapper:
         var = int_var(name)
         if name not in self.facts.names:
             self.facts.names[name] = text
-            self.facts.assumptions += [var >= 1, var <= MAX_SIZE]
+            self.facts.assumptions += [at_least(var, 1), at_most(var, MAX_SIZE)]
         return var
 
     def assigned(self, name: str) -> cst.BaseExpression | None:
@@ -163,7 +163,7 @@ class _Wrapper:
     def _node(self, node):
         code = self.state.info.module.code_for_node
         if isinstance(node, cst.Integer):
-            return z3.IntVal(int(node.value.replace("_", ""), 0))
+            return int_val(int(node.value.replace("_", ""), 0))
         if isinstance(node, cst.Name):
             return self.name(node.value)
         if isinstance(node, cst.BinaryOperation):
@@ -243,7 +243,7 @@ class _Wrapper:
     def name(self, name: str):
         info = self.state.info
         if name in info.constants:
-            return z3.IntVal(info.constants[name])
+            return int_val(info.constants[name])
         b = self.scope.binding(name) if self.scope is not None else None
         if b is None:
             return None
@@ -254,7 +254,7 @@ class _Wrapper:
             if not (isinstance(b.node, cst.Name) and b.node.value == name):
                 return self.node(b.node)
         if b.how == "default" and isinstance(b.value, int) and not isinstance(b.value, bool):
-            return z3.IntVal(b.value)  # the wrapper's default
+            return int_val(b.value)  # the wrapper's default
         if b.how in ("parameter", "default"):
             self.forwarded.add(name)
             return self.size(name, name)  # a size the wrapper is given
@@ -472,7 +472,7 @@ def _grid(scope, launch):
 
 def _int(term):
     """Flags passed as comparisons (``group_size == K``) are the integers 0 and 1."""
-    return z3.If(term, z3.IntVal(1), z3.IntVal(0)) if term is not None and z3.is_bool(term) else term
+    return z3.If(term, int_val(1), int_val(0)) if term is not None and z3.is_bool(term) else term
 
 
 def _shown_extent(wrapper, tensor):
@@ -499,7 +499,7 @@ def _literal(node) -> int | None:
 
 
 def _product(terms):
-    out = z3.IntVal(1)
+    out = int_val(1)
     for t in terms:
         out = out * t
     return z3.simplify(out) if not terms else out
@@ -529,7 +529,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         if host is None or host.starred:
             continue
         bound = {p: arg for p, arg in host.args.items() if p in names}
-        resolved = {p: z3.IntVal(arg.value.value) for p, arg in host.args.items()
+        resolved = {p: int_val(arg.value.value) for p, arg in host.args.items()
                     if arg.resolved and isinstance(arg.value.value, int) and not isinstance(arg.value.value, bool)}
         constexpr_values: dict = {}
         wrapper = _Wrapper(state, host.scope, facts, constexpr_values)
@@ -553,7 +553,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 tuned.add(p.name)
                 continue
             if p.default is not None and re.fullmatch(r"\d+", p.default.strip()):
-                facts.values[p.name] = z3.IntVal(int(p.default))
+                facts.values[p.name] = int_val(int(p.default))
                 constexpr_values[p.name] = facts.values[p.name]
 
         # scalars first: the sizes they pass (``x.numel()``) are what tensor extents are known by
@@ -574,7 +574,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         if elements is not None:
             for axis in range(3):
                 if axis >= len(elements):
-                    facts.grid[axis] = z3.IntVal(1)
+                    facts.grid[axis] = int_val(1)
                     continue
                 g = wrapper.node(elements[axis])
                 if g is not None:

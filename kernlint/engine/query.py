@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import z3
+from z3 import z3core as C
 
+from kernlint.engine.allocator import keep_freed_memory
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
-from kernlint.engine.symbols import Num, Ptr, at_least, mentions, position
+from kernlint.engine.symbols import Num, Ptr, at_least, int_val, mentions, position
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 from kernlint.source.configs import config_values, tuned_names, unread_keys
@@ -94,8 +96,8 @@ def _lengths(value: Num, term) -> frozenset:
     """(axis, arange length) of the block axes ``term`` uses: two aranges of different lengths
     on one axis share a position variable but are different indices."""
     names = set(free_vars(term))
-    # the length as text, not as a z3 id: the simplified term is not kept, so its id can be reused
-    return frozenset((axis, z3.simplify(lane.end - lane.start).sexpr()) for lane, axis in value.lanes
+    # the length as text, not as a z3 id: the id of a term no longer held can be reused
+    return frozenset((axis, lane.extent_text()) for lane, axis in value.lanes
                      if f"lane!{axis}" in names)
 
 
@@ -147,7 +149,7 @@ def _lane_domain(*values) -> list:
         if isinstance(value, Num):
             for lane, axis in value.lanes:
                 out += lane.domain(axis)
-                size = lane.end - lane.start
+                size = lane.size()
                 if axis in sizes:
                     out.append(size == sizes[axis])  # blocks combined on one axis have one shape
                 sizes.setdefault(axis, size)
@@ -156,6 +158,26 @@ def _lane_domain(*values) -> list:
 
 def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
+
+
+def _within(variables: list, limit: int, ctx: z3.Context) -> list:
+    """``z3.And(v >= -limit, v <= limit)`` for each integer constant ``v`` of ``ctx``: the terms z3's
+    operators make, made in the same order (so with the same ids) through the C API, which skips
+    the operators' coercions (a witness's variables are bounded three times over, by the dozen)."""
+    ref, int_sort = ctx.ref(), z3.IntSort(ctx)
+    low, high = str(-limit), str(limit)
+    out = []
+    for v in variables:
+        a = v.as_ast()
+        at_least = z3.BoolRef(C.Z3_mk_ge(ref, a, C.Z3_mk_numeral(ref, low, int_sort.ast)), ctx)
+        at_most = z3.BoolRef(C.Z3_mk_le(ref, a, C.Z3_mk_numeral(ref, high, int_sort.ast)), ctx)
+        out.append(z3.BoolRef(C.Z3_mk_and(ref, 2, (z3.Ast * 2)(at_least.as_ast(), at_most.as_ast())), ctx))
+    return out
+
+
+def _context() -> z3.Context:
+    keep_freed_memory()  # a context a kernel: each reuses the memory of the one before
+    return z3.Context()
 
 
 def clear_cache() -> None:
@@ -201,7 +223,7 @@ class Solving:
             # a context apart from the one-shot queries': their terms' ids, and so their answers
             # and witnesses, stay what they are without these questions
             if self.incremental_ctx is None:
-                self.incremental_ctx = z3.Context()
+                self.incremental_ctx = _context()
             solver = self.incremental[key] = self._solver(self.incremental_ctx)
             facts = base()
             if facts:
@@ -231,7 +253,7 @@ class Solving:
         formula = conjunction([c for _, c in parts]) if parts else z3.BoolVal(True)
         variables = [v for v in merged_free([c for _, c in parts]).values() if z3.is_int(v)]
         if self.ctx is None:
-            self.ctx = z3.Context()
+            self.ctx = _context()
         ctx = self.ctx
         solver = self._solver(ctx, timeout_ms)
         solver.add(formula.translate(ctx))
@@ -242,7 +264,7 @@ class Solving:
             local = [v.translate(ctx) for v in variables]
             for limit in (256, 4096, SMALL):
                 solver.push()
-                solver.add(*[z3.And(v >= -limit, v <= limit) for v in local])
+                solver.add(*_within(local, limit, ctx))
                 if solver.check() == z3.sat:
                     model = solver.model()
                     break
@@ -262,6 +284,8 @@ class Prover:
         self.describe = describe  # term -> source-like text, for messages
         self.stated = stated_bounds(model)
         self.solving = Solving()
+        #: (offset, loop, lane) ids -> what ``_walked_index`` made of them
+        self._walks: dict[tuple, tuple | None] = {}
         self.base = list(model.symbols.domain) + list(assumptions)
         # sizes, strides, block sizes and flags are not negative
         self.base += [at_least(v, 0) for n, v in model.params.items() if n not in model.pointers]
@@ -349,7 +373,7 @@ class Prover:
         domain = self.base + lanes
         # no dimension of the block pointer's tensor is empty (a size in it may be 0: an offset)
         domain += [other.shape.term >= 1 for other in access.unchecked]
-        start = z3.substitute(index, (position(axis.axis), z3.IntVal(0)))
+        start = z3.substitute(index, (position(axis.axis), int_val(0)))
         for facts in launches:
             if not moves and (facts is None or any(n not in facts.values for n in sizes)):
                 continue
@@ -370,7 +394,7 @@ class Prover:
         power of two for values the kernel is compiled with: literals, a launch's constexprs, an
         autotune config, a parameter's default. These are constants, so the extent is computed
         for each launch and config (no solver); sizes nothing fixes are not asked about."""
-        size = z3.simplify(lane.end - lane.start)
+        size = lane.extent()
         if z3.is_int_value(size):
             return None if _power_of_two(size.as_long()) else (size.as_long(), "literal", {})
         names = set(free_vars(size))
@@ -384,9 +408,9 @@ class Prover:
             given = {n: v for n, v in (facts.values.items() if facts is not None else ()) if n in names}
             fixed = {n: z3.simplify(v) for n, v in given.items() if not free_vars(v)}
             for n in names & set(self.defaults) - set(given):
-                fixed[n] = z3.IntVal(self.defaults[n])
+                fixed[n] = int_val(self.defaults[n])
             for config in configs:
-                values = {**fixed, **{n: z3.IntVal(v) for n, v in config.items()
+                values = {**fixed, **{n: int_val(v) for n, v in config.items()
                                       if n in names and isinstance(v, int) and not isinstance(v, bool)}}
                 if set(values) != names:
                     continue
@@ -460,25 +484,12 @@ class Prover:
         return None
 
     def _walk(self, access, offset, cond, facts, var, k, start, step, stop, lane, axis):
-        p = lane.var(axis)
-        at = lambda kv, pv: z3.substitute(offset, (k, z3.IntVal(kv)), (p, z3.IntVal(pv)))  # noqa: E731
-        o0 = at(0, 0)
-        ck, cl = at(1, 0) - o0, at(0, 1) - o0
-        zero = _is_zero
-        if zero(cl) or not (zero(at(2, 0) - o0 - 2 * ck) and zero(at(0, 2) - o0 - 2 * cl)
-                            and zero(at(1, 1) - o0 - ck - cl)):
+        key = (offset.get_id(), k.get_id(), start.get_id(), step.get_id(), stop.get_id(), lane.start.get_id(), axis)
+        if key not in self._walks:  # loads and stores through one offset walk alike
+            self._walks[key] = self._walked_index(offset, k, start, step, stop, lane, axis)
+        if self._walks[key] is None:
             return None
-        position = start + step * k
-        if zero(ck - step * cl):
-            index, extent = position + lane.start + p, stop  # one block of lanes per step
-        elif zero(step - 1) and stop.get_id() in self.model.ceil_divs:
-            blocks, divisor, _ = self.model.ceil_divs[stop.get_id()]
-            ratio = _ratio(ck, cl)
-            if ratio is None or not zero(ratio - divisor):
-                return None  # the pointer moves by something else than the block the count divides by
-            index, extent = position * ratio + lane.start + p, blocks
-        else:
-            return None
+        index, extent = self._walks[key]
         domain = self.base + _lane_domain(access.ptr.offset, access.mask)
         mentioned = set()
         for t in (offset, extent, *cond):
@@ -492,6 +503,28 @@ class Prover:
         against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
                    f"blocks of `{lane.text}`")
         return self._violation(access, "loop", against, witness, index, extent, facts)
+
+    def _walked_index(self, offset, k, start, step, stop, lane, axis) -> tuple | None:
+        """(index, extent) of the lane ``axis`` of ``offset`` moved by the loop counter ``k``, where
+        the offset moves one block a trip (or counts blocks of a ``cdiv``), else None."""
+        p = lane.var(axis)
+        at = lambda kv, pv: z3.substitute(offset, (k, int_val(kv)), (p, int_val(pv)))  # noqa: E731
+        o0 = at(0, 0)
+        ck, cl = at(1, 0) - o0, at(0, 1) - o0
+        zero = _is_zero
+        if zero(cl) or not (zero(at(2, 0) - o0 - 2 * ck) and zero(at(0, 2) - o0 - 2 * cl)
+                            and zero(at(1, 1) - o0 - ck - cl)):
+            return None
+        position = start + step * k
+        if zero(ck - step * cl):
+            return position + lane.start + p, stop  # one block of lanes per step
+        if zero(step - 1) and stop.get_id() in self.model.ceil_divs:
+            blocks, divisor, _ = self.model.ceil_divs[stop.get_id()]
+            ratio = _ratio(ck, cl)
+            if ratio is None or not zero(ratio - divisor):
+                return None  # the pointer moves by something else than the block the count divides by
+            return position * ratio + lane.start + p, blocks
+        return None
 
     def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars):
         """A Violation, True (proven in bounds) or None (this launch does not say enough)."""
@@ -592,16 +625,20 @@ class Prover:
             for a, g in facts.grid.items():
                 relevant |= set(free_vars(g))
         for name in sorted(self.model.params):
+            if name in self.model.pointers or name not in relevant:
+                continue
             v = witness.eval(self.model.params[name], model_completion=False)
-            if z3.is_int_value(v) and name not in self.model.pointers and name in relevant:
+            if z3.is_int_value(v):
                 shown.append(f"{name}={v.as_long()}")
         if facts is not None:
             for name, text in sorted(facts.names.items()):
                 if name in values and name in relevant:
                     shown.append(f"{text}={values[name]}")
         for axis, (pid, _) in sorted(self.model.pids.items()):
+            if pid.decl().name() not in relevant:
+                continue
             v = witness.eval(pid, model_completion=False)
-            if z3.is_int_value(v) and pid.decl().name() in relevant:
+            if z3.is_int_value(v):
                 shown.append(f"program_id({axis})={v.as_long()}")
         for var, k, start, step, _ in access.loops:
             kv = witness.eval(k, model_completion=False)

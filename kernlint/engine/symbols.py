@@ -9,14 +9,18 @@ depends on it is not judged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import z3
 
+from kernlint.engine import terms
+from kernlint.engine.terms import free_vars, int_op
+
 
 def mentions(term, var) -> bool:
-    """Whether ``term`` contains the constant ``var`` (z3 walks the term, not Python)."""
-    return not z3.substitute(term, (var, z3.Const("mentions!probe", var.sort()))).eq(term)
+    """Whether ``term`` contains the constant ``var`` (the engine's constants are integers, each
+    with a name of its own; the constants of a term are walked once and remembered)."""
+    return var.decl().name() in free_vars(term)
 
 
 #: name -> the integer constant of that name (z3 makes the same term each time, at a cost)
@@ -30,6 +34,23 @@ def int_var(name: str) -> z3.ArithRef:
         if len(_INTS) > 50000:
             _INTS.clear()
         hit = _INTS[name] = z3.Int(name)
+    return hit
+
+
+#: value -> the integer literal of that value
+_LITERALS: dict[int, z3.IntNumRef] = {}
+terms.CACHES.append(_LITERALS)
+#: value -> ``z3.BoolVal(value)``
+_TRUTHS = {True: z3.BoolVal(True), False: z3.BoolVal(False)}
+
+
+def int_val(value: int) -> z3.IntNumRef:
+    """``z3.IntVal(value)``, made once per value (literals recur in every kernel)."""
+    hit = _LITERALS.get(value)
+    if hit is None:
+        if len(_LITERALS) > 50000:
+            _LITERALS.clear()
+        hit = _LITERALS[value] = z3.IntVal(value)
     return hit
 
 
@@ -57,27 +78,63 @@ class Lane:
         key = (axis, self.start.get_id(), self.end.get_id())
         hit = _DOMAINS.get(key)
         if hit is None:
-            p, size = position(axis), self.end - self.start
-            hit = _DOMAINS[key] = (self.start, self.end, [p >= 0, p < size, z3.Or([size == 2 ** k for k in range(18)])])
+            p, size = position(axis), self.size()
+            powers = z3.Or([int_op("==", size, int_val(2 ** k)) for k in range(18)])
+            hit = _DOMAINS[key] = (self.start, self.end, [p >= 0, p < size, powers])
             if len(_DOMAINS) > 50000:
                 _DOMAINS.clear()
         return hit[2]
 
+    def size(self) -> z3.ArithRef:
+        """``end - start``."""
+        return self._sizes()[2]
+
+    def extent(self) -> z3.ArithRef:
+        """``end - start`` simplified: a literal where the ends are."""
+        return self._sizes()[3]
+
+    def extent_text(self) -> str:
+        return self._sizes()[4]
+
+    def _sizes(self) -> tuple:
+        key = (self.start.get_id(), self.end.get_id())
+        hit = _SIZES.get(key)
+        if hit is None:
+            if len(_SIZES) > 50000:
+                _SIZES.clear()
+            size = self.end - self.start
+            extent = z3.simplify(size)
+            hit = _SIZES[key] = (self.start, self.end, size, extent, extent.sexpr())
+        return hit
+
 
 #: (axis, start id, end id) -> (start, end, constraints): the terms are kept so their ids stay theirs
 _DOMAINS: dict = {}
-#: (variable id, bound) -> (variable, ``variable >= bound``)
-_AT_LEAST: dict = {}
+#: (start id, end id) -> (start, end, size, size simplified, its text), made once per arange's ends
+_SIZES: dict = {}
+terms.CACHES.append(_SIZES)
+#: (id of a variable, ">=" or "<=", bound) -> (variable, ``variable >= bound`` or ``variable <= bound``)
+_BOUNDED: dict = {}
+terms.CACHES.append(_BOUNDED)
 
 
 def at_least(var: z3.ArithRef, bound: int) -> z3.BoolRef:
     """``var >= bound``, made once per variable (every query of a kernel states its parameters' signs)."""
-    key = (var.get_id(), bound)
-    hit = _AT_LEAST.get(key)
+    return _bounded(var, ">=", bound)
+
+
+def at_most(var: z3.ArithRef, bound: int) -> z3.BoolRef:
+    """``var <= bound``, made once per variable."""
+    return _bounded(var, "<=", bound)
+
+
+def _bounded(var: z3.ArithRef, op: str, bound: int) -> z3.BoolRef:
+    key = (id(var), op, bound)  # the entry holds ``var``: its id stays its own
+    hit = _BOUNDED.get(key)
     if hit is None:
-        if len(_AT_LEAST) > 50000:
-            _AT_LEAST.clear()
-        hit = _AT_LEAST[key] = (var, var >= bound)
+        if len(_BOUNDED) > 50000:
+            _BOUNDED.clear()
+        hit = _BOUNDED[key] = (var, var >= bound if op == ">=" else var <= bound)
     return hit[1]
 
 
@@ -136,8 +193,8 @@ NONE = Unknown("None")
 
 def const(value: int | bool) -> Num:
     if isinstance(value, bool):
-        return Num(z3.BoolVal(value))
-    return Num(z3.IntVal(int(value)))
+        return Num(_TRUTHS[value])
+    return Num(int_val(int(value)))
 
 
 def lanes_of(*values: Num) -> frozenset:
@@ -163,16 +220,31 @@ def move_axes(value, mapping: dict[int, int], rank: int):
         return Ptr(value.base, move_axes(value.offset, mapping, rank))
     if not isinstance(value, Num):
         return value
-    pairs = {}
+    moves = {}
     lanes = set()
     for lane, axis in value.lanes:
         new = mapping.get(axis, axis)
         lanes.add((lane, new))
         if new != axis:
-            pairs[axis] = (position(axis), position(new))
-    pairs = list(pairs.values())
-    term = z3.substitute(value.term, *pairs) if pairs else value.term
-    return replace(value, term=term, rank=rank, lanes=frozenset(lanes))
+            moves[axis] = new
+    term = _renamed(value.term, tuple(sorted(moves.items()))) if moves else value.term
+    return Num(term, rank, frozenset(lanes), value.data, value.bits)
+
+
+#: (id of a term, its renamed axes) -> (the term, the term renamed): a block is broadcast the same
+#: way wherever it is used (``offs[:, None]``)
+_RENAMED: dict = {}
+terms.CACHES.append(_RENAMED)
+
+
+def _renamed(term: z3.ExprRef, moves: tuple) -> z3.ExprRef:
+    key = (id(term), moves)
+    hit = _RENAMED.get(key)
+    if hit is None:
+        if len(_RENAMED) > 50000:
+            _RENAMED.clear()
+        hit = _RENAMED[key] = (term, z3.substitute(term, *((position(a), position(b)) for a, b in moves)))
+    return hit[1]
 
 
 def rank_of(value) -> int:

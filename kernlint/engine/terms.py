@@ -23,7 +23,7 @@ _OBJECTS: dict[int, tuple] = {}
 #: leaf ast id -> its wrapper (the value of a free-variable map)
 _LEAF: dict[int, z3.ExprRef] = {}
 LIMIT = 200000
-#: other modules' tables keyed by ast id (their terms held here): emptied whenever these are
+#: other modules' tables of terms (keyed by ast id, or holding what they key): emptied whenever these are
 CACHES: list[dict] = []
 
 _APP = C.Z3_APP_AST
@@ -217,3 +217,24 @@ def conjunction(formulas: list) -> z3.BoolRef:
     for i, f in enumerate(formulas):
         arr[i] = f.as_ast()
     return z3.BoolRef(C.Z3_mk_and(ctx.ref(), len(formulas), arr), ctx)
+
+
+_VARIADIC = {"+": C.Z3_mk_add, "-": C.Z3_mk_sub, "*": C.Z3_mk_mul}
+_BINARY = {"/": C.Z3_mk_div, "%": C.Z3_mk_mod}
+_COMPARISONS = {"<": C.Z3_mk_lt, "<=": C.Z3_mk_le, ">": C.Z3_mk_gt, ">=": C.Z3_mk_ge, "==": C.Z3_mk_eq}
+
+
+def int_op(op: str, x: z3.ArithRef, y: z3.ArithRef) -> z3.ExprRef:
+    """``x op y`` (``+ - * / % < <= > >= == !=``) for two integer terms of the main context: the term
+    z3's operator makes, made through the C API (the operator first coerces both sides to a common
+    sort through a dozen Python calls, a third of the cost of evaluating a kernel's arithmetic)."""
+    ctx = z3.main_ctx()
+    ref = ctx.ref()
+    if op in _COMPARISONS:
+        return z3.BoolRef(_COMPARISONS[op](ref, x.as_ast(), y.as_ast()), ctx)
+    if op in _BINARY:
+        return z3.ArithRef(_BINARY[op](ref, x.as_ast(), y.as_ast()), ctx)
+    args = (z3.Ast * 2)(x.as_ast(), y.as_ast())
+    if op == "!=":
+        return z3.BoolRef(C.Z3_mk_distinct(ref, 2, args), ctx)
+    return z3.ArithRef(_VARIADIC[op](ref, 2, args), ctx)

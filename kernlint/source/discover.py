@@ -307,18 +307,9 @@ def find_launches(source: str, names: str | set[str]) -> dict[str, list[Launch]]
     return out.get(names, []) if isinstance(names, str) else out
 
 
-class _TileLangKernelBlock(cst.CSTVisitor):
-    def __init__(self, imports: N.ImportMap) -> None:
-        self.imports = imports
-        self.found = False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a nested function is judged on its own
-
-    def visit_WithItem(self, item: cst.WithItem) -> None:
-        call = item.item
-        if isinstance(call, cst.Call) and self.imports.resolve(call.func) in N.TILELANG_KERNEL:
-            self.found = True
+#: the nodes statements nest in (a ``with`` is a statement: expressions are never walked)
+_STATEMENT_PARTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+                    cst.Finally, cst.MatchCase)
 
 
 class _Finder:
@@ -382,9 +373,19 @@ class _Finder:
             self.kernel_nodes.append((node, frontend, decos))
 
     def _has_tilelang_kernel_block(self, node: cst.FunctionDef) -> bool:
-        finder = _TileLangKernelBlock(self.info.imports)
-        node.body.visit(finder)
-        return finder.found
+        """Whether a statement of the function (not of a function nested in it, judged on its own)
+        is ``with T.Kernel(...)``."""
+        todo: list[cst.CSTNode] = [node.body]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, cst.FunctionDef):
+                continue
+            if isinstance(n, cst.With) and any(
+                    isinstance(item.item, cst.Call) and self.info.imports.resolve(item.item.func) in N.TILELANG_KERNEL
+                    for item in n.items):
+                return True
+            todo.extend(c for c in N.child_nodes(n) if isinstance(c, _STATEMENT_PARTS))
+        return False
 
 
 def _autotune_configs(info: ModuleInfo, decos: list[Decorator], fn: cst.FunctionDef) -> list[str]:

@@ -20,6 +20,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kernlint.model import Span
+from kernlint.source.names import child_nodes
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 
@@ -115,7 +116,7 @@ class KernelLocator:
                 while todo:
                     n = todo.pop()
                     self._owners[id(n)] = stmt
-                    todo.extend(n.children)
+                    todo.extend(child_nodes(n))
         return self._owners.get(id(node))
 
     def _statement_range(self, stmt: cst.CSTNode) -> tuple[int, int] | None:

@@ -6,11 +6,33 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import libcst as cst
 
 from kernlint.model import Frontend
+
+
+#: node class -> its fields (libcst nodes are dataclasses with slots)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes directly under ``node``, in field order (not always the order of the source: an
+    ``IfExp``'s test comes first). libcst's ``children`` runs a visitor over the node to list them,
+    ten times the cost, so walks that collect into sets or maps use this."""
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+    out = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, (tuple, list)):
+            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out
 
 
 def names_in(node: cst.CSTNode) -> set[str]:
@@ -24,7 +46,7 @@ def names_in(node: cst.CSTNode) -> set[str]:
         elif isinstance(n, cst.Attribute):
             stack.append(n.value)
         else:
-            stack.extend(n.children)
+            stack.extend(child_nodes(n))
     return out
 
 
