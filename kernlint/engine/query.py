@@ -20,7 +20,6 @@ from typing import Callable
 import z3
 from z3 import z3core as C
 
-from kernlint.engine.allocator import keep_freed_memory
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.symbols import Num, Ptr, at_least, int_val, mentions, position
@@ -175,11 +174,6 @@ def _within(variables: list, limit: int, ctx: z3.Context) -> list:
     return out
 
 
-def _context() -> z3.Context:
-    keep_freed_memory()  # a context a kernel: each reuses the memory of the one before
-    return z3.Context()
-
-
 def clear_cache() -> None:
     terms.clear()
 
@@ -223,7 +217,7 @@ class Solving:
             # a context apart from the one-shot queries': their terms' ids, and so their answers
             # and witnesses, stay what they are without these questions
             if self.incremental_ctx is None:
-                self.incremental_ctx = _context()
+                self.incremental_ctx = z3.Context()
             solver = self.incremental[key] = self._solver(self.incremental_ctx)
             facts = base()
             if facts:
@@ -253,7 +247,7 @@ class Solving:
         formula = conjunction([c for _, c in parts]) if parts else z3.BoolVal(True)
         variables = [v for v in merged_free([c for _, c in parts]).values() if z3.is_int(v)]
         if self.ctx is None:
-            self.ctx = _context()
+            self.ctx = z3.Context()
         ctx = self.ctx
         solver = self._solver(ctx, timeout_ms)
         solver.add(formula.translate(ctx))
