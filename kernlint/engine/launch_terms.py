@@ -568,7 +568,9 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         if isinstance(grid, (cst.Tuple, cst.List)):
             elements = [e.value for e in grid.elements]
         elif grid is not None and not isinstance(grid, (cst.Name, cst.Attribute, cst.Subscript)):
-            elements = [grid]
+            # one axis written bare, when it reads as a number; a call the reader does not know
+            # (``grid(meta)``) may return any tuple, so no axis of it is known
+            elements = [grid] if wrapper.node(grid) is not None else None
         else:
             elements = None
         if elements is not None:
