@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import z3
 
+from kernlint.engine import monotone
 from kernlint.engine.evaluate import Access
 from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.query import Prover, _lane_domain, _related
-from kernlint.engine.symbols import int_var, position
+from kernlint.engine.symbols import at_least, int_var, position
 from kernlint.engine.terms import free_vars, text
 
 
@@ -118,11 +119,33 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
         if corner is None:
             return None
         corners.append(corner)
-    goal = z3.And([c < bound - 1 for c in corners]) if len(corners) > 1 else corners[0] < bound - 1
-    result, witness = prover.solving.solve([*domain, bound >= 1], goal)
+    known_facts = [*domain, bound >= 1]
+    goals = list({text(c): c < bound - 1 for c in corners}.values())
+    if any(monotone.refutes(_cone(known_facts, g), g) for g in goals):
+        return None  # one index reaches the last element, shown without a solver
+    result, witness = prover.solving.solve(known_facts, z3.And(goals) if len(goals) > 1 else goals[0])
     if result != z3.sat:
         return None
     return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness)
+
+
+def _cone(facts: list, goal) -> list:
+    """The facts that share a name with ``goal``, directly or through other such facts: enough to
+    refute it when it can be (the rest are about other variables), and quicker to read."""
+    names, kept, rest = set(free_vars(goal)), [], list(facts)
+    grew = True
+    while grew:
+        grew, left = False, []
+        for f in rest:
+            vars_ = free_vars(f)
+            if names.intersection(vars_):
+                kept.append(f)
+                names.update(vars_)
+                grew = True
+            else:
+                left.append(f)
+        rest = left
+    return kept
 
 
 def _corner(prover: Prover, domain: list, index, access: Access):
@@ -151,6 +174,11 @@ def _grows(prover: Prover, domain: list, index, v) -> bool:
         return False
     if z3.is_int_value(step):
         return step.as_long() >= 0
+    names = set(free_vars(step))
+    sizes = [at_least(prover.model.params[n], 0) for n in names & set(prover.model.params)
+             if n not in prover.model.pointers]
+    if len(sizes) == len(names) and monotone.refutes(sizes, step < 0):
+        return True  # a product of sizes (``BLOCK``, ``BLOCK * stride``): no domain needed
     result, _ = prover.solving.solve(domain, step < 0)
     return result == z3.unsat
 
