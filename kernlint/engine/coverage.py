@@ -57,10 +57,14 @@ def shortfalls(prover: Prover, overruns: set[int]) -> list[Shortfall]:
     masked by is not the data's extent, and a bound one of whose indices is not modelled is not
     asked about."""
     groups: dict[str, tuple] = {}
+    seen = set()
     for index, bound, access, _ in prover.stated:
         # an index that moves with no program id walks another dimension (``k_idx < n_ctx``)
         if any(n.startswith("pid!") for n in free_vars(index)):
-            groups.setdefault(text(bound), (bound, []))[1].append((index, access))
+            key = (text(bound), text(index), access.mask.lanes)
+            if key not in seen:  # a load and a store under one mask: one index
+                seen.add(key)
+                groups.setdefault(key[0], (bound, []))[1].append((index, access))
     found, asked = [], set()
     for bound, members in groups.values():
         axes = _pid_axes(members, bound)
@@ -121,31 +125,12 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
         corners.append(corner)
     known_facts = [*domain, bound >= 1]
     goals = list({text(c): c < bound - 1 for c in corners}.values())
-    if any(monotone.refutes(_cone(known_facts, g), g) for g in goals):
+    if any(monotone.refutes(known_facts, g) for g in goals):
         return None  # one index reaches the last element, shown without a solver
     result, witness = prover.solving.solve(known_facts, z3.And(goals) if len(goals) > 1 else goals[0])
     if result != z3.sat:
         return None
     return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness)
-
-
-def _cone(facts: list, goal) -> list:
-    """The facts that share a name with ``goal``, directly or through other such facts: enough to
-    refute it when it can be (the rest are about other variables), and quicker to read."""
-    names, kept, rest = set(free_vars(goal)), [], list(facts)
-    grew = True
-    while grew:
-        grew, left = False, []
-        for f in rest:
-            vars_ = free_vars(f)
-            if names.intersection(vars_):
-                kept.append(f)
-                names.update(vars_)
-                grew = True
-            else:
-                left.append(f)
-        rest = left
-    return kept
 
 
 def _corner(prover: Prover, domain: list, index, access: Access):

@@ -40,15 +40,18 @@ def block_overruns(rule, state):
 
 def grid_misses_tail(rule, state):
     """KL108: launches whose grid stops short of the last element the kernel's mask lets through."""
+    code = state.info.module.code_for_node
     for s in grid_shortfalls(state):
         launch = s.facts.launch
-        grid = ", ".join(f"axis {a} is `{s.facts.grid_text.get(a, '?')}`" for a in s.axes)
+        written = {a: code(s.facts.grid_nodes[a]).strip() if a in s.facts.grid_nodes else "1 (not written)"
+                   for a in s.axes}
+        grid = ", ".join(f"axis {a} is `{text}`" for a, text in written.items())
         message = (f"grid misses the tail: {grid} in this launch, but the mask {s.mask_text} lets through "
                    f"every element below `{s.bound_text}`: element {s.missed} is reached by no program (the "
                    f"last one reached is {s.reached}); witness: {s.text}; use triton.cdiv")
         yield Finding(rule=rule.code, path=state.kernel.kernel.path, message=message, level=rule.level,
                       span=state.info.span_of_offsets(launch.start, launch.end), phase=Phase.SOURCE, kernel=state.name,
-                      evidence={"grid": s.facts.grid_text.get(s.axes[0]) if len(s.axes) == 1 else None,
+                      evidence={"grid": written[s.axes[0]] if len(s.axes) == 1 else None,
                                 "axes": list(s.axes), "witness": dict(s.shown),
                                 "missed": s.missed, "reached": s.reached})
 

@@ -41,8 +41,8 @@ class LaunchFacts:
     #: constexpr -> the wrapper parameter it is passed as it is (left out of ``values``: what the
     #: caller may pass is a contract the engine cannot see, except where the grid is made of it too)
     chosen: dict[str, z3.ExprRef] = field(default_factory=dict)
-    #: grid axis -> the element as written
-    grid_text: dict[int, str] = field(default_factory=dict)
+    #: grid axis -> the element as written (axes the grid leaves out are 1, and absent here)
+    grid_nodes: dict[int, cst.BaseExpression] = field(default_factory=dict)
     #: the launch (:class:`~kernlint.source.discover.Launch`) these facts are of
     launch: object = None
 
@@ -585,12 +585,11 @@ def launch_facts(state, model) -> list[LaunchFacts]:
             for axis in range(3):
                 if axis >= len(elements):
                     facts.grid[axis] = z3.IntVal(1)
-                    facts.grid_text[axis] = "1 (not written)"
                     continue
                 g = wrapper.node(elements[axis])
                 if g is not None:
                     facts.grid[axis] = g
-                    facts.grid_text[axis] = state.info.module.code_for_node(elements[axis]).strip()
+                    facts.grid_nodes[axis] = elements[axis]
         for p in kernel.params:
             if p.name in model.pointers and p.name in bound:
                 extent = wrapper.tensor(bound[p.name])
