@@ -131,7 +131,8 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
            *(at_least(model.params[n], 0) for n in params if n not in model.pointers)]
     if any(monotone.refutes(few, g) for g in goals):
         return None  # one index reaches the last element, shown without a solver
-    result, witness = prover.solving.solve([*domain, bound >= 1], z3.And(goals) if len(goals) > 1 else goals[0])
+    goal = z3.And(goals) if len(goals) > 1 else goals[0]
+    result, witness = prover.solving.solve([*domain, bound >= 1], goal)
     if result != z3.sat:
         return None
     return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness)
@@ -188,12 +189,12 @@ def _shortfall(prover, access, facts, values, axes, corners, bound, witness) -> 
         v = witness.eval(model.params[name], model_completion=False)
         if z3.is_int_value(v) and name not in model.pointers and name in relevant:
             shown.append((name, v.as_long()))
-    for name, text in sorted(facts.names.items()):
+    for name, written in sorted(facts.names.items()):
         v = witness.eval(int_var(name), model_completion=False)
         if name in relevant and z3.is_int_value(v):
-            shown.append((text, v.as_long()))
+            shown.append((written, v.as_long()))
     programs = {a: value(model.pids[a][1]) for a in axes}
     shown += [(f"programs on axis {a}", n) for a, n in programs.items()]
     shown = list(dict.fromkeys(shown))
-    return Shortfall(access, facts, axes, bound, value(bound) - 1, max(value(c) for c in corners), programs, tuple(shown),
-                     prover.describe(access), prover.describe(bound))
+    return Shortfall(access, facts, axes, bound, value(bound) - 1, max(value(c) for c in corners), programs,
+                     tuple(shown), prover.describe(access), prover.describe(bound))
