@@ -1,4 +1,4 @@
-"""Every KL101/KL102/KL109 finding of the bounds engine on the TritonBench-G references and on fla, for
+"""Every KL101/KL102/KL108/KL109 finding of the bounds engine on the TritonBench-G references and on fla, for
 hand triage (benchmarks/results/triage_bounds.md holds the verdicts).
 
 Usage: python benchmarks/triage_bounds.py [--shared DIR] [--dump FILE] [--check]
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 from kernlint import catalogue  # noqa: E402
 from kernlint.source.phase import lint_text  # noqa: E402
 
-RULES = ("KL101", "KL102", "KL109")
+RULES = ("KL101", "KL102", "KL108", "KL109")
 TABLE = ROOT / "benchmarks" / "results" / "triage_bounds.md"
 
 

@@ -858,8 +858,11 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
             continue
         site, line = site_list.pop(0)
         site._call = call  # the site's text need not be parsed again
-        if isinstance(call.func.slice[0].slice, cst.Index):
-            site._grid = call.func.slice[0].slice.value
+        parts = call.func.slice
+        if all(isinstance(p.slice, cst.Index) for p in parts):
+            # ``k[a, b, c](...)`` launches a grid of three axes, as ``k[(a, b, c)]`` does
+            site._grid = parts[0].slice.value if len(parts) == 1 else cst.Tuple(
+                [cst.Element(p.slice.value) for p in parts])
         end_line = bisect.bisect_right(starts, max(site.end - 1, site.start))
         col = site.start - starts[line - 1] + 1
         span = Span(line, col, end_line, site.end - starts[end_line - 1] + 1)

@@ -1,23 +1,7 @@
-import libcst as cst
-
-from kernlint.model import Finding, Level, Phase
+from kernlint.engine.findings import grid_misses_tail
+from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
-from kernlint.source.values import ProgramAxis
-
-
-def _masked_pid_axes(state) -> set[int]:
-    """Program-id axes whose blocks the kernel masks: it expects a partial last block there."""
-    axes = set()
-    for access in state.accesses:
-        if access.mask is None or not access.ptr.lanes:
-            continue
-        shift = access.ptr.rank - access.mask.rank
-        bounded = {d + shift for d, _ in access.mask.bounds}
-        for d, lane in access.ptr.lanes:
-            if d in bounded:
-                axes |= {s.axis for s in lane.shift if isinstance(s, ProgramAxis)}
-    return axes
 
 
 class GridMissesTail(SourceRule):
@@ -33,12 +17,27 @@ class GridMissesTail(SourceRule):
         description="the interpreter records which output elements no program wrote; a reference comparison on "
         "an odd size shows the unwritten tail",
     )
-    summary = "A launch sizes a grid axis with `//` while the kernel masks a partial last block on that axis."
+    summary = "A launch's grid stops short of the last element the kernel's mask lets through (e.g. `n // BLOCK` programs)."
     docs = """
 ## What it does
-Looks at the launches of each kernel in the module. When a grid axis is computed with floor division
-(`n // BLOCK`) and the kernel bounds the blocks that program id moves with a mask — so it was written
-to handle a partial last block — the launch never starts that last program.
+Asks the bounds engine, for each launch of a kernel in the module and each mask conjunct
+`index < bound` whose index moves with program ids (`offs = pid * BLOCK + tl.arange(0, BLOCK)`,
+`offs < n`): is there a size the launch allows (the values it passes, its grid, the wrapper's
+asserts and branches) where no program of the grid and no lane reaches the last element the mask
+lets through, `bound - 1`? A mask on that index says the kernel was written for a partial last
+block; a grid that never starts it leaves that block undone. Satisfiable: a finding at the launch
+with a witness (the sizes, the number of programs, the element missed and the last one reached).
+The grid may be written in any form the launch reader follows (`n // BLOCK`, a name bound to it,
+`max(1, n // BLOCK)`, a constant, a lambda of the autotuned block); a wrapper that asserts
+`n % BLOCK == 0` is proven covered. Indices that share one bound are asked together (even and odd
+lanes written by two stores cover the elements between them). A block size the wrapper passes on
+from its own caller counts where the grid is made of it too (`grid = (DK // BK,)`).
+
+Not asked about (no finding): an index that also moves with a loop (grid-stride and persistent
+kernels), one the engine cannot show to grow with each program id and lane (swizzled program
+ids), a grid axis or size the launch does not give, and a bound the grid is not made of (a size the
+wrapper receives apart from the one the grid is computed from: they may be equal), a mask that
+lets an access leave its tensor (KL101/KL102's: its bound is not the data's extent).
 
 ## Why is this bad?
 The elements past the last full block are never computed: the output keeps whatever the allocation
@@ -85,29 +84,4 @@ def add(x, out):
     )
 
     def check(self, state):
-        if not state.info.mentions("//"):
-            return
-        launches = state.info.launches_of(state.name)
-        if not launches:
-            return
-        masked = _masked_pid_axes(state)
-        if not masked:
-            return
-        for launch in launches:
-            grid = launch.grid.body if isinstance(launch.grid, cst.Lambda) else launch.grid
-            elements = grid.elements if isinstance(grid, (cst.Tuple, cst.List)) else []
-            for axis, element in enumerate(elements):
-                value = element.value
-                if axis in masked and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.FloorDivide):
-                    text = state.info.module.code_for_node(value).strip()
-                    yield Finding(
-                        rule=self.code,
-                        path=state.kernel.kernel.path,
-                        span=state.info.span_of_offsets(launch.start, launch.end),
-                        message=f"grid misses the tail: axis {axis} of the launch is `{text}` (floor division) but "
-                        f"`{state.name}` masks a partial last block on program_id axis {axis}; use triton.cdiv",
-                        level=self.level,
-                        phase=Phase.SOURCE,
-                        kernel=state.name,
-                        evidence={"grid": text},
-                    )
+        yield from grid_misses_tail(self, state)

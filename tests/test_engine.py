@@ -253,3 +253,43 @@ def test_block_pointer_witness_honours_the_wrappers_asserts():
     w = finding.evidence["witness"]
     assert w["pad"] == 0 and w["n"] % w["BLOCK"] != 0
     assert finding.evidence["address"] >= finding.evidence["bound"] == w["n"]
+
+
+SPLIT_PLANES = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def swap_pairs(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    half = tl.arange(0, BLOCK // 2)
+    even = tl.program_id(0) * BLOCK + 2 * half
+    odd = even + 1
+    tl.store(out_ptr + even, tl.load(x_ptr + odd, mask=odd < n), mask=even < n)
+    tl.store(out_ptr + odd, tl.load(x_ptr + even, mask=even < n), mask=odd < n)
+
+def swap(x):
+    out = torch.empty_like(x)
+    n = x.numel()
+    swap_pairs[(GRID,)](x, out, n, BLOCK=64)
+    return out
+'''
+
+
+def test_grid_shortfall_witness_checks_by_hand():
+    """KL108: the witness's sizes give a grid whose last program stops short of the mask's bound."""
+    path = ROOT / "fixtures" / "bounds" / "grid_divisible_bad.py"
+    result, _ = lint_text("k.py", path.read_text(), [catalogue.all_rules()["KL108"]()])
+    (finding,) = result.findings
+    w = finding.evidence["witness"]
+    assert w["n"] % 2 == 0 and w["programs on axis 0"] == w["n"] // 64
+    assert finding.evidence["reached"] == w["programs on axis 0"] * 64 - 1 < finding.evidence["missed"] == w["n"] - 1
+
+
+def test_indices_that_split_one_bound_cover_it_together():
+    """KL108: even and odd lanes under one bound reach its last element between them (neither alone
+    does); a grid of floor division still misses the tail."""
+    rule = [catalogue.all_rules()["KL108"]()]
+    covered, _ = lint_text("k.py", SPLIT_PLANES.replace("GRID", "triton.cdiv(n, 64)"), rule)
+    short, _ = lint_text("k.py", SPLIT_PLANES.replace("GRID", "n // 64"), rule)
+    assert covered.findings == [] and [f.rule for f in short.findings] == ["KL108"]

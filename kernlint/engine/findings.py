@@ -1,8 +1,10 @@
-"""Messages and evidence of out-of-bounds findings (KL101, KL102, KL109) from engine violations."""
+"""Messages and evidence of the engine's findings: out of bounds (KL101, KL102, KL109) from
+violations, a grid short of the data (KL108) from shortfalls."""
 
 from __future__ import annotations
 
-from kernlint.engine.run import block_violations, bounds_report
+from kernlint.model import Finding, Phase
+from kernlint.engine.run import block_violations, bounds_report, grid_shortfalls
 
 
 def out_of_bounds(rule, state, kinds: tuple[str, ...]):
@@ -34,6 +36,24 @@ def block_overruns(rule, state):
                    f"{v.address} (the bound is {v.bound}), outside {v.against}; witness: {v.text}")
         yield from reported_once(rule, state, access, message, pointer=pointer, witness=v.witness_values(),
                              address=v.address, bound=v.bound, extent_from=v.how)
+
+
+def grid_misses_tail(rule, state):
+    """KL108: launches whose grid stops short of the last element the kernel's mask lets through."""
+    code = state.info.module.code_for_node
+    for s in grid_shortfalls(state):
+        launch = s.facts.launch
+        written = {a: code(s.facts.grid_nodes[a]).strip() if a in s.facts.grid_nodes else "1 (not written)"
+                   for a in s.axes}
+        grid = ", ".join(f"axis {a} is `{text}`" for a, text in written.items())
+        message = (f"grid misses the tail: {grid} in this launch, but the mask {s.mask_text} lets through "
+                   f"every element below `{s.bound_text}`: element {s.missed} is reached by no program (the "
+                   f"last one reached is {s.reached}); witness: {s.text}; use triton.cdiv")
+        yield Finding(rule=rule.code, path=state.kernel.kernel.path, message=message, level=rule.level,
+                      span=state.info.span_of_offsets(launch.start, launch.end), phase=Phase.SOURCE, kernel=state.name,
+                      evidence={"grid": written[s.axes[0]] if len(s.axes) == 1 else None,
+                                "axes": list(s.axes), "witness": dict(s.shown),
+                                "missed": s.missed, "reached": s.reached})
 
 
 def _named(state, access) -> tuple[str, str]:

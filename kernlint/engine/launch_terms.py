@@ -38,6 +38,13 @@ class LaunchFacts:
     assumptions: list = field(default_factory=list)
     #: z3 variable name -> wrapper text it stands for (``x.shape[0]``)
     names: dict[str, str] = field(default_factory=dict)
+    #: constexpr -> the wrapper parameter it is passed as it is (left out of ``values``: what the
+    #: caller may pass is a contract the engine cannot see, except where the grid is made of it too)
+    chosen: dict[str, z3.ExprRef] = field(default_factory=dict)
+    #: grid axis -> the element as written (axes the grid leaves out are 1, and absent here)
+    grid_nodes: dict[int, cst.BaseExpression] = field(default_factory=dict)
+    #: the launch (:class:`~kernlint.source.discover.Launch`) these facts are of
+    launch: object = None
 
 
 class _Wrapper:
@@ -524,7 +531,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
     module_facts = state.info.facts
     for launch in state.info.launches_of(state.name):
         line = state.info.span_of_offsets(launch.start, launch.end).line
-        facts = LaunchFacts(f"the launch on line {line}")
+        facts = LaunchFacts(f"the launch on line {line}", launch=launch)
         host = module_facts.launch_at(launch.start)
         if host is None or host.starred:
             continue
@@ -542,6 +549,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
             if p.name in bound:
                 v = _int(wrapper.argument(bound[p.name])) if p.name not in resolved else resolved[p.name]
                 if v is not None and z3.is_const(v) and v.decl().name() in wrapper.forwarded:
+                    facts.chosen[p.name] = v
                     v = None  # a compile-time choice the caller makes, under a contract the engine cannot see
                 if v is not None:
                     facts.values[p.name] = v
@@ -568,7 +576,9 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         if isinstance(grid, (cst.Tuple, cst.List)):
             elements = [e.value for e in grid.elements]
         elif grid is not None and not isinstance(grid, (cst.Name, cst.Attribute, cst.Subscript)):
-            elements = [grid]
+            # one axis written bare, when it reads as a number; a call the reader does not know
+            # (``grid(meta)``) may return any tuple, so no axis of it is known
+            elements = [grid] if wrapper.node(grid) is not None else None
         else:
             elements = None
         if elements is not None:
@@ -579,6 +589,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 g = wrapper.node(elements[axis])
                 if g is not None:
                     facts.grid[axis] = g
+                    facts.grid_nodes[axis] = elements[axis]
         for p in kernel.params:
             if p.name in model.pointers and p.name in bound:
                 extent = wrapper.tensor(bound[p.name])

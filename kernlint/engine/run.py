@@ -9,6 +9,7 @@ import libcst as cst
 import z3
 from dataclasses import dataclass
 
+from kernlint.engine.coverage import shortfalls
 from kernlint.engine.evaluate import Access, evaluate
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
@@ -155,6 +156,21 @@ def arange_extents(state) -> list[tuple]:
             if judged is not None:
                 found.append((lane, *judged))
         return found
+
+
+def grid_shortfalls(state) -> list:
+    """The launches whose grid does not reach the last element a mask of the kernel lets through
+    (:class:`~kernlint.engine.coverage.Shortfall` each)."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        if engine is None or not engine[1].launches:
+            return []
+        # a mask that lets an access leave its tensor does not bound the data (KL101/KL102's)
+        overruns = {id(v.access) for v in _bounds_report(state).violations}
+        try:
+            return shortfalls(engine[1], overruns)
+        except _DEGRADE:
+            return []
 
 
 def _bounds_report(state) -> BoundsReport:

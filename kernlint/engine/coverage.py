@@ -1,0 +1,200 @@
+"""Does a launch's grid reach the last element a kernel's mask lets through?
+
+A mask conjunct ``index < bound`` whose index moves with program ids says the kernel expects a
+partial last block: elements up to ``bound - 1`` are its work. Where the index grows with each
+program id and lane (linear, a step provably not negative), the largest element any program
+reaches is the index at the last program of the launch's grid and the last lane. The query: is
+there a size the launch allows (its values, grid, asserts) where that largest element is below
+``bound - 1``? Satisfiable: a :class:`Shortfall` with the sizes and the element missed. An index
+that also moves with a loop, or that the engine cannot show to grow, is not asked about; nor a
+bound the launch's grid is not made of (two sizes the wrapper receives apart say nothing), unless
+the grid is a constant. A constexpr the wrapper passes on from its own caller is asked about
+only where the grid is made of it too (``grid = (DK // BK,)`` with ``BK=BK``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+from kernlint.engine import monotone
+from kernlint.engine.evaluate import Access
+from kernlint.engine.launch_terms import LaunchFacts
+from kernlint.engine.query import Prover, _lane_domain, _related
+from kernlint.engine.symbols import at_least, int_var, position
+from kernlint.engine.terms import free_vars, text
+
+
+@dataclass
+class Shortfall:
+    access: Access
+    facts: LaunchFacts
+    #: the program-id axes the indices move with
+    axes: tuple[int, ...]
+    #: the bound a mask states for the indices
+    bound: z3.ExprRef
+    #: the element ``bound - 1`` no program reaches, the last one reached, programs per axis
+    missed: int
+    reached: int
+    programs: dict[int, int]
+    #: the witness as (what, value) pairs in the order they are shown
+    shown: tuple = ()
+    #: the mask and its bound, in words
+    mask_text: str = ""
+    bound_text: str = ""
+
+    @property
+    def text(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.shown)
+
+
+def shortfalls(prover: Prover, overruns: set[int]) -> list[Shortfall]:
+    """One shortfall per launch and program-id axes: the first bound of the kernel's masks whose
+    last element that launch's grid does not reach. The indices one bound limits that move with
+    program ids are asked together (``k_real < K`` and ``k_imag < K`` split the elements between
+    them); a bound that an access in ``overruns`` (ids of accesses that can leave their tensor) is
+    masked by is not the data's extent, and a bound one of whose indices is not modelled is not
+    asked about."""
+    groups: dict[str, tuple] = {}
+    seen = set()
+    for index, bound, access, _ in prover.stated:
+        # an index that moves with no program id walks another dimension (``k_idx < n_ctx``)
+        if any(n.startswith("pid!") for n in free_vars(index)):
+            key = (text(bound), text(index), access.mask.lanes)
+            if key not in seen:  # a load and a store under one mask: one index
+                seen.add(key)
+                groups.setdefault(key[0], (bound, []))[1].append((index, access))
+    found, asked = [], set()
+    for bound, members in groups.values():
+        axes = _pid_axes(members, bound)
+        if axes is None or any(id(a) in overruns for _, a in members):
+            continue
+        for facts in prover.launches:
+            key = (id(facts), axes)
+            if key in asked or any(a not in facts.grid for a in axes):
+                continue
+            shortfall = _judge(prover, members, facts, axes, bound)
+            if shortfall is not None:
+                asked.add(key)
+                found.append(shortfall)
+    return found
+
+
+def _pid_axes(members, bound) -> tuple[int, ...] | None:
+    """The program-id axes the indices move with, where they move with nothing but program ids
+    and lanes and the bound with neither."""
+    axes = set()
+    for index, _ in members:
+        names = set(free_vars(index))
+        if any("!" in n and not n.startswith(("pid!", "lane!")) for n in names):
+            return None  # a loop moves it too (a grid-stride loop): it may reach the last element
+        axes |= {int(n[4:]) for n in names if n.startswith("pid!")}
+    if not axes or any("!" in n for n in free_vars(bound)):
+        return None
+    return tuple(sorted(axes))
+
+
+def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfall | None:
+    model = prover.model
+    params = set(free_vars(bound))
+    for index, access in members:
+        params |= set(free_vars(index))
+        for lane, _ in access.mask.lanes:
+            params |= set(free_vars(lane.end - lane.start))
+    params &= set(model.params)
+    known = set()
+    for a in axes:
+        known |= set(free_vars(facts.grid[a]))
+    # a constexpr the caller chooses counts where the grid is made of that choice (``DK // BK``)
+    values = {**{n: v for n, v in facts.chosen.items() if set(free_vars(v)) <= known}, **facts.values}
+    if any(n not in values for n in params):
+        return None  # a size this launch does not pass: unknown
+    given = z3.substitute(bound, *((model.params[n], values[n]) for n in params)) if params else bound
+    if known and not set(free_vars(given)) <= _related(known, facts.assumptions):
+        return None  # the bound is a size the grid is not made of (a grid of constants is short of any)
+    # each access's lanes apart: two masks may put blocks of different lengths on one axis
+    lanes = list(dict.fromkeys(c for _, a in members for c in _lane_domain(a.mask)))
+    bindings = prover._bindings(facts, params) + [model.params[n] == values[n] for n in params
+                                                  if n not in facts.values]
+    domain = prover.base + lanes + bindings
+    corners = []
+    for index, access in members:
+        corner = _corner(prover, domain, index, access)
+        if corner is None:
+            return None
+        corners.append(corner)
+    goals = list({text(c): c < bound - 1 for c in corners}.values())
+    # what the launch fixes, its grid and the lanes, without the rest of the kernel's domain: most
+    # grids are shown to reach the last element from these alone, and reading fewer facts is quicker
+    few = [*bindings, *lanes, bound >= 1, *(at_least(model.pids[a][1], 1) for a in axes),
+           *(at_least(model.params[n], 0) for n in params if n not in model.pointers)]
+    if any(monotone.refutes(few, g) for g in goals):
+        return None  # one index reaches the last element, shown without a solver
+    goal = z3.And(goals) if len(goals) > 1 else goals[0]
+    result, witness = prover.solving.solve([*domain, bound >= 1], goal)
+    if result != z3.sat:
+        return None
+    return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness)
+
+
+def _corner(prover: Prover, domain: list, index, access: Access):
+    """``index`` at the last program of each axis and the last lane, where that is its largest
+    value (it grows with each); None otherwise."""
+    model = prover.model
+    sizes = {}
+    for lane, axis in access.mask.lanes:
+        size = lane.end - lane.start
+        if axis in sizes and not sizes[axis].eq(size):
+            return None  # two aranges of different lengths on one axis: which one is the index's
+        sizes[axis] = size
+    names = set(free_vars(index))
+    pairs = [(pid, grid - 1) for a, (pid, grid) in model.pids.items() if f"pid!{a}" in names]
+    pairs += [(position(axis), size - 1) for axis, size in sizes.items() if f"lane!{axis}" in names]
+    for v, _ in pairs:
+        if not _grows(prover, domain, index, v):
+            return None
+    return z3.substitute(index, *pairs)
+
+
+def _grows(prover: Prover, domain: list, index, v) -> bool:
+    """Whether ``index`` is linear in ``v`` with a step no size makes negative."""
+    step = z3.simplify(z3.substitute(index, (v, v + 1)) - index, som=True)
+    if v.decl().name() in free_vars(step):
+        return False
+    if z3.is_int_value(step):
+        return step.as_long() >= 0
+    names = set(free_vars(step))
+    sizes = [at_least(prover.model.params[n], 0) for n in names & set(prover.model.params)
+             if n not in prover.model.pointers]
+    if len(sizes) == len(names) and monotone.refutes(sizes, step < 0):
+        return True  # a product of sizes (``BLOCK``, ``BLOCK * stride``): no domain needed
+    result, _ = prover.solving.solve(domain, step < 0)
+    return result == z3.unsat
+
+
+def _shortfall(prover, access, facts, values, axes, corners, bound, witness) -> Shortfall:
+    model = prover.model
+    value = lambda t: witness.eval(t, model_completion=True).as_long()  # noqa: E731
+    relevant = set(free_vars(bound))
+    for c in corners:
+        relevant |= set(free_vars(c))
+    for n in list(relevant):
+        if n in values:
+            relevant |= set(free_vars(values[n]))
+    for a in axes:
+        relevant |= set(free_vars(facts.grid[a]))
+    shown = []
+    for name in sorted(model.params):
+        v = witness.eval(model.params[name], model_completion=False)
+        if z3.is_int_value(v) and name not in model.pointers and name in relevant:
+            shown.append((name, v.as_long()))
+    for name, written in sorted(facts.names.items()):
+        v = witness.eval(int_var(name), model_completion=False)
+        if name in relevant and z3.is_int_value(v):
+            shown.append((written, v.as_long()))
+    programs = {a: value(model.pids[a][1]) for a in axes}
+    shown += [(f"programs on axis {a}", n) for a, n in programs.items()]
+    shown = list(dict.fromkeys(shown))
+    return Shortfall(access, facts, axes, bound, value(bound) - 1, max(value(c) for c in corners), programs,
+                     tuple(shown), prover.describe(access), prover.describe(bound))
