@@ -98,7 +98,7 @@ def k(x_ptr, n, BLOCK: tl.constexpr = 64):
 
 def launch(x):
     # the launch, not the default, sets BLOCK, from a shape kernlint cannot know
-    k[(1,)](x, x.numel(), BLOCK=x.shape[-1])
+    k[(1,)](x, x.shape[-1], BLOCK=x.shape[-1])
 ''',
     )
 
