@@ -193,12 +193,12 @@ class Solving:
         self.incremental_ctx: z3.Context | None = None
         self.refutations: dict = {}
 
-    def _solver(self, ctx: z3.Context, timeout_ms: int = TIMEOUT_MS):
+    def _solver(self, ctx: z3.Context, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT):
         # the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
         # so answers differently from one run to the next
         solver = z3.SimpleSolver(ctx=ctx)
         solver.set("timeout", 10 * timeout_ms)
-        solver.set("rlimit", RLIMIT)
+        solver.set("rlimit", rlimit)
         # Groebner bases and Horner forms of the products of sizes and strides ran for seconds
         # without drawing on the budget (the answer then followed the wall clock); nlsat, which
         # draws on it, answers those queries in a fraction of a second
@@ -231,7 +231,7 @@ class Solving:
             solver.pop()
         return self.refutations[asked]
 
-    def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS):
+    def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT):
         """Solve the conjunction of ``facts`` and ``goal`` (the negation of what is to be proven)."""
         formulas = [*facts, goal]
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
@@ -249,7 +249,7 @@ class Solving:
         if self.ctx is None:
             self.ctx = z3.Context()
         ctx = self.ctx
-        solver = self._solver(ctx, timeout_ms)
+        solver = self._solver(ctx, timeout_ms, rlimit)
         solver.add(formula.translate(ctx))
         result = solver.check()
         model = solver.model() if result == z3.sat else None

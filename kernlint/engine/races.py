@@ -102,6 +102,9 @@ ORDERS = 12
 #: odd configuration)
 BLOCKS = (16, 128)
 GRID_LIMITS = {0: 2 ** 31 - 1, 1: 65535, 2: 65535}
+#: each layout's question gets a tenth of a bounds query's work budget: one that needs more is
+#: unknown (no finding), and a kernel's stores are asked in several layouts each
+RACE_RLIMIT = 100_000
 
 
 def _strides(address, names: list[str]) -> set[str]:
@@ -150,7 +153,7 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     for block, order in itertools.product(BLOCKS if free_blocks else BLOCKS[:1], orders):
         values = [int_var(n) == STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)]
         values += [model.params[n] == block for n in free_blocks]
-        result, witness = prover.solving.solve([*facts, *sizes, *values], goal)
+        result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT)
         if result != z3.sat:
             return None
         first = first or witness
