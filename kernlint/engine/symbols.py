@@ -27,14 +27,19 @@ def mentions(term, var) -> bool:
 _INTS: dict[str, z3.ArithRef] = {}
 
 
+def _made_once(table: dict, key, make):
+    """``make(key)``, remembered in ``table`` (emptied when it grows past 50,000 terms)."""
+    hit = table.get(key)
+    if hit is None:
+        if len(table) > 50000:
+            table.clear()
+        hit = table[key] = make(key)
+    return hit
+
+
 def int_var(name: str) -> z3.ArithRef:
     """``z3.Int(name)``, made once per name."""
-    hit = _INTS.get(name)
-    if hit is None:
-        if len(_INTS) > 50000:
-            _INTS.clear()
-        hit = _INTS[name] = z3.Int(name)
-    return hit
+    return _made_once(_INTS, name, z3.Int)
 
 
 #: value -> the integer literal of that value
@@ -46,12 +51,7 @@ _TRUTHS = {True: z3.BoolVal(True), False: z3.BoolVal(False)}
 
 def int_val(value: int) -> z3.IntNumRef:
     """``z3.IntVal(value)``, made once per value (literals recur in every kernel)."""
-    hit = _LITERALS.get(value)
-    if hit is None:
-        if len(_LITERALS) > 50000:
-            _LITERALS.clear()
-        hit = _LITERALS[value] = z3.IntVal(value)
-    return hit
+    return _made_once(_LITERALS, value, z3.IntVal)
 
 
 def position(axis: int) -> z3.ArithRef:
