@@ -3,7 +3,7 @@ import libcst as cst
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
-from kernlint.engine.findings import reported_once
+from kernlint.engine.findings import named, reported_once
 
 
 def _asserted_one(asserts) -> set[str]:
@@ -56,7 +56,7 @@ class CrossProgramRace(SourceRule):
         "invisible to every sanitizer: the interpreter records which program wrote each address, and a "
         "differential GPU run (two launch orders) must agree",
     )
-    summary = "A non-atomic `tl.store` to an address that does not depend on the program id, from many programs."
+    summary = "A non-atomic `tl.store` that two programs can both write, at one element, with different values."
     docs = """
 ## What it does
 Asks, for every plain `tl.store`, whether two distinct programs of a launch can both reach it (mask
@@ -166,12 +166,11 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
         from kernlint.engine.run import races
 
         locked = {id(a.node) for a in state.accesses if a.locked}  # inside a spin-lock critical section
-        code = state.info.module.code_for_node
         for race in races(state, frozenset(_single_program_axes(state))):
             access = race.access
             if id(access.node) in locked:
                 continue
-            target = code(access.node.args[0].value).strip() if access.node.args else "?"
+            target, _ = named(state, access)
             programs = " and ".join(
                 ", ".join(f"program_id({axis})={ids[side]}" for axis, ids in sorted(race.programs.items()))
                 for side in (0, 1))

@@ -15,7 +15,7 @@ def out_of_bounds(rule, state, kinds: tuple[str, ...]):
         if access.kind not in kinds or id(access) in overruns:
             continue
         verb = {"load": "load", "store": "store", "atomic": "atomic"}[access.kind]
-        pointer, where = _named(state, access)
+        pointer, where = named(state, access)
         if v.how == "launch":
             what = f"the address reaches element {v.address} of a tensor of {v.bound} elements, {v.against}"
         else:
@@ -31,7 +31,7 @@ def block_overruns(rule, state):
     """KL109: block-pointer accesses whose block can leave the shape the block pointer declares."""
     for v in block_violations(state):
         access = v.access
-        pointer, where = _named(state, access)
+        pointer, where = named(state, access)
         message = (f"block pointer {access.kind} without boundary_check{where}: `{pointer}`: an index reaches "
                    f"{v.address} (the bound is {v.bound}), outside {v.against}; witness: {v.text}")
         yield from reported_once(rule, state, access, message, pointer=pointer, witness=v.witness_values(),
@@ -56,7 +56,7 @@ def grid_misses_tail(rule, state):
                                 "missed": s.missed, "reached": s.reached})
 
 
-def _named(state, access) -> tuple[str, str]:
+def named(state, access) -> tuple[str, str]:
     """The access's pointer as written, and the helper it sits in (inlined into ``state``'s kernel)."""
     code = state.info.module.code_for_node
     pointer = code(access.node.args[0].value).strip() if access.node.args else "?"

@@ -292,21 +292,31 @@ class Prover:
         self.unread = unread_keys(kernel) if kernel is not None else set()
         self.tuned = tuned_names(kernel) if kernel is not None else set()
 
-    def judge(self, access: Access) -> Violation | None:
-        ptr = access.ptr
+    def modelled(self, access: Access, *extra) -> tuple[list, list, dict] | None:
+        """(path and mask conditions, lane domain, the names they, the address and ``extra`` terms
+        mention) of a plain access whose address, mask and path the engine models; None for a block
+        pointer, an address gathered through loaded data, or an unmodelled value."""
+        ptr, mask = access.ptr, access.mask
         if not isinstance(ptr, Ptr) or ptr.offset.data or ptr.offset.is_bool:
             return None
-        mask = access.mask
         if mask is not None and not (isinstance(mask, Num) and mask.is_bool):
             return None
-        offset = ptr.offset.term
         cond = [*access.path] + ([mask.term] if mask is not None else [])
-        terms = [offset, *cond, *_lane_domain(ptr.offset, mask)]
-        mentioned = set()
-        for t in terms:
-            mentioned |= set(free_vars(t))
-        if any(n.startswith(("opaque", "carried")) for n in mentioned):
+        lanes = _lane_domain(ptr.offset, mask)
+        names: dict = {}
+        for t in (ptr.offset.term, *cond, *lanes, *extra):
+            names.update(free_vars(t))
+        if any(n.startswith(("opaque", "carried")) for n in names):
             return None
+        return cond, lanes, names
+
+    def judge(self, access: Access) -> Violation | None:
+        plain = self.modelled(access)
+        if plain is None:
+            return None
+        cond, _, names = plain
+        offset = access.ptr.offset.term
+        mentioned = set(names)
         path_vars, fixed = self._flag_launches(access)
         judged_all = bool(self.launches)
         for facts in self.launches:

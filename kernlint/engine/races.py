@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import z3
 
 from kernlint.engine.evaluate import Access
-from kernlint.engine.query import Prover, _lane_domain
+from kernlint.engine.query import Prover
 from kernlint.engine.symbols import Num, Ptr, int_var
 from kernlint.engine.terms import free_vars
 
@@ -44,23 +44,16 @@ def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = fro
     """A witness of two programs writing one element of ``access``'s tensor, or None (proven, not
     modelled, or unknown within the solver's budget)."""
     model = prover.model
-    ptr, mask = access.ptr, access.mask
-    if access.kind != "store" or not isinstance(ptr, Ptr) or ptr.offset.is_bool or ptr.offset.data:
-        return None  # a scatter through loaded indices is not this question
-    if mask is not None and not (isinstance(mask, Num) and mask.is_bool):
-        return None
+    ptr = access.ptr
     axes = [a for a in sorted(model.pids) if a not in single_axes]
-    if not axes:
+    if access.kind != "store" or not axes:
         return None
     value = access.value.term if isinstance(access.value, Num) and not access.value.is_bool else None
-    cond = [*access.path] + ([mask.term] if mask is not None else [])
-    lanes = _lane_domain(ptr.offset, mask)
-    own_terms = [ptr.offset.term, *cond, *lanes] + ([value] if value is not None else [])
-    names: dict = {}
-    for t in own_terms:
-        names.update(free_vars(t))
-    if any(n.startswith(("opaque", "carried")) for n in names):
-        return None  # an unmodelled value in the address or the condition
+    # a scatter through loaded indices is not this question, nor an unmodelled value
+    plain = prover.modelled(access, *([value] if value is not None else []))
+    if plain is None:
+        return None
+    cond, lanes, names = plain
     path_vars, fixed = prover._flag_launches(access)
     if path_vars & model.constexprs and not fixed:
         return None  # a compile-time flag no launch fixes may encode what the author proved
@@ -73,8 +66,8 @@ def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = fro
     def second(term):
         return z3.substitute(term, *pairs) if pairs else term
 
-    facts = [f for f in prover.base if set(free_vars(f)) & set(own)]
-    domain = [*prover.base, *(second(f) for f in facts), *lanes, *(second(f) for f in lanes), *cond,
+    own_facts = [f for f in prover.base if set(free_vars(f)) & set(own)]
+    domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in lanes), *cond,
               *(second(c) for c in cond)]
     domain += [v != int_var(n + SECOND) for n, v in own.items() if n.startswith("ticket!")]
     # CUDA's grid: at most 2**31 - 1 programs on axis 0, 65535 on axes 1 and 2
