@@ -12,20 +12,8 @@ set -u
 w=${1:?usage: gpu_eval_session.sh WORK_DIR}
 mkdir -p "$w"
 export PYTHONUNBUFFERED=1
-{
-    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-    ncu --version | tail -1
-    nvcc --version | tail -1
-    echo "code of ${KERNLINT_REV:-unknown}"
-    date -u
-} > "$w/device.txt" 2>&1
-step() {
-    local name=$1 limit=$2; shift 2
-    local t0=$SECONDS
-    timeout "$limit" "$@"
-    echo "$name: exit $? in $((SECONDS - t0)) s ($(date -u +%H:%M:%S) UTC)" >> "$w/device.txt"
-}
+source "$(dirname "$0")/device_session.sh"
+device_header
 step "pytest -m gpu" 300 python3 -m pytest -q -m gpu -p no:cacheprovider tests/eval/test_device_trace.py \
     tests/eval/test_reuse.py tests/eval/test_cutlass_baseline.py > "$w/pytest_gpu.log" 2>&1
 step "honest suite" 960 python3 benchmarks/gpu_honest_check.py --out "$w/honest" > "$w/honest.log" 2>&1

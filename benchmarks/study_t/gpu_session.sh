@@ -12,17 +12,11 @@ w=${2:?usage: gpu_session.sh CORPUS_DIR WORK_DIR [SECONDS]}
 budget=${3:-1500}
 mkdir -p "$w"
 export PYTHONUNBUFFERED=1
-{
-    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-    python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-    echo "code of ${KERNLINT_REV:-unknown}"
-    date -u
-} > "$w/device.txt" 2>&1
-t0=$SECONDS
-timeout 360 python3 -m pytest -q -m gpu -p no:cacheprovider tests/eval/test_task_call_timing.py \
+source "$(dirname "$0")/../device_session.sh"
+device_header
+step "pytest -m gpu (eval)" 360 python3 -m pytest -q -m gpu -p no:cacheprovider tests/eval/test_task_call_timing.py \
     tests/eval/test_device_trace.py tests/eval/test_reuse.py tests/eval/test_cutlass_baseline.py > "$w/pytest_gpu.log" 2>&1
-echo "pytest -m gpu (eval): exit $? in $((SECONDS - t0)) s" >> "$w/device.txt"
-t0=$SECONDS
-bash "$(dirname "$0")/run_gpu.sh" "$corpus" "$w/study" 0 "$budget" > "$w/study.log" 2>&1
-echo "study: exit $? in $((SECONDS - t0)) s; $(wc -l < "$w/study/batch/records.jsonl" 2>/dev/null || echo 0) records" >> "$w/device.txt"
+# run_gpu.sh keeps to the budget itself; the limit only catches a run that hangs
+step "study" $((budget + 300)) bash "$(dirname "$0")/run_gpu.sh" "$corpus" "$w/study" 0 "$budget" > "$w/study.log" 2>&1
+echo "study: $(wc -l < "$w/study/batch/records.jsonl" 2>/dev/null || echo 0) records" >> "$w/device.txt"
 date -u > "$w/DONE"
