@@ -69,21 +69,10 @@ def test_a_tasks_function_is_compiled_for_the_baseline_and_its_test_calls_it(tmp
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUPTI kernel times need a GPU")
 def test_task_calls_kernels_are_timed_apart_from_input_creation():
     """A Triton kernel launched inside the task-call range counts; the test's torch.randn kernels do not."""
-    import triton
-    import triton.language as tl
+    from kernlint.eval.worker import load_module
 
-    @triton.jit
-    def _add(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        m = offs < n
-        tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
-
-    def add(x, y):
-        o = torch.empty_like(x)
-        _add[(triton.cdiv(x.numel(), 1024),)](x, y, o, x.numel(), BLOCK=1024)
-        return o
-
-    ranged = timing.in_range(add, "kl::call")
+    tb_add = load_module(FIXTURES / "problems" / "tb_add.py", "tb_add_fixture")
+    ranged = timing.in_range(tb_add.add, "kl::call")
 
     def test():
         x, y = torch.randn(1 << 22, device="cuda"), torch.randn(1 << 22, device="cuda")
