@@ -102,6 +102,7 @@ def time_cuda(fn: Callable[..., Any], arg_sets: list[list], warmup: int = 5, ite
 
 
 SPIN_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel: the profiled pass's delimiter
+RANGE_MARK_KERNEL = "kernlint_range_mark"  # kernlint.eval.range_mark's kernel: a timed range's bounds
 #: GPU clock cycles per millisecond the spin kernel is sized by (an H100/H200 boosts to about 2 GHz)
 SPIN_CYCLES_PER_MS = 2_000_000
 SPIN_MIN, SPIN_MAX = 200_000, 20_000_000
@@ -158,7 +159,7 @@ def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int =
             if current is not None:
                 groups.append(current)
             continue
-        if current is not None:
+        if current is not None and RANGE_MARK_KERNEL not in e.name:
             current.append((e.time_range.end - e.time_range.start) / 1e3)
     samples = [sum(g) for g in groups if g]
     if len(groups) != iters or not samples:
@@ -167,20 +168,38 @@ def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int =
     out = _stats(samples, "cupti-kernels (sum of the kernels' device durations, L2 flushed, median)",
                  kernels_per_call=statistics.median(len(g) for g in groups), l2_flush=mode)
     if within is not None:
-        ranges = sorted((e for e in prof.events() if e.name == within
-                         and not str(getattr(e, "device_type", "")).upper().endswith("CUDA")),
-                        key=lambda e: e.time_range.start)
-        out["within"] = range_stats([e.device_time_total / 1e3 for e in ranges], iters, within)
+        out["within"] = range_stats(marked_ranges([(e.name, (e.time_range.end - e.time_range.start) / 1e3)
+                                                   for e in kernels]), iters, within)
     return out
 
 
-def in_range(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+def marked_ranges(kernels: list[tuple[str, float]]) -> list[float]:
+    """The summed duration of the kernels between each pair of range marks (``kernels``: name and
+    milliseconds in the order they ran); a mark left open counts nothing."""
+    ranges: list[float] = []
+    current: float | None = None
+    for name, ms in kernels:
+        if RANGE_MARK_KERNEL in name:
+            if current is not None:
+                ranges.append(current)
+            current = 0.0 if current is None else None
+        elif current is not None and SPIN_KERNEL not in name:
+            current += ms
+    return ranges
+
+
+def in_range(fn: Callable[..., Any], name: str, marks: bool = False) -> Callable[..., Any]:
     """``fn`` with each outermost call inside a profiler range ``name`` (a call ``fn`` makes of
-    itself stays in its caller's range, so no kernel counts twice)."""
+    itself stays in its caller's range, so no kernel counts twice); with ``marks``, a range-mark
+    kernel runs on the stream before and after the call, which is what ``time_cuda_kernels``'s
+    ``within`` times by."""
     import functools
 
     import torch
 
+    mark = _range_mark() if marks else (lambda: None)
+    if marks:
+        mark()  # compiled now, not inside the first timed call
     depth = [0]
 
     @functools.wraps(fn)
@@ -190,11 +209,21 @@ def in_range(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
         depth[0] += 1
         try:
             with torch.profiler.record_function(name):
-                return fn(*args, **kwargs)
+                mark()
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    mark()
         finally:
             depth[0] -= 1
 
     return call
+
+
+def _range_mark() -> Callable[[], None]:
+    from kernlint.eval.range_mark import mark
+
+    return mark
 
 
 def range_stats(range_ms: list[float], iters: int, name: str) -> dict:

@@ -379,7 +379,7 @@ class Executor:
         try:
             if not entry:
                 return timing.time_cuda_kernels(fn, self.sets, iters=iters)
-            with self._entry_replaced(entry, lambda f: timing.in_range(f, TASK_CALL)):
+            with self._entry_replaced(entry, lambda f: timing.in_range(f, TASK_CALL, marks=True)):
                 return timing.time_cuda_kernels(fn, self.sets, iters=iters, within=TASK_CALL)
         except Stage:
             raise

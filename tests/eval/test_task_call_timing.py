@@ -20,6 +20,22 @@ def test_range_stats_sum_each_iterations_ranges():
     assert "error" in timing.range_stats([], 3, "r")
 
 
+def test_marked_ranges_sum_the_kernels_between_two_marks():
+    """What a range times is the kernels between its marks, by position on the stream: a Triton
+    kernel launched through the driver API counts as much as an ATen one."""
+    mark, spin = timing.RANGE_MARK_KERNEL, timing.SPIN_KERNEL
+    trace = [("randn", 5.0), (mark, 0.001), ("add_kernel", 1.0), ("elementwise", 0.5), (mark, 0.001),
+             ("randn", 5.0), (mark, 0.001), ("add_kernel", 2.0), (mark, 0.001), (spin, 9.0), (mark, 0.001)]
+    assert timing.marked_ranges(trace) == [1.5, 2.0]
+    assert timing.marked_ranges([("randn", 5.0)]) == []
+
+
+def test_the_range_mark_kernel_has_the_name_the_timer_looks_for():
+    from kernlint.eval import range_mark
+
+    assert range_mark.kernlint_range_mark.fn.__name__ == timing.RANGE_MARK_KERNEL
+
+
 def test_in_range_opens_one_range_per_outermost_call():
     def fact(n):
         return 1 if n <= 1 else n * ranged(n - 1)
@@ -72,7 +88,7 @@ def test_task_calls_kernels_are_timed_apart_from_input_creation():
     from kernlint.eval.worker import load_module
 
     tb_add = load_module(FIXTURES / "problems" / "tb_add.py", "tb_add_fixture")
-    ranged = timing.in_range(tb_add.add, "kl::call")
+    ranged = timing.in_range(tb_add.add, "kl::call", marks=True)
 
     def test():
         x, y = torch.randn(1 << 22, device="cuda"), torch.randn(1 << 22, device="cuda")
