@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import z3
 from z3 import z3core as C
+from z3.z3 import _to_expr_ref
 
 from kernlint.engine import terms
 from kernlint.engine.evaluate import Access
@@ -64,9 +65,15 @@ def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = fro
         names.setdefault(pid.decl().name(), pid)
     own = {n: v for n, v in names.items() if n.startswith(PER_PROGRAM)}
     pairs = [(v, int_var(n + SECOND)) for n, v in own.items()]
+    # ``z3.substitute(term, *pairs)`` through the C API: the wrapper checks the sorts of every pair
+    # on each call, and a store's question renames a few dozen terms
+    sources = (z3.Ast * len(pairs))(*(a.as_ast() for a, _ in pairs))
+    targets = (z3.Ast * len(pairs))(*(b.as_ast() for _, b in pairs))
 
     def second(term):
-        return z3.substitute(term, *pairs) if pairs else term
+        if not pairs:
+            return term
+        return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(pairs), sources, targets), term.ctx)
 
     own_facts = [f for f in prover.base if set(free_vars(f)) & set(own)]
     domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in lanes), *cond,
@@ -107,7 +114,10 @@ def _strides(address, names: list[str]) -> set[str]:
     """The names that scale an index of one program in ``address`` (its change with the name
     depends on a program id, lane, loop iteration or loaded value)."""
     out = set()
+    mentioned = free_vars(address)
     for n in names:
+        if n not in mentioned:
+            continue  # its slope is zero
         v = int_var(n)
         slope = z3.simplify(z3.substitute(address, (v, z3.IntVal(1))) - z3.substitute(address, (v, z3.IntVal(0))))
         if any(m.startswith(PER_PROGRAM) for m in free_vars(slope)):
