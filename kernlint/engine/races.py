@@ -299,10 +299,18 @@ def _combine(op, args: list):
             k = out.get("", 0)
             out = {n: k * v for n, v in x.items()}
         return out
-    # integer division and remainder of two numbers (z3's: the remainder is never negative)
-    if len(args) != 2 or any(set(x) - {""} for x in args):
+    # integer division and remainder (z3's: the remainder is never negative)
+    if len(args) != 2 or set(args[1]) - {""}:
         return None
-    a, b = args[0].get("", 0), args[1].get("", 0)
+    b = args[1].get("", 0)
+    if set(args[0]) - {""}:
+        # of one program's variable by a positive number (``pid // H``, ``pid % H``): a variable of
+        # its own, ``(op, name, number)``, whose bounds are read off the variable's
+        (name, c), = args[0].items() if len(args[0]) == 1 else ((None, 0),)
+        if c != 1 or b <= 0 or not isinstance(name, str):
+            return None
+        return {(op, name, b): 1}
+    a = args[0].get("", 0)
     if b == 0:
         return None  # z3 leaves x / 0 open
     r = a % abs(b)
@@ -321,8 +329,8 @@ def _disjoint(facts: list, address, programs, values: dict) -> bool:
         trees = [_tree(ctx, f.as_ast()) for f in facts]
         shown = [t for t in trees if any(n.startswith(PER_PROGRAM) or n not in values for n in _names(t))]
         return _cases_apart(shown, _tree(ctx, address.as_ast()), programs, values)
-    except (z3.Z3Exception, RecursionError):
-        return False
+    except (z3.Z3Exception, RecursionError, TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError):
+        return False  # the solver's question
 
 
 def _cases_apart(facts: list, address, programs, values: dict) -> bool:
@@ -425,7 +433,7 @@ def _binding(x, y, values: dict, memo: dict | None = None):
     if len(diff) != 1:
         return None
     (name, c), = diff.items()
-    if name.startswith(PER_PROGRAM) or constant % c:
+    if not isinstance(name, str) or name.startswith(PER_PROGRAM) or constant % c:
         return None
     return name, -constant // c
 
@@ -453,9 +461,32 @@ def _apart(first: dict | None, programs, rows: list) -> bool:
     if first is None:
         return False
     first = {k: v for k, v in first.items() if v and k}
-    if not set(programs) <= set(first):
-        return False  # a program id the address leaves out: the solver's question
+    left = set()
+    for p in programs:
+        if p in first:
+            left.add(p)
+            continue
+        # a program id the address reads only as a quotient and a remainder by one number: both
+        # the same, the id is the same
+        parts = [(k[0], k[2]) for k in first if isinstance(k, tuple) and k[1] == p]
+        split = next((b for op, b in parts if op == _DIV and (_MOD, b) in parts), None)
+        if split is None:
+            return False  # a program id the address leaves out: the solver's question
+        left |= {(_DIV, p, split), (_MOD, p, split)}
     low, high = _bounds(rows)
+
+    def span(n, copy: str):
+        """The bounds of the variable ``n`` of the first or (``copy``) second program."""
+        if not isinstance(n, tuple):
+            return low.get(n + copy), high.get(n + copy)
+        op, v, b = n
+        if op == _MOD:
+            return 0, b - 1
+        lo, hi = low.get(v + copy), high.get(v + copy)
+        return (None if lo is None else lo // b), (None if hi is None else hi // b)
+
+    def shift(n, copy: str):
+        return (n[0], n[1] + copy, n[2]) if isinstance(n, tuple) else n + copy
 
     def width(part: dict):
         """The most ``S - S'`` can be, for ``S`` the sum ``part`` of the first program's variables
@@ -464,14 +495,14 @@ def _apart(first: dict | None, programs, rows: list) -> bool:
         for copy in ("", SECOND):
             lo = hi = 0
             for n, c in part.items():
-                b, t = low.get(n + copy), high.get(n + copy)
+                b, t = span(n, copy)
                 if c < 0:
                     b, t = t, b
                 if b is None or t is None:
                     return None
                 lo += c * b
                 hi += c * t
-            shifted = {n + copy: c for n, c in part.items()}
+            shifted = {shift(n, copy): c for n, c in part.items()}
             negated = {n: -c for n, c in shifted.items()}
             for coef, bound in rows:  # a fact that bounds the sum itself (``pid * BV + lane < V``)
                 if coef == shifted:
@@ -482,10 +513,9 @@ def _apart(first: dict | None, programs, rows: list) -> bool:
         (lo1, hi1), (lo2, hi2) = spans
         return max(hi1 - lo2, hi2 - lo1)
 
-    left = set(programs)
     rest = dict(first)
     while left:
-        name = max(rest, key=lambda n: (abs(rest[n]), n))
+        name = max(rest, key=lambda n: (abs(rest[n]), str(n)))
         step = abs(rest.pop(name))
         spread = width(rest) if rest else 0
         if spread is None or spread >= step:
