@@ -18,7 +18,10 @@ import random
 from dataclasses import dataclass
 
 import z3
+from z3 import z3core as C
+from z3.z3 import _to_expr_ref
 
+from kernlint.engine import terms
 from kernlint.engine.evaluate import Access
 from kernlint.engine.query import Prover
 from kernlint.engine.symbols import Num, Ptr, int_var
@@ -62,9 +65,15 @@ def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = fro
         names.setdefault(pid.decl().name(), pid)
     own = {n: v for n, v in names.items() if n.startswith(PER_PROGRAM)}
     pairs = [(v, int_var(n + SECOND)) for n, v in own.items()]
+    # ``z3.substitute(term, *pairs)`` through the C API: the wrapper checks the sorts of every pair
+    # on each call, and a store's question renames a few dozen terms
+    sources = (z3.Ast * len(pairs))(*(a.as_ast() for a, _ in pairs))
+    targets = (z3.Ast * len(pairs))(*(b.as_ast() for _, b in pairs))
 
     def second(term):
-        return z3.substitute(term, *pairs) if pairs else term
+        if not pairs:
+            return term
+        return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(pairs), sources, targets), term.ctx)
 
     own_facts = [f for f in prover.base if set(free_vars(f)) & set(own)]
     domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in lanes), *cond,
@@ -78,7 +87,8 @@ def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = fro
     for facts_of_launch in (fixed if prover.launches else [None]):
         facts = [*domain, *prover._bindings(facts_of_launch, set(names) & set(model.params))]
         given = dict(facts_of_launch.values) if facts_of_launch is not None else {}
-        witness = _for_every_layout(prover, facts, z3.And(*goal), ptr.offset.term, given)
+        witness = _for_every_layout(prover, facts, z3.And(*goal), ptr.offset.term, given,
+                                    [p.decl().name() for p in pids.values()])
         if witness is not None:
             return _race(prover, access, pids, witness, second)
     return None
@@ -104,7 +114,10 @@ def _strides(address, names: list[str]) -> set[str]:
     """The names that scale an index of one program in ``address`` (its change with the name
     depends on a program id, lane, loop iteration or loaded value)."""
     out = set()
+    mentioned = free_vars(address)
     for n in names:
+        if n not in mentioned:
+            continue  # its slope is zero
         v = int_var(n)
         slope = z3.simplify(z3.substitute(address, (v, z3.IntVal(1))) - z3.substitute(address, (v, z3.IntVal(0))))
         if any(m.startswith(PER_PROGRAM) for m in free_vars(slope)):
@@ -112,11 +125,13 @@ def _strides(address, names: list[str]) -> set[str]:
     return out
 
 
-def _for_every_layout(prover, facts: list, goal, address, given: dict | None = None):
+def _for_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=()):
     """A witness of ``goal`` under each of several orderings of the strides (powers of
     ``STRIDE_SCALE``, other sizes at ``SIZE``) and each of ``BLOCKS`` for the block sizes no launch
     gives (``given``: what the launch passes for each parameter it fixes: the values are given to
-    the wrapper's names those are made of), or None where one of them refutes it."""
+    the wrapper's names those are made of), or None where one of them refutes it. ``programs``: the
+    program ids of which the goal asks that one differ between the two programs (the goal also asks
+    that ``address`` be the same for both)."""
     given = given or {}
     model = prover.model
     found = {}
@@ -133,7 +148,8 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     for param in _strides(address, sorted(given)):  # a stride the launch passes: the names it is made of
         strides |= set(free_vars(given[param])) & set(names)
     strides = sorted(strides)
-    sizes = [int_var(n) == SIZE + i for i, n in enumerate(n for n in names if n not in strides)]
+    sized = {n: SIZE + i for i, n in enumerate(n for n in names if n not in strides)}
+    sizes = [int_var(n) == v for n, v in sized.items()]
     orders = [list(p) for p in itertools.islice(itertools.permutations(strides), 24)] if len(strides) <= 4 else []
     if not orders:
         orders = [strides, strides[::-1]]
@@ -146,6 +162,9 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     for block, order in itertools.product(BLOCKS if free_blocks else BLOCKS[:1], orders):
         values = [int_var(n) == STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)]
         values += [model.params[n] == block for n in free_blocks]
+        layout = {**sized, **{n: STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)}, **dict.fromkeys(free_blocks, block)}
+        if programs and _disjoint(facts, address, programs, layout):
+            return None  # what the solver would answer (unsat), without its context
         result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT)
         if result != z3.sat:
             return None
@@ -170,3 +189,399 @@ def _race(prover, access, pids, witness, second) -> Race:
     rmw = any(a.kind == "load" and isinstance(a.ptr, Ptr) and a.ptr.base == access.ptr.base
               and a.ptr.offset.term.eq(access.ptr.offset.term) for a in prover.model.accesses)
     return Race(access, programs, address, ", ".join(shown), rmw)
+
+
+# -- two programs apart without a solver ----------------------------------------------------------
+# In a layout every size, stride and block has a value, and most addresses are then sums of program
+# ids, lanes and loop iterations times numbers (``pid * 16 + lane``). Two programs meet at one element
+# only if the differences of these, times their numbers, add up to zero; where each number exceeds
+# the widest sum of the differences below it, every difference is zero in turn, so no two programs
+# differing in a program id meet. This proves some of the questions the solver would prove (and only
+# those: anything else is left to the solver, so its answers, and the findings, stay the same).
+
+_ADD, _SUB, _MUL, _NEG = z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS
+_DIV, _MOD = z3.Z3_OP_IDIV, z3.Z3_OP_MOD
+_LE, _GE, _LT, _GT, _EQ = z3.Z3_OP_LE, z3.Z3_OP_GE, z3.Z3_OP_LT, z3.Z3_OP_GT, z3.Z3_OP_EQ
+_AND, _OR = z3.Z3_OP_AND, z3.Z3_OP_OR
+_ARITHMETIC = frozenset((_ADD, _SUB, _MUL, _NEG, _DIV, _MOD))
+_COMPARISONS = frozenset((_LE, _GE, _LT, _GT, _EQ))
+#: the most combinations of alternative configurations (``Or(BLOCK == 32, BLOCK == 64)``) tried
+CASES = 32
+#: ast id -> the term as nested tuples: ``("#", number)``, ``("$", name)``, ``(op, *arguments)`` for
+#: integer arithmetic, comparisons of integers, ``and`` and ``or``, ``("?",)`` for anything else
+_TREES: dict[int, tuple] = {}
+terms.CACHES.append(_TREES)
+_OTHER = ("?",)
+#: id of a tree -> the names it mentions
+_NAMES: dict[int, frozenset] = {}
+terms.CACHES.append(_NAMES)
+
+
+def _tree(ctx, a) -> tuple:
+    """The main-context term ``a`` as nested tuples (read once per term: the questions of a kernel
+    share most of their facts)."""
+    ident = C.Z3_get_ast_id(ctx, a)
+    hit = _TREES.get(ident)
+    if hit is not None:
+        return hit
+    out = _OTHER
+    kind = C.Z3_get_ast_kind(ctx, a)
+    if kind == C.Z3_NUMERAL_AST:
+        if C.Z3_get_sort_kind(ctx, C.Z3_get_sort(ctx, a)) == z3.Z3_INT_SORT:
+            out = ("#", int(C.Z3_get_numeral_string(ctx, a)))
+    elif kind == C.Z3_APP_AST:
+        decl = C.Z3_get_app_decl(ctx, a)
+        op = C.Z3_get_decl_kind(ctx, decl)
+        n = C.Z3_get_app_num_args(ctx, a)
+        args = [C.Z3_get_app_arg(ctx, a, i) for i in range(n)]
+        if n == 0 and op == z3.Z3_OP_UNINTERPRETED:
+            if C.Z3_get_sort_kind(ctx, C.Z3_get_sort(ctx, a)) == z3.Z3_INT_SORT:
+                out = ("$", C.Z3_get_symbol_string(ctx, C.Z3_get_decl_name(ctx, decl)))
+        elif op in _ARITHMETIC or op in (_AND, _OR) or (
+                op in _COMPARISONS and n == 2 and C.Z3_get_sort_kind(ctx, C.Z3_get_sort(ctx, args[0])) == z3.Z3_INT_SORT):
+            out = (op, *(_tree(ctx, x) for x in args))
+    terms.hold(ctx, ident, a)
+    _TREES[ident] = out
+    return out
+
+
+def _names(t: tuple) -> frozenset:
+    hit = _NAMES.get(id(t))
+    if hit is None:
+        hit = frozenset((t[1],)) if t[0] == "$" else frozenset().union(*(_names(x) for x in t[1:])) if t[0] != "#" else frozenset()
+        _NAMES[id(t)] = hit
+    return hit
+
+
+def _linear(t: tuple, values: dict, memo: dict, open_names: bool = False):
+    """``{name: coefficient}`` (the constant under ``""``) of an integer term (a tree) over the
+    variables of the programs, the other names given their ``values`` (or, ``open_names``, kept as
+    variables); None where the term is not linear in its variables or names one without a value."""
+    key = id(t)
+    if key in memo:
+        return memo[key]
+    out = None
+    tag = t[0]
+    if tag == "#":
+        out = {"": t[1]}
+    elif tag == "$":
+        name = t[1]
+        if name.startswith(PER_PROGRAM):
+            out = {name: 1}
+        elif name in values:
+            out = {"": values[name]}
+        elif open_names:
+            out = {name: 1}
+    elif tag in _ARITHMETIC:
+        args = [_linear(x, values, memo, open_names) for x in t[1:]]
+        if all(x is not None for x in args):
+            out = _combine(tag, args)
+    memo[key] = out
+    return out
+
+
+def _combine(op, args: list):
+    if op == _NEG:
+        return {k: -v for k, v in args[0].items()}
+    if op in (_ADD, _SUB):
+        out = dict(args[0])
+        for x in args[1:]:
+            for k, v in x.items():
+                out[k] = out.get(k, 0) + (v if op == _ADD else -v)
+        return out
+    if op == _MUL:
+        out = args[0]
+        for x in args[1:]:
+            if set(out) - {""}:
+                if set(x) - {""}:
+                    return None  # a product of two variables
+                out, x = x, out
+            k = out.get("", 0)
+            out = {n: k * v for n, v in x.items()}
+        return out
+    # integer division and remainder (z3's: the remainder is never negative)
+    if len(args) != 2 or set(args[1]) - {""}:
+        return None
+    b = args[1].get("", 0)
+    if set(args[0]) - {""}:
+        # of one program's variable by a positive number (``pid // H``, ``pid % H``): a variable of
+        # its own, ``(op, name, number)``, whose bounds are read off the variable's
+        (name, c), = args[0].items() if len(args[0]) == 1 else ((None, 0),)
+        if c != 1 or b <= 0 or not isinstance(name, str):
+            return None
+        return {(op, name, b): 1}
+    a = args[0].get("", 0)
+    if b == 0:
+        return None  # z3 leaves x / 0 open
+    r = a % abs(b)
+    return {"": r if op == _MOD else (a - r) // b}
+
+
+def _disjoint(facts: list, address, programs, values: dict) -> bool:
+    """Whether two programs that differ in one of the ``programs`` ids cannot reach the same
+    ``address`` under ``facts`` with the layout's ``values`` (True only where shown; the second
+    program's variables are the first's with ``SECOND`` appended)."""
+    if address.ctx is not z3.main_ctx():
+        return False
+    ctx = address.ctx.ref()
+    try:
+        # a fact over names with values only says nothing of the programs
+        trees = [_tree(ctx, f.as_ast()) for f in facts]
+        shown = [t for t in trees if any(n.startswith(PER_PROGRAM) or n not in values for n in _names(t))]
+        return _cases_apart(shown, _tree(ctx, address.as_ast()), programs, values)
+    except (z3.Z3Exception, RecursionError, TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError):
+        return False  # the solver's question
+
+
+def _cases_apart(facts: list, address, programs, values: dict) -> bool:
+    """``_disjoint`` of trees, in each configuration the facts allow."""
+    atoms, choices = _atoms(facts)
+    values = _given(atoms, values)
+    # the names the question turns on: the address's, the programs' facts', and those of the
+    # equalities that give them values
+    wanted = set(_names(address))
+    for t in atoms:
+        if any(n.startswith(PER_PROGRAM) for n in _names(t)):
+            wanted |= _names(t)
+    grown = True
+    while grown:
+        grown = False
+        for t in atoms:
+            if t[0] == _EQ and _names(t) & wanted and not _names(t) <= wanted:
+                wanted |= _names(t)
+                grown = True
+    wanted = {n for n in wanted if n not in values and not n.startswith(PER_PROGRAM)}
+    cases = [{}]
+    for alternatives in choices:  # each configuration a case of its own
+        if not any(_names(x) & wanted for alternative in alternatives for pair in alternative for x in pair):
+            continue
+        found = []
+        for alternative in alternatives:
+            case = _settled(alternative, values)
+            if case is None:
+                break  # an alternative of another form: the fact is left out
+            found.append(case)
+        else:
+            cases = [{**c, **d} for c in cases for d in found
+                     if all(c.get(n, v) == v and values.get(n, v) == v for n, v in d.items())]
+            if len(cases) > CASES:
+                return False
+    # what no case changes is read once: a term with a value without the cases has the same value in each
+    memo: dict = {}
+    rows, pending = _rows(atoms, values, memo)
+    known = {k: v for k, v in memo.items() if v is not None}
+    for case in cases:
+        given, more = values, rows
+        if case:
+            given = _given([t for t in pending if t[0] == _EQ], {**values, **case})
+            more = rows + _rows(pending, given, dict(known))[0]
+        if not _apart(_linear(address, given, dict(known)), programs, more):
+            return False
+    return True
+
+
+def _atoms(facts: list) -> tuple[list, list]:
+    """The comparisons ``(op, left, right)`` the facts (trees) assert, and the disjunctions of
+    conjunctions of equalities they assert (each a list of lists of ``(left, right)``)."""
+    atoms, choices = [], []
+    stack = list(reversed(facts))
+    while stack:
+        t = stack.pop()
+        op = t[0]
+        if op == _AND:
+            stack.extend(reversed(t[1:]))
+        elif op in _COMPARISONS:
+            atoms.append(t)
+        elif op == _OR:
+            alternatives = []
+            for d in t[1:]:
+                parts = d[1:] if d[0] == _AND else (d,)
+                if not all(x[0] == _EQ for x in parts):
+                    break
+                alternatives.append([x[1:] for x in parts])
+            else:
+                choices.append(alternatives)
+    return atoms, choices
+
+
+def _settled(equalities: list, values: dict) -> dict | None:
+    """The values that ``equalities`` give to names (each one name, not of a program, plus a
+    number), or None where one is of another form."""
+    out: dict = {}
+    for x, y in equalities:
+        found = _binding(x, y, values)
+        if found is None:
+            return None
+        name, value = found
+        if out.get(name, value) != value:
+            return None
+        out[name] = value
+    return out
+
+
+def _binding(x, y, values: dict, memo: dict | None = None):
+    """(name, value) of ``x == y`` where that is ``name == number`` (a name not of a program)."""
+    memo = {} if memo is None else memo
+    lhs, rhs = _linear(x, values, memo, True), _linear(y, values, memo, True)
+    if lhs is None or rhs is None:
+        return None
+    diff = dict(lhs)
+    for k, v in rhs.items():
+        diff[k] = diff.get(k, 0) - v
+    constant = diff.pop("", 0)
+    diff = {n: c for n, c in diff.items() if c}
+    if len(diff) != 1:
+        return None
+    (name, c), = diff.items()
+    if not isinstance(name, str) or name.startswith(PER_PROGRAM) or constant % c:
+        return None
+    return name, -constant // c
+
+
+def _given(atoms: list, values: dict) -> dict:
+    """``values`` and those that the equalities among ``atoms`` give further names (a launch's sizes,
+    its grid)."""
+    values = dict(values)
+    for _ in range(3):
+        grown, memo = False, {}
+        for t in atoms:
+            if t[0] == _EQ:
+                found = _binding(t[1], t[2], values, memo)
+                if found is not None and found[0] not in values:
+                    values[found[0]] = found[1]
+                    grown = True
+        if not grown:
+            break
+    return values
+
+
+def _apart(first: dict | None, programs, rows: list) -> bool:
+    """``_disjoint`` for the address ``first`` (linear) and the facts ``rows``, with every
+    configuration's value given."""
+    if first is None:
+        return False
+    first = {k: v for k, v in first.items() if v and k}
+    left = set()
+    for p in programs:
+        if p in first:
+            left.add(p)
+            continue
+        # a program id the address reads only as a quotient and a remainder by one number: both
+        # the same, the id is the same
+        parts = [(k[0], k[2]) for k in first if isinstance(k, tuple) and k[1] == p]
+        split = next((b for op, b in parts if op == _DIV and (_MOD, b) in parts), None)
+        if split is None:
+            return False  # a program id the address leaves out: the solver's question
+        left |= {(_DIV, p, split), (_MOD, p, split)}
+    low, high = _bounds(rows)
+
+    def span(n, copy: str):
+        """The bounds of the variable ``n`` of the first or (``copy``) second program."""
+        if not isinstance(n, tuple):
+            return low.get(n + copy), high.get(n + copy)
+        op, v, b = n
+        if op == _MOD:
+            return 0, b - 1
+        lo, hi = low.get(v + copy), high.get(v + copy)
+        return (None if lo is None else lo // b), (None if hi is None else hi // b)
+
+    def shift(n, copy: str):
+        return (n[0], n[1] + copy, n[2]) if isinstance(n, tuple) else n + copy
+
+    def width(part: dict):
+        """The most ``S - S'`` can be, for ``S`` the sum ``part`` of the first program's variables
+        and ``S'`` of the second's."""
+        spans = []
+        for copy in ("", SECOND):
+            lo = hi = 0
+            for n, c in part.items():
+                b, t = span(n, copy)
+                if c < 0:
+                    b, t = t, b
+                if b is None or t is None:
+                    return None
+                lo += c * b
+                hi += c * t
+            shifted = {shift(n, copy): c for n, c in part.items()}
+            negated = {n: -c for n, c in shifted.items()}
+            for coef, bound in rows:  # a fact that bounds the sum itself (``pid * BV + lane < V``)
+                if coef == shifted:
+                    hi = min(hi, bound)
+                elif coef == negated:
+                    lo = max(lo, -bound)
+            spans.append((lo, hi))
+        (lo1, hi1), (lo2, hi2) = spans
+        return max(hi1 - lo2, hi2 - lo1)
+
+    rest = dict(first)
+    while left:
+        name = max(rest, key=lambda n: (abs(rest[n]), str(n)))
+        step = abs(rest.pop(name))
+        spread = width(rest) if rest else 0
+        if spread is None or spread >= step:
+            return False
+        left.discard(name)
+    return True
+
+
+def _rows(atoms: list, values: dict, memo: dict) -> tuple[list, list]:
+    """The comparisons linear in the programs' variables, as ``({name: coefficient}, bound)`` for
+    ``sum <= bound``, and the comparisons not linear in them or naming one without a value (left
+    out: a proof from fewer facts holds with all of them)."""
+    rows, pending = [], []
+    for t in atoms:
+        op, x, y = t
+        lhs, rhs = _linear(x, values, memo), _linear(y, values, memo)
+        if lhs is None or rhs is None:
+            pending.append(t)
+            continue
+        diff = dict(lhs)
+        for k, v in rhs.items():
+            diff[k] = diff.get(k, 0) - v
+        k = -diff.pop("", 0)
+        diff = {n: c for n, c in diff.items() if c}
+        if not diff:
+            continue
+        negated = {n: -c for n, c in diff.items()}
+        if op in (_LE, _EQ):
+            rows.append((diff, k))
+        if op in (_GE, _EQ):
+            rows.append((negated, -k))
+        if op == _LT:
+            rows.append((diff, k - 1))
+        if op == _GT:
+            rows.append((negated, -k - 1))
+    return rows, pending
+
+
+def _bounds(rows: list) -> tuple[dict, dict]:
+    """Lower and upper bounds of the variables that ``rows`` imply (a few rounds of propagation)."""
+    low: dict = {}
+    high: dict = {}
+    for _ in range(4):
+        changed = False
+        for coef, bound in rows:
+            for n, c in coef.items():
+                rest = 0
+                for m, d in coef.items():
+                    if m == n:
+                        continue
+                    b = low.get(m) if d > 0 else high.get(m)
+                    if b is None:
+                        break
+                    rest += d * b
+                else:
+                    room = bound - rest  # c * n <= room
+                    if c > 0:
+                        t = room // c
+                        if high.get(n) is None or t < high[n]:
+                            high[n] = t
+                            changed = True
+                    else:
+                        b = -(room // -c)
+                        if low.get(n) is None or b > low[n]:
+                            low[n] = b
+                            changed = True
+        if not changed:
+            break
+    return low, high
