@@ -100,13 +100,19 @@ def _node(ctx, a, ident: int) -> tuple:
     return _NODES[ident]
 
 
-def _read(term) -> int:
-    """The ast id of a main-context term, its nodes read."""
+def read(term) -> int:
+    """The ast id of a main-context term, its nodes read (:func:`node` answers for each)."""
     ctx = term.ctx.ref()
     a = term.as_ast()
     ident = C.Z3_get_ast_id(ctx, a)
     _node(ctx, a, ident)
     return ident
+
+
+def node(ident: int) -> tuple:
+    """``(kind, payload, child ids)`` of a node :func:`read` has read: kind ``NUM`` (payload the
+    value), ``VAR`` (the name), a z3 operator kind, or ``OTHER``."""
+    return _NODES[ident]
 
 
 def refutes(facts: list, goal) -> bool:
@@ -115,7 +121,7 @@ def refutes(facts: list, goal) -> bool:
     if goal.ctx is not z3.main_ctx():
         return False
     try:
-        return _Certificates(facts).refutes(_read(goal))
+        return _Certificates(facts).refutes(read(goal))
     except (z3.Z3Exception, RecursionError, _TooMuch):
         return False
 
@@ -211,7 +217,7 @@ class _Certificates:
         for _, f in terms.keyed_conjuncts(facts):
             if f.ctx is not z3.main_ctx():
                 continue
-            ident = _read(f)
+            ident = read(f)
             kind, _, kids = _NODES[ident]
             if kind == _EQ and len(kids) == 2:
                 self._bind(*kids)

@@ -21,7 +21,7 @@ import z3
 from z3 import z3core as C
 from z3.z3 import _to_expr_ref
 
-from kernlint.engine import terms
+from kernlint.engine import monotone, terms
 from kernlint.engine.evaluate import Access
 from kernlint.engine.query import Prover
 from kernlint.engine.symbols import Num, Ptr, int_var
@@ -208,7 +208,7 @@ _COMPARISONS = frozenset((_LE, _GE, _LT, _GT, _EQ))
 #: the most combinations of alternative configurations (``Or(BLOCK == 32, BLOCK == 64)``) tried
 CASES = 32
 #: ast id -> the term as nested tuples: ``("#", number)``, ``("$", name)``, ``(op, *arguments)`` for
-#: integer arithmetic, comparisons of integers, ``and`` and ``or``, ``("?",)`` for anything else
+#: integer arithmetic, comparisons of two terms, ``and`` and ``or``, ``("?",)`` for anything else
 _TREES: dict[int, tuple] = {}
 terms.CACHES.append(_TREES)
 _OTHER = ("?",)
@@ -217,30 +217,21 @@ _NAMES: dict[int, frozenset] = {}
 terms.CACHES.append(_NAMES)
 
 
-def _tree(ctx, a) -> tuple:
-    """The main-context term ``a`` as nested tuples (read once per term: the questions of a kernel
-    share most of their facts)."""
-    ident = C.Z3_get_ast_id(ctx, a)
+def _tree(ident: int) -> tuple:
+    """The term of ast id ``ident``, as :mod:`kernlint.engine.monotone` has read it, as nested tuples
+    (made once per term: the questions of a kernel share most of their facts)."""
     hit = _TREES.get(ident)
     if hit is not None:
         return hit
-    out = _OTHER
-    kind = C.Z3_get_ast_kind(ctx, a)
-    if kind == C.Z3_NUMERAL_AST:
-        if C.Z3_get_sort_kind(ctx, C.Z3_get_sort(ctx, a)) == z3.Z3_INT_SORT:
-            out = ("#", int(C.Z3_get_numeral_string(ctx, a)))
-    elif kind == C.Z3_APP_AST:
-        decl = C.Z3_get_app_decl(ctx, a)
-        op = C.Z3_get_decl_kind(ctx, decl)
-        n = C.Z3_get_app_num_args(ctx, a)
-        args = [C.Z3_get_app_arg(ctx, a, i) for i in range(n)]
-        if n == 0 and op == z3.Z3_OP_UNINTERPRETED:
-            if C.Z3_get_sort_kind(ctx, C.Z3_get_sort(ctx, a)) == z3.Z3_INT_SORT:
-                out = ("$", C.Z3_get_symbol_string(ctx, C.Z3_get_decl_name(ctx, decl)))
-        elif op in _ARITHMETIC or op in (_AND, _OR) or (
-                op in _COMPARISONS and n == 2 and C.Z3_get_sort_kind(ctx, C.Z3_get_sort(ctx, args[0])) == z3.Z3_INT_SORT):
-            out = (op, *(_tree(ctx, x) for x in args))
-    terms.hold(ctx, ident, a)
+    kind, payload, kids = monotone.node(ident)
+    if kind == monotone.NUM:
+        out = ("#", payload)
+    elif kind == monotone.VAR:
+        out = ("$", payload)
+    elif kind in _ARITHMETIC or kind in (_AND, _OR) or (kind in _COMPARISONS and len(kids) == 2):
+        out = (kind, *(_tree(k) for k in kids))
+    else:
+        out = _OTHER
     _TREES[ident] = out
     return out
 
@@ -323,12 +314,11 @@ def _disjoint(facts: list, address, programs, values: dict) -> bool:
     program's variables are the first's with ``SECOND`` appended)."""
     if address.ctx is not z3.main_ctx():
         return False
-    ctx = address.ctx.ref()
     try:
         # a fact over names with values only says nothing of the programs
-        trees = [_tree(ctx, f.as_ast()) for f in facts]
+        trees = [_tree(monotone.read(f)) for f in facts]
         shown = [t for t in trees if any(n.startswith(PER_PROGRAM) or n not in values for n in _names(t))]
-        return _cases_apart(shown, _tree(ctx, address.as_ast()), programs, values)
+        return _cases_apart(shown, _tree(monotone.read(address)), programs, values)
     except (z3.Z3Exception, RecursionError, TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError):
         return False  # the solver's question
 
@@ -425,17 +415,22 @@ def _binding(x, y, values: dict, memo: dict | None = None):
     lhs, rhs = _linear(x, values, memo, True), _linear(y, values, memo, True)
     if lhs is None or rhs is None:
         return None
-    diff = dict(lhs)
-    for k, v in rhs.items():
-        diff[k] = diff.get(k, 0) - v
-    constant = diff.pop("", 0)
-    diff = {n: c for n, c in diff.items() if c}
+    diff, constant = _difference(lhs, rhs)
     if len(diff) != 1:
         return None
     (name, c), = diff.items()
     if not isinstance(name, str) or name.startswith(PER_PROGRAM) or constant % c:
         return None
     return name, -constant // c
+
+
+def _difference(lhs: dict, rhs: dict) -> tuple[dict, int]:
+    """``lhs - rhs`` of two linear forms: the non-zero coefficients, and the constant."""
+    diff = dict(lhs)
+    for k, v in rhs.items():
+        diff[k] = diff.get(k, 0) - v
+    constant = diff.pop("", 0)
+    return {n: c for n, c in diff.items() if c}, constant
 
 
 def _given(atoms: list, values: dict) -> dict:
@@ -535,11 +530,8 @@ def _rows(atoms: list, values: dict, memo: dict) -> tuple[list, list]:
         if lhs is None or rhs is None:
             pending.append(t)
             continue
-        diff = dict(lhs)
-        for k, v in rhs.items():
-            diff[k] = diff.get(k, 0) - v
-        k = -diff.pop("", 0)
-        diff = {n: c for n, c in diff.items() if c}
+        diff, constant = _difference(lhs, rhs)
+        k = -constant
         if not diff:
             continue
         negated = {n: -c for n, c in diff.items()}
