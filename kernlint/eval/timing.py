@@ -124,9 +124,9 @@ def time_cuda_kernels(fn: Callable[..., Any], arg_sets: list[list], iters: int =
     timed as precisely as long ones. Kernels are attributed to an iteration by position between
     two sleep kernels the harness launches (the L2 flush sits between them), never by name.
 
-    ``within``: the name of a ``record_function`` range that ``fn`` opens around the calls that
-    count (a TritonBench test's calls of the task's function, not its input creation); the
-    kernels launched inside those ranges are timed too, as ``within``'s own statistics."""
+    ``within``: the name of the ranges that ``fn`` opens, with :func:`in_range` and its marks,
+    around the calls that count (a TritonBench test's calls of the task's function, not its input
+    creation); the kernels between each range's marks are timed too, as ``within``'s own statistics."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -197,8 +197,10 @@ def in_range(fn: Callable[..., Any], name: str, marks: bool = False) -> Callable
 
     import torch
 
-    mark = _range_mark() if marks else (lambda: None)
+    mark: Callable[[], None] = lambda: None  # noqa: E731
     if marks:
+        from kernlint.eval.range_mark import mark
+
         mark()  # compiled now, not inside the first timed call
     depth = [0]
 
@@ -220,16 +222,10 @@ def in_range(fn: Callable[..., Any], name: str, marks: bool = False) -> Callable
     return call
 
 
-def _range_mark() -> Callable[[], None]:
-    from kernlint.eval.range_mark import mark
-
-    return mark
-
-
 def range_stats(range_ms: list[float], iters: int, name: str) -> dict:
     """Statistics of the per-iteration sums of ``range_ms`` (the device time of each range, in the
     order they opened; every iteration opens as many): an error where they do not divide evenly
-    or hold no kernel time at all (the profiler attributed no kernel to them)."""
+    or hold no kernel time at all (no kernel ran between their marks)."""
     if not range_ms or len(range_ms) % iters:
         return {"timer": "cupti-ranges", "error": f"{len(range_ms)} '{name}' ranges over {iters} iterations"}
     per = len(range_ms) // iters
