@@ -211,7 +211,7 @@ def render(folder: Path) -> tuple[str, dict[str, str]]:
     verdict_line = ("No candidate judged yet: the claim is not tested." if not n_all else
                     f"Measured: {k_all} of {n_all} judged first-attempt candidates ({k_all / n_all:.0%}, 95% Wilson "
                     f"interval {lo:.0%}-{hi:.0%}) fail the strict checks. The claim of ~70% is "
-                    + ("inside" if lo <= 0.70 <= hi else "below" if hi < 0.70 else "above")
+                    + ("inside" if lo <= 0.70 <= hi else "above" if hi < 0.70 else "below")
                     + " the interval" + ("" if lo <= 0.70 <= hi else " (the claim does not hold on this sample)")
                     + (f"; {NEEDED - n_all} more judged candidates are needed for the first sample of {NEEDED}."
                        if n_all < NEEDED else "."))
