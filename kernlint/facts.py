@@ -23,6 +23,7 @@ import libcst as cst
 
 from kernlint.model import BoundArg, HostValue, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
+from kernlint.source.names import source_text
 
 #: helpers are followed this many calls deep; beyond, a value is unknown
 MAX_CALL_DEPTH = 4
@@ -146,7 +147,7 @@ class HostEvaluator:
         self._calls = 0
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node).strip()
+        return source_text(self.module, node).strip()
 
     # ---------------------------------------------------------------- expressions
     def value(self, node: cst.BaseExpression, env: dict, depth: int = 0) -> Any:

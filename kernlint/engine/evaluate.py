@@ -18,7 +18,7 @@ from kernlint.engine.symbols import (
     position, rank_of,
 )
 from kernlint.engine.terms import free_vars, int_op, summands
-from kernlint.source.names import assigned_names
+from kernlint.source.names import assigned_names, source_text
 
 TL = "triton.language."
 ATOMICS = frozenset(TL + n for n in (
@@ -635,7 +635,7 @@ class Evaluator:
             return replace(combine(term, x, lo, hi), data=lo.data or hi.data)
         if name.startswith(TL) and name.rsplit(".", 1)[-1] in ("trans", "reshape", "view", "permute",
                                                                "expand_dims", "ravel"):
-            if "can_reorder" in keywords and self.info.module.code_for_node(keywords["can_reorder"]) != "False":
+            if "can_reorder" in keywords and source_text(self.info.module, keywords["can_reorder"]) != "False":
                 return UNKNOWN  # the compiler may order the elements as it likes
             return self.shape_call(name, args, positional, node)
         if name in DATA_CALLS:
@@ -670,7 +670,7 @@ class Evaluator:
         if not (isinstance(start, Num) and isinstance(end, Num)):
             return UNKNOWN
         self.lane_ids += 1
-        text = self.info.module.code_for_node(node).strip()
+        text = source_text(self.info.module, node).strip()
         lane = Lane(self.lane_ids, start.term, end.term, text, node)
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
@@ -757,7 +757,7 @@ class Evaluator:
         if fn in ("reshape", "view") and isinstance(x, Num) and not x.lanes:
             return x
         if fn == "reshape" and node is not None:
-            return self.reshape(x, args[1:], self.info.module.code_for_node(node).strip())
+            return self.reshape(x, args[1:], source_text(self.info.module, node).strip())
         return UNKNOWN
 
     def reshape(self, x, dims, text: str):
@@ -871,7 +871,7 @@ class Evaluator:
             mask = None
         unchecked: tuple = ()
         if isinstance(ptr, BlockPtr) and mask is None:
-            ptr, mask, unchecked = self._block_access(ptr, checked, self.info.module.code_for_node(given["pointer"]).strip())
+            ptr, mask, unchecked = self._block_access(ptr, checked, source_text(self.info.module, given["pointer"]).strip())
         if self.recording:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,

@@ -3,12 +3,15 @@ violations, a grid short of the data (KL108) from shortfalls."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from kernlint.model import Finding, Phase
 from kernlint.engine.run import block_violations, bounds_report, grid_shortfalls
+from kernlint.source.names import source_text
 
 
 def out_of_bounds(rule, state, kinds: tuple[str, ...]):
-    code = state.info.module.code_for_node
+    code = partial(source_text, state.info.module)
     overruns = {id(v.access) for v in block_violations(state)}  # KL109's
     for v in bounds_report(state).violations:
         access = v.access
@@ -40,7 +43,7 @@ def block_overruns(rule, state):
 
 def grid_misses_tail(rule, state):
     """KL108: launches whose grid stops short of the last element the kernel's mask lets through."""
-    code = state.info.module.code_for_node
+    code = partial(source_text, state.info.module)
     for s in grid_shortfalls(state):
         launch = s.facts.launch
         written = {a: code(s.facts.grid_nodes[a]).strip() if a in s.facts.grid_nodes else "1 (not written)"
@@ -58,7 +61,7 @@ def grid_misses_tail(rule, state):
 
 def named(state, access) -> tuple[str, str]:
     """The access's pointer as written, and the helper it sits in (inlined into ``state``'s kernel)."""
-    code = state.info.module.code_for_node
+    code = partial(source_text, state.info.module)
     pointer = code(access.node.args[0].value).strip() if access.node.args else "?"
     return pointer, f" (in `{access.helper}`, inlined from `{state.name}`)" if access.helper else ""
 

@@ -14,6 +14,7 @@ invented. Tensors are modelled contiguous (an input the wrapper accepts).
 from __future__ import annotations
 
 import re
+from functools import partial
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -22,6 +23,7 @@ import z3
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
+from kernlint.source.names import source_text
 
 MAX_SIZE = 2 ** 31
 
@@ -168,7 +170,7 @@ class _Wrapper:
             self.depth -= 1
 
     def _node(self, node):
-        code = self.state.info.module.code_for_node
+        code = partial(source_text, self.state.info.module)
         if isinstance(node, cst.Integer):
             return int_val(int(node.value.replace("_", ""), 0))
         if isinstance(node, cst.Name):

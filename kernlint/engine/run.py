@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 import threading
 
 import libcst as cst
@@ -13,6 +14,7 @@ from kernlint.engine.coverage import shortfalls
 from kernlint.engine.evaluate import Access, evaluate
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
+from kernlint.source.names import source_text
 
 
 @dataclass
@@ -32,7 +34,7 @@ _VAR = re.compile(r"lane!(\d+)|pid!(\d+)|grid!(\d+)|(\w+)!\d+")
 
 
 def _describer(model, state):
-    code = state.info.module.code_for_node
+    code = partial(source_text, state.info.module)
     def describe(term) -> str:
         if isinstance(term, Access):
             text = (" ".join(code(term.mask_node).split()) if term.mask_node is not None

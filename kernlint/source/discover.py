@@ -10,6 +10,7 @@ import libcst as cst
 from kernlint.model import Decorator, Frontend, Kernel, Param, Span
 from kernlint.source import names as N
 from kernlint.source.locate import KernelLocator
+from kernlint.source.names import source_text
 
 
 def split_top_level(text: str) -> list[str]:
@@ -223,7 +224,7 @@ def _assignment_line(line: str) -> tuple[str, list[str], str] | None:
 
 
 def _code(module: cst.Module, node: cst.CSTNode) -> str:
-    return module.code_for_node(node).strip()
+    return source_text(module, node).strip()
 
 
 def _params(module: cst.Module, fn: cst.FunctionDef, imports: N.ImportMap) -> list[Param]:

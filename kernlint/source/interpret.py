@@ -14,7 +14,7 @@ import libcst as cst
 
 from kernlint.source import values as V
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
-from kernlint.source.names import assigned_names
+from kernlint.source.names import assigned_names, source_text
 from kernlint.source.values import (
     ZERO_PADDED, BlockShape, Bound, Elected, Fact, Int32Product, Lane, LoopCounter, PaddedAxis, PaddingSide,
     ProgramAxis, ScalarLoad, Val,
@@ -137,7 +137,7 @@ class KernelState:
         ]
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.info.module.code_for_node(node).strip()
+        return source_text(self.info.module, node).strip()
 
 
 def _kw(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpression | None:
@@ -474,7 +474,7 @@ class Interpreter:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, cst.Return) and small.value is not None:
-                        text = self.info.module.code_for_node(small.value)
+                        text = source_text(self.info.module, small.value)
                         if ("//" in text or "cdiv" in text) and "*" in text:
                             return True
         return False
@@ -728,7 +728,7 @@ class Interpreter:
             else:
                 lane_side = None
             if lane_side is not None:
-                text = self.info.module.code_for_node(bound_node).strip()
+                text = source_text(self.info.module, bound_node).strip()
                 symbol = {"LessThan": "<", "GreaterThan": "<", "Equal": "=="}.get(opname, "<=")
                 for d, lane in (lanes_l if lane_side is left else lanes_r):
                     # `lanes == k` lets one lane through: as bounded as `< k + 1`
@@ -820,7 +820,7 @@ class Interpreter:
             end_node = _kw(node, "end", 1)
             start = args[0] if args else V.TOP
             end = args[1] if len(args) > 1 else kwargs.get("end", V.TOP)
-            text = self.info.module.code_for_node(end_node).strip() if end_node is not None else "?"
+            text = source_text(self.info.module, end_node).strip() if end_node is not None else "?"
             lane = Lane(frozenset([text]), True, frozenset(), False, end.constexpr and start.constexpr)
             return Val(rank=1, lanes=((0, lane),), constexpr=False)
         if fname in ACCESS or fname in ATOMICS:
@@ -947,7 +947,7 @@ class Interpreter:
             lanes = tuple((d, Lane(l.families, False, l.shift, True, l.constexpr_extent)) for d, l in ptr.lanes)
             facts = set() if ptr.rank else {ScalarLoad(node)}  # a scalar read: is it an index?
             zero_other = other_node is not None and isinstance(other_node, (cst.Integer, cst.Float)) and _float(other_node.value) == 0.0
-            other_code = self.info.module.code_for_node(other_node) if other_node is not None else ""
+            other_code = source_text(self.info.module, other_node) if other_node is not None else ""
             padded = ({d - ptr.rank for d, b in mask.bounds if not b.vacuous} if mask is not None and mask.bounds
                       else set(range(-ptr.rank, 0)))
             if padded and self.refine_padding and mask_node is not None and ptr.rank and (

@@ -20,7 +20,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from kernlint.model import Span
-from kernlint.source.names import child_nodes
+from kernlint.source.names import child_nodes, source_text
 
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 
@@ -81,7 +81,7 @@ class KernelLocator:
         the statement it stands in, and that statement once in the kernel), that is its position."""
         if self._def is None:
             return None
-        target = self.module.code_for_node(node).strip()
+        target = source_text(self.module, node).strip()
         text = self.text
         start = text.find(target)
         if not target or start < 0:
@@ -123,7 +123,7 @@ class KernelLocator:
         """Offsets of a statement of the kernel in ``self.text``: by its text when that occurs once,
         else through Python's ast (which costs a parse of the kernel)."""
         if isinstance(stmt, cst.SimpleStatementLine):
-            code = self.module.code_for_node(stmt).strip()
+            code = source_text(self.module, stmt).strip()
             first = self.text.find(code)
             if code and first >= 0 and self.text.find(code, first + 1) < 0:
                 return first, first + len(code)
@@ -277,5 +277,5 @@ def _ast_statements(body):
 def _without_parentheses(module: cst.Module, node: cst.CSTNode, code: str) -> str:
     """A node's code without the parentheses around it (positions, as libcst reports them, exclude them)."""
     if getattr(node, "lpar", None):
-        return module.code_for_node(node.with_changes(lpar=[], rpar=[])).strip()
+        return source_text(module, node.with_changes(lpar=[], rpar=[])).strip()
     return code

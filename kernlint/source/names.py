@@ -35,6 +35,51 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+#: the modules whose nodes' text was asked last, each with (node, text) by node id (a node is held
+#: with its text, so that its id is not reused while the entry is kept)
+_TEXTS: dict[int, tuple[cst.Module, dict[int, tuple[cst.CSTNode, str]]]] = {}
+_KEPT_MODULES = 4
+_PLAIN = (cst.Name, cst.Integer, cst.Float, cst.SimpleString)
+
+
+def source_text(module: cst.Module, node: cst.CSTNode) -> str:
+    """``module.code_for_node(node)``: names, numbers and dotted names read directly, the rest
+    generated once per node (libcst's code generator walks the whole subtree on every call, and
+    the phases ask for the text of the same nodes again and again)."""
+    fast = _plain_text(node)
+    if fast is not None:
+        return fast
+    entry = _TEXTS.get(id(module))
+    if entry is None or entry[0] is not module:
+        if len(_TEXTS) >= _KEPT_MODULES:
+            _TEXTS.pop(next(iter(_TEXTS)))
+        entry = _TEXTS[id(module)] = (module, {})
+    texts = entry[1]
+    hit = texts.get(id(node))
+    if hit is None or hit[0] is not node:
+        hit = texts[id(node)] = (node, module.code_for_node(node))
+    return hit[1]
+
+
+def _plain_text(node: cst.CSTNode) -> str | None:
+    """The text of a name, number, string or dotted name without parentheses or inner spaces."""
+    attrs = []
+    while isinstance(node, cst.Attribute):
+        dot = node.dot
+        if node.lpar or node.rpar or not isinstance(dot, cst.Dot) or not _no_space(dot.whitespace_before) \
+                or not _no_space(dot.whitespace_after):
+            return None
+        attrs.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, _PLAIN) or node.lpar or node.rpar:
+        return None
+    return ".".join([node.value, *reversed(attrs)]) if attrs else node.value
+
+
+def _no_space(whitespace) -> bool:
+    return isinstance(whitespace, cst.SimpleWhitespace) and not whitespace.value
+
+
 def names_in(node: cst.CSTNode) -> set[str]:
     """Every bare name an expression mentions (attribute heads included, attribute tails not)."""
     out: set[str] = set()

@@ -26,6 +26,7 @@ import libcst as cst
 from kernlint.facts import COMPARE
 from kernlint.source import names as N
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
+from kernlint.source.names import source_text
 
 #: canonical prefixes of the TileLang language module (``import tilelang.language as T``)
 _PREFIXES = ("tilelang.language.", "tvm.script.tir.", "tvm.script.tirx.", "T.")
@@ -333,7 +334,7 @@ class TileLangState:
         return values if values and all(isinstance(v, int) for v in values) else None
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.info.module.code_for_node(node).strip()
+        return source_text(self.info.module, node).strip()
 
     def depends(self, node: cst.CSTNode) -> set[str]:
         """Names an expression depends on, following local scalar assignments."""
