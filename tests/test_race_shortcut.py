@@ -36,6 +36,7 @@ def test_the_proof_changes_no_race_finding(monkeypatch):
     assert with_proof == without
 
 
-@pytest.mark.parametrize("name", ["sum_race_bad.py", "overlapping_blocks_race_bad.py", "splitk_race_bad.py"])
+@pytest.mark.parametrize("name", ["sum_race_bad.py", "overlapping_blocks_race_bad.py", "splitk_race_bad.py",
+                                  "chunk_digits_race_bad.py", "flat_grid_race_bad.py"])
 def test_a_real_race_is_not_proven_away(name):
     assert _races(ROOT / "fixtures" / "triton" / name)

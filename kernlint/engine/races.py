@@ -261,8 +261,8 @@ def _linear(t: tuple, values: dict, memo: dict, open_names: bool = False):
             out = {name: 1}
         elif name in values:
             out = {"": values[name]}
-        elif open_names:
-            out = {name: 1}
+        elif open_names or name.startswith("grid!"):
+            out = {name: 1}  # a grid is the same for both programs, but no layout gives it a value
     elif tag in _ARITHMETIC:
         args = [_linear(x, values, memo, open_names) for x in t[1:]]
         if all(x is not None for x in args):
@@ -285,7 +285,10 @@ def _combine(op, args: list):
         for x in args[1:]:
             if set(out) - {""}:
                 if set(x) - {""}:
-                    return None  # a product of two variables
+                    out = _scaled(out, x)
+                    if out is None:
+                        return None  # a product of two variables
+                    continue
                 out, x = x, out
             k = out.get("", 0)
             out = {n: k * v for n, v in x.items()}
@@ -295,17 +298,52 @@ def _combine(op, args: list):
         return None
     b = args[1].get("", 0)
     if set(args[0]) - {""}:
-        # of one program's variable by a positive number (``pid // H``, ``pid % H``): a variable of
-        # its own, ``(op, name, number)``, whose bounds are read off the variable's
+        # of one program's variable by a positive number (``pid // H``, ``(pid % (H * W)) // W``):
+        # a digit of the variable, a variable of its own whose bounds are read off the variable's
         (name, c), = args[0].items() if len(args[0]) == 1 else ((None, 0),)
-        if c != 1 or b <= 0 or not isinstance(name, str):
+        if c != 1 or b <= 0 or name is None:
             return None
-        return {(op, name, b): 1}
+        found = _digit(op, name, b)
+        return None if found is None else {found: 1}
     a = args[0].get("", 0)
     if b == 0:
         return None  # z3 leaves x / 0 open
     r = a % abs(b)
     return {"": r if op == _MOD else (a - r) // b}
+
+
+def _scaled(x: dict, y: dict) -> dict | None:
+    """``pid * grid`` (a program id times the number of programs on another axis, one coefficient
+    each) as a variable ``("scaled", pid, grid)`` of its own; None for any other product."""
+    if len(x) != 1 or len(y) != 1:
+        return None
+    (a, c), = x.items()
+    (b, d), = y.items()
+    if isinstance(b, str) and b.startswith("pid!"):
+        a, b = b, a
+    if not (isinstance(a, str) and a.startswith("pid!") and isinstance(b, str) and b.startswith("grid!")):
+        return None
+    return {("scaled", a, b): c * d}
+
+
+def _digit(op, name, b: int):
+    """``name // b`` (``op`` is division) or ``name % b`` as a digit ``("digit", variable, d, m)``:
+    ``(variable // d) % m`` (``m`` None: no remainder is taken), or None where it is not one (a
+    remainder by a number that does not divide the one taken before)."""
+    if isinstance(name, str):
+        variable, d, m = name, 1, None
+    elif name[0] == "digit" and isinstance(name[1], str):
+        _, variable, d, m = name
+    else:
+        return None
+    if op == _DIV:
+        if m is None:
+            return ("digit", variable, d * b, None)  # floor division twice: once by the product
+        # (x % m) // b == (x // b) % (m // b) where b divides m
+        return ("digit", variable, d * b, m // b) if m % b == 0 else None
+    if m is None or m % b == 0:
+        return ("digit", variable, d, b)  # (x % m) % b == x % b where b divides m
+    return None
 
 
 def _disjoint(facts: list, address, programs, values: dict) -> bool:
@@ -455,33 +493,50 @@ def _apart(first: dict | None, programs, rows: list) -> bool:
     configuration's value given."""
     if first is None:
         return False
-    first = {k: v for k, v in first.items() if v and k}
+    first = _flattened({k: v for k, v in first.items() if v and k}, rows)
     left = set()
     for p in programs:
         if p in first:
             left.add(p)
             continue
-        # a program id the address reads only as a quotient and a remainder by one number: both
-        # the same, the id is the same
-        parts = [(k[0], k[2]) for k in first if isinstance(k, tuple) and k[1] == p]
-        split = next((b for op, b in parts if op == _DIV and (_MOD, b) in parts), None)
-        if split is None:
+        flat = {k for k in first if isinstance(k, tuple) and k[0] == "flat" and p in k[1:3]}
+        if flat:
+            left |= flat
+            continue
+        # a program id the address reads only through digits (``pid // H`` and ``pid % H``, or
+        # ``pid // (H * W)``, ``(pid // W) % H`` and ``pid % W``): all of them the same, the id is the same
+        digits = {k for k in first if isinstance(k, tuple) and k[0] == "digit" and k[1] == p}
+        if not _covers(digits):
             return False  # a program id the address leaves out: the solver's question
-        left |= {(_DIV, p, split), (_MOD, p, split)}
+        left |= digits
     low, high = _bounds(rows)
 
     def span(n, copy: str):
         """The bounds of the variable ``n`` of the first or (``copy``) second program."""
         if not isinstance(n, tuple):
             return low.get(n + copy), high.get(n + copy)
-        op, v, b = n
-        if op == _MOD:
-            return 0, b - 1
+        if n[0] == "flat":  # p * g + q, for 0 <= q < g
+            _, p, q, g = n
+            bounds = (low.get(p + copy), high.get(p + copy), low.get(q + copy), high.get(q + copy), high.get(g))
+            if any(b is None for b in bounds) or bounds[0] < 0 or bounds[2] < 0:
+                return None, None
+            lo_p, hi_p, lo_q, hi_q, hi_g = bounds
+            return lo_p + lo_q, hi_p * hi_g + hi_q
+        if n[0] != "digit":
+            return None, None
+        _, v, d, m = n
         lo, hi = low.get(v + copy), high.get(v + copy)
-        return (None if lo is None else lo // b), (None if hi is None else hi // b)
+        lo, hi = (None if lo is None else lo // d), (None if hi is None else hi // d)
+        if m is not None and not (lo is not None and hi is not None and 0 <= lo and hi < m):
+            return 0, m - 1  # the remainder wraps: any digit (a quotient below m is its own remainder)
+        return lo, hi
 
     def shift(n, copy: str):
-        return (n[0], n[1] + copy, n[2]) if isinstance(n, tuple) else n + copy
+        if not isinstance(n, tuple):
+            return n + copy
+        if n[0] == "flat":
+            return (n[0], n[1] + copy, n[2] + copy, n[3])
+        return (n[0], n[1] + copy, *n[2:])
 
     def width(part: dict):
         """The most ``S - S'`` can be, for ``S`` the sum ``part`` of the first program's variables
@@ -517,6 +572,37 @@ def _apart(first: dict | None, programs, rows: list) -> bool:
             return False
         left.discard(name)
     return True
+
+
+def _flattened(first: dict, rows: list) -> dict:
+    """``first`` with ``c * pid_a * grid_b + c * pid_b`` as ``c * ("flat", pid_a, pid_b, grid_b)``
+    where the facts bound ``pid_b`` below ``grid_b`` in both programs: a program index flattened
+    over two axes (``(pid_k * num_programs(2) + pid_bh) * stride``), the same for two programs only
+    where both ids are."""
+    out = dict(first)
+    for key, c in first.items():
+        if not (isinstance(key, tuple) and key[0] == "scaled"):
+            continue
+        _, p, g = key
+        q = "pid!" + g[len("grid!"):]
+        if out.get(q) != c or not all(({q + copy: 1, g: -1}, -1) in rows for copy in ("", SECOND)):
+            continue
+        del out[key], out[q]
+        out[("flat", p, q, g)] = c
+    return out
+
+
+def _covers(digits: set) -> bool:
+    """Whether the digits of one variable determine it: from ``d == 1`` up, each digit's ``m`` is
+    the next one's ``d`` divided by its own, and the last takes no remainder."""
+    steps = {d: m for _, _, d, m in digits}
+    d = 1
+    while d in steps:
+        m = steps.pop(d)
+        if m is None:
+            return True
+        d *= m
+    return False
 
 
 def _rows(atoms: list, values: dict, memo: dict) -> tuple[list, list]:
