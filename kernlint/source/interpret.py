@@ -233,18 +233,25 @@ def _has_floor_div(node: cst.CSTNode) -> bool:
 
 def calls(node: cst.CSTNode, attr: str) -> bool:
     """The expression calls something named ``attr`` (cheap: walks operators and calls only)."""
+    return called(node, attr) is not None
+
+
+def called(node: cst.CSTNode, attr: str) -> cst.Call | None:
+    """The first call in the expression of something named ``attr`` (operators and calls walked)."""
     if isinstance(node, cst.Call):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == attr or isinstance(func, cst.Name) and func.value == attr:
-            return True
-        return any(calls(a.value, attr) for a in node.args)
-    if isinstance(node, cst.Comparison):
-        return calls(node.left, attr) or any(calls(c.comparator, attr) for c in node.comparisons)
-    if isinstance(node, (cst.BinaryOperation, cst.BooleanOperation)):
-        return calls(node.left, attr) or calls(node.right, attr)
-    if isinstance(node, cst.UnaryOperation):
-        return calls(node.expression, attr)
-    return False
+            return node
+        kids = [a.value for a in node.args]
+    elif isinstance(node, cst.Comparison):
+        kids = [node.left, *(c.comparator for c in node.comparisons)]
+    elif isinstance(node, (cst.BinaryOperation, cst.BooleanOperation)):
+        kids = [node.left, node.right]
+    elif isinstance(node, cst.UnaryOperation):
+        kids = [node.expression]
+    else:
+        return None
+    return next((c for c in (called(k, attr) for k in kids) if c is not None), None)
 
 
 def _names(node: cst.BaseExpression) -> set[str]:
@@ -308,8 +315,9 @@ class Interpreter:
         self.current: cst.CSTNode | None = None
         self.guards: list[Val] = []
         self.loops: list[str] = []
-        #: inside a spin-lock critical section (atomic_cas acquire ... atomic_xchg release)
-        self.locked = False
+        #: the lock pointer (as written) while inside a spin-lock critical section (atomic_cas acquire
+        #: ... atomic_xchg release of that pointer), else False
+        self.locked: str | bool = False
         #: values returned by ``tl.atomic_add(counter, k)`` on one shared counter (k a non-zero constant):
         #: each program draws a different ticket, so ``ticket == c`` lets at most one of them through
         self.tickets: list[Val] = []
@@ -361,8 +369,10 @@ class Interpreter:
             cond = self.expr(stmt.test)
             self.branch("while", stmt, cond)
             self.loop_body(stmt.body, None, cond)
-            if calls(stmt.test, "atomic_cas"):
-                self.locked = True  # `while tl.atomic_cas(lock, 0, 1) == 1: pass` takes a spin lock
+            cas = called(stmt.test, "atomic_cas")
+            if cas is not None and cas.args:
+                # `while tl.atomic_cas(lock, 0, 1) == 1: pass` takes a spin lock
+                self.locked = source_text(self.info.module, cas.args[0].value).strip()
         elif isinstance(stmt, cst.If):
             self.if_stmt(stmt)
         elif isinstance(stmt, cst.With):
@@ -825,8 +835,9 @@ class Interpreter:
             return Val(rank=1, lanes=((0, lane),), constexpr=False)
         if fname in ACCESS or fname in ATOMICS:
             out = self.access(node, fname, args, kwargs)
-            if fname == TL + "atomic_xchg":
-                self.locked = False
+            if fname == TL + "atomic_xchg" and node.args and self.locked \
+                    and source_text(self.info.module, node.args[0].value).strip() == self.locked:
+                self.locked = False  # the lock's release (an exchange on another pointer is not)
             return out
         if fname in REDUCTIONS:
             arg_node = node.args[0].value if node.args else None
@@ -940,7 +951,7 @@ class Interpreter:
             self.state.accesses.append(
                 Access(
                     kind, node, ptr, ptr_node, mask, mask_node, other_node,
-                    tuple(self.guards), tuple(self.loops), bc, value, self.locked,
+                    tuple(self.guards), tuple(self.loops), bc, value, bool(self.locked),
                 )
             )
         if kind == "load":
