@@ -18,7 +18,7 @@ from kernlint.engine.symbols import (
     position, rank_of,
 )
 from kernlint.engine.terms import free_vars, int_op, summands
-from kernlint.source.names import assigned_names, source_text
+from kernlint.source.names import assigned_names, child_nodes, source_text
 
 TL = "triton.language."
 ATOMICS = frozenset(TL + n for n in (
@@ -115,6 +115,18 @@ _COMPARISONS = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "Gre
 def _to_int(v) -> z3.ArithRef:
     term = v.term
     return z3.If(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
+
+
+#: the names of values that differ from one program (lane, iteration, load) to the next
+_PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "bits!", "opaque", "carried")
+
+
+def _program_independent(value) -> bool:
+    if isinstance(value, Ptr):
+        value = value.offset
+    if not isinstance(value, Num):
+        return False
+    return not any(n.startswith(_PER_PROGRAM) for n in free_vars(value.term))
 
 
 def _to_bool(v) -> z3.BoolRef:
@@ -360,7 +372,11 @@ class Evaluator:
     def if_stmt(self, stmt: cst.If) -> None:
         test = self.expr(stmt.test)
         if not isinstance(test, Num) or test.lanes:
-            cond = None
+            # a test the engine does not model: one every program reads alike (``if M is not None``)
+            # only decides whether the kernel runs the branch at all; one that may differ between
+            # programs, lanes or iterations decides which of them do, so an opaque condition keeps
+            # the branch's accesses out of every question (``modelled`` refuses what mentions one)
+            cond = None if self._uniform(stmt.test) else self.sym.fresh("opaque", "an unmodelled `if` test") != 0
         else:
             cond = z3.simplify(_to_bool(test))
         before = dict(self.env)
@@ -399,6 +415,24 @@ class Evaluator:
             a, b = e1.get(name, UNKNOWN), e2.get(name, UNKNOWN)
             merged[name] = a if a is b else _select(c1, a, b)
         self.env = merged
+
+    def _uniform(self, test: cst.BaseExpression) -> bool:
+        """Whether ``test`` calls nothing and reads only names whose values no program, lane,
+        iteration or load changes (parameters, constants, the module's names)."""
+        stack = [test]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                return False
+            if isinstance(node, cst.Name):
+                value = self.env.get(node.value)
+                if value is not None and not _program_independent(value):
+                    return False
+            elif isinstance(node, cst.Attribute):
+                stack.append(node.value)
+            else:
+                stack.extend(child_nodes(node))
+        return True
 
     # -- expressions ---------------------------------------------------------------------------
     def expr(self, node):
