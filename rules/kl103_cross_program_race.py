@@ -65,20 +65,33 @@ are the store's address, mask, path and value twice, with their own program ids,
 iterations and loaded data; sizes, strides and the grid are the launch's. A finding names the two
 programs (and the element, where it is small enough to read).
 
+It asks the same of every plain `tl.load` and each store through the same pointer (or through
+another pointer parameter that a launch binds to the same tensor, `k[grid](x, x, n)`): can one
+program read an element another program of the launch writes? What it reads then depends on which
+program runs first (an in-place stencil, a recurrence split over programs). Kernels with atomics
+are left out of this question: their tickets, locks and semaphores order what they guard, and that
+ordering is not modelled; so are `volatile` loads (spin-waits).
+
 What counts as a race:
 - a race must hold for every layout of the tensor: the runtime strides are tried in several
   orders, far apart (so a row never runs into the next one), and block sizes no launch gives at
   16 and at 128. An overlap that only a degenerate layout makes (a row stride below the row) is not
-  reported; one the code makes (an axis the address leaves out, programs a half block apart) is;
+  reported; one the code makes (an axis the address leaves out, programs a half block apart) is.
+  The strides' stand-ins lie above the 2**31 elements a launch allows each size on purpose; a layout
+  that contradicts what the launch states (a block that must cover a stride) proves nothing, and
+  where every layout does, the store is not judged;
 - programs that store the same value (a constant, or one computed from sizes alone) do not race: the
   result does not depend on which write lands last;
 - `tl.atomic_add` hands each program a different old value, so `if tl.atomic_add(counter, 1) ==
   n - 1:` (the last arriver) lets one program through;
 - stores inside a spin-lock critical section (`while tl.atomic_cas(lock, 0, 1) == 1: pass` ...
-  `tl.atomic_xchg(lock, 0)`) are ordered by the lock; axes every launch leaves at one program (or
+  `tl.atomic_xchg(lock, 0)`, an exchange on that same pointer: one on a flag inside the section does
+  not release it) are ordered by the lock; axes every launch leaves at one program (or
   that the wrapper asserts are 1) have one program;
+- an `if` whose test the engine does not model keeps the accesses under it out of the question
+  when the test may differ between programs (a uniform test such as `if M is not None` does not);
 - not modelled (no finding): stores whose address comes from loaded data (scatters), two different
-  stores of one kernel that overlap, the same tensor passed as two pointer arguments, and memory
+  stores of one kernel that overlap, two stores through two pointers bound to one tensor, and memory
   ordering (release/acquire, scopes).
 
 ## Why is this bad?
@@ -109,8 +122,18 @@ import triton.language as tl
 def total(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
-    acc = tl.load(out_ptr)
+    acc = tl.load(out_ptr)  # expect: KL103
     tl.store(out_ptr, acc + tl.sum(x, axis=0))  # expect: KL103
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def shift_in_place(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    nxt = tl.load(x_ptr + offs + 1, mask=offs + 1 < n)  # expect: KL103
+    tl.store(x_ptr + offs, nxt, mask=offs + 1 < n)
 ''',
         '''
 import triton
@@ -163,10 +186,35 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
     )
 
     def check(self, state):
-        from kernlint.engine.run import races
+        from kernlint.engine.run import races, read_write_races
 
         locked = {id(a.node) for a in state.accesses if a.locked}  # inside a spin-lock critical section
-        for race in races(state, frozenset(_single_program_axes(state))):
+        single = frozenset(_single_program_axes(state))
+        yield from self._write_write(state, races(state, single), locked)
+        yield from self._read_write(state, read_write_races(state, single), locked)
+
+    def _read_write(self, state, found, locked):
+        for race in found:
+            load, store = race.access, race.store
+            if id(load.node) in locked or id(store.node) in locked:
+                continue
+            target, _ = named(state, load)
+            reader, writer = (", ".join(f"program_id({axis})={ids[side]}" for axis, ids in sorted(race.programs.items()))
+                              for side in (0, 1))
+            line = state.kernel.locator.span(store.site, None).line
+            element = f"element {race.address}" if race.address is not None else "an element"
+            sizes = f" with {race.text}" if race.text else ""
+            through = (f" (the launch passes `{race.aliased}` as both `{load.ptr.base}` and `{store.ptr.base}`)"
+                       if race.aliased else "")
+            yield from reported_once(self, state, load,
+                f"cross-program race: this load reads {element} of `{target}` that another program of the "
+                f"launch stores on line {line}{through}, so what it reads depends on which program runs "
+                f"first; witness: {reader} reads what {writer} writes{sizes}",
+                pointer=target, programs={str(a): list(ids) for a, ids in race.programs.items()},
+                address=race.address, store_line=line, aliased=race.aliased)
+
+    def _write_write(self, state, found, locked):
+        for race in found:
             access = race.access
             if id(access.node) in locked:
                 continue

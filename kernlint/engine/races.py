@@ -24,7 +24,8 @@ from z3.z3 import _to_expr_ref
 from kernlint.engine import monotone, terms
 from kernlint.engine.evaluate import Access
 from kernlint.engine.query import Prover
-from kernlint.engine.symbols import Num, Ptr, int_var
+from kernlint.engine.launch_terms import MAX_SIZE
+from kernlint.engine.symbols import Num, Ptr, at_most, int_var
 from kernlint.engine.terms import free_vars
 
 #: the variables of one program: a second program gets its own (sizes and the grid are shared)
@@ -41,23 +42,67 @@ class Race:
     #: the launch's values the witness rests on, as ``name=value`` text
     text: str
     read_modify_write: bool
+    #: for a read of what another program writes: the store (``access`` is the load)
+    store: Access | None = None
+    #: the host expression a launch passes as both the load's and the store's pointer
+    aliased: str | None = None
 
 
 def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = frozenset()) -> Race | None:
     """A witness of two programs writing one element of ``access``'s tensor, or None (proven, not
     modelled, or unknown within the solver's budget)."""
-    model = prover.model
-    ptr = access.ptr
-    axes = [a for a in sorted(model.pids) if a not in single_axes]
-    if access.kind != "store" or not axes:
+    if access.kind != "store":
         return None
-    value = access.value.term if isinstance(access.value, Num) and not access.value.is_bool else None
+    return _two_programs(prover, access, access, single_axes)
+
+
+def judge_read_write(prover: Prover, load: Access, store: Access, single_axes: frozenset[int] = frozenset(),
+                     aliases: dict | None = None) -> Race | None:
+    """A witness of one program reading an element that another program of the launch writes
+    through ``store`` (the same pointer parameter, or one that ``aliases`` says a launch binds to the
+    same tensor: ``{(a, b): {launch offset: host expression}}``): what it reads depends on which runs
+    first. None where proven, not modelled, or unknown within the solver's budget."""
+    if load.kind != "load" or store.kind != "store" or not isinstance(load.ptr, Ptr) or not isinstance(store.ptr, Ptr):
+        return None
+    if load.ptr.base == store.ptr.base:
+        return _two_programs(prover, load, store, single_axes)
+    # two pointer parameters a launch binds to one tensor (``k[grid](x, x, n)``): that launch's question
+    shared = (aliases or {}).get(frozenset((load.ptr.base, store.ptr.base)), {})
+    aliased = [f for f in prover.launches if getattr(f.launch, "start", None) in shared]
+    if not aliased:
+        return None
+    found = _two_programs(prover, load, store, single_axes, aliased)
+    if found is not None:
+        found.aliased = shared[aliased[0].launch.start]
+    return found
+
+
+def _two_programs(prover: Prover, first: Access, other: Access, single_axes: frozenset[int],
+                  launches: list | None = None) -> Race | None:
+    """Two distinct programs, the first reaching ``first`` and the second ``other``, at one element
+    (a store twice: with values that may differ); ``launches``: only under these launches."""
+    model = prover.model
+    axes = [a for a in sorted(model.pids) if a not in single_axes]
+    if not axes:
+        return None
+    same = first is other
+    # a load of the very element the store writes (``x = tl.load(p); tl.store(p, f(x))``): the
+    # question of one address, as a store's with itself
+    one_address = same or first.ptr.offset.term.eq(other.ptr.offset.term)
+    value = other.value.term if same and isinstance(other.value, Num) and not other.value.is_bool else None
     # a scatter through loaded indices is not this question, nor an unmodelled value
-    plain = prover.modelled(access, *([value] if value is not None else []))
-    if plain is None:
+    plain = prover.modelled(first, *([value] if value is not None else []))
+    plain_other = plain if same else prover.modelled(other)
+    if plain is None or plain_other is None:
         return None
     cond, lanes, names = plain
-    path_vars, fixed = prover._flag_launches(access)
+    other_cond, other_lanes, other_names = plain_other
+    names = {**names, **other_names}
+    path_vars, fixed = prover._flag_launches(first)
+    if not same:
+        more, fixed_other = prover._flag_launches(other)
+        path_vars |= more
+        fixed = [f for f in fixed if f in fixed_other]
     if path_vars & model.constexprs and not fixed:
         return None  # a compile-time flag no launch fixes may encode what the author proved
     pids = {a: model.pids[a][0] for a in axes}
@@ -76,21 +121,25 @@ def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = fro
         return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(pairs), sources, targets), term.ctx)
 
     own_facts = [f for f in prover.base if set(free_vars(f)) & set(own)]
-    domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in lanes), *cond,
-              *(second(c) for c in cond)]
+    domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in other_lanes), *cond,
+              *(second(c) for c in other_cond)]
     domain += [v != int_var(n + SECOND) for n, v in own.items() if n.startswith("ticket!")]
     # CUDA's grid: at most 2**31 - 1 programs on axis 0, 65535 on axes 1 and 2
     domain += [z3.And(p < GRID_LIMITS[a], second(p) < GRID_LIMITS[a]) for a, p in pids.items()]
-    goal = [z3.Or([pid != second(pid) for pid in pids.values()]), ptr.offset.term == second(ptr.offset.term)]
+    address, other_address = first.ptr.offset.term, other.ptr.offset.term
+    goal = [z3.Or([pid != second(pid) for pid in pids.values()]), address == second(other_address)]
     if value is not None:
         goal.append(value != second(value))
+    if launches is not None:
+        fixed = [f for f in fixed if f in launches]
     for facts_of_launch in (fixed if prover.launches else [None]):
         facts = [*domain, *prover._bindings(facts_of_launch, set(names) & set(model.params))]
         given = dict(facts_of_launch.values) if facts_of_launch is not None else {}
-        witness = _for_every_layout(prover, facts, z3.And(*goal), ptr.offset.term, given,
-                                    [p.decl().name() for p in pids.values()])
+        # the proof without a solver reads one address for both programs
+        witness = _for_every_layout(prover, facts, z3.And(*goal), address if one_address else address + other_address,
+                                    given, [p.decl().name() for p in pids.values()] if one_address else ())
         if witness is not None:
-            return _race(prover, access, pids, witness, second)
+            return _race(prover, first, pids, witness, second)
     return None
 
 
@@ -105,9 +154,14 @@ ORDERS = 12
 #: odd configuration)
 BLOCKS = (16, 128)
 GRID_LIMITS = {0: 2 ** 31 - 1, 1: 65535, 2: 65535}
-#: each layout's question gets a tenth of a bounds query's work budget: one that needs more is
-#: unknown (no finding), and a kernel's stores are asked in several layouts each
-RACE_RLIMIT = 100_000
+#: each layout's question gets a small share of a bounds query's work budget: one that needs more
+#: is unknown (no finding), and a kernel's stores (and its loads, against them) are asked in several
+#: layouts each
+RACE_RLIMIT = 20_000
+#: a layout asked again with its sizes free is a harder question: a smaller budget
+RETRY_RLIMIT = 5_000
+#: layouts no tensor has (their stand-ins contradict the launch) after which a question is left
+IMPOSSIBLE_LAYOUTS = 2
 
 
 def _strides(address, names: list[str]) -> set[str]:
@@ -148,6 +202,10 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     for param in _strides(address, sorted(given)):  # a stride the launch passes: the names it is made of
         strides |= set(free_vars(given[param])) & set(names)
     strides = sorted(strides)
+    # a launch caps each size of its tensors at 2**31 elements; a stride's stand-in lies above every
+    # size on purpose (it stands for a layout, not for a tensor a caller passes), so its cap is left out
+    caps = {at_most(int_var(n), MAX_SIZE).get_id() for n in strides}
+    facts = [f for f in facts if f.get_id() not in caps]
     sized = {n: SIZE + i for i, n in enumerate(n for n in names if n not in strides)}
     sizes = [int_var(n) == v for n, v in sized.items()]
     orders = [list(p) for p in itertools.islice(itertools.permutations(strides), 24)] if len(strides) <= 4 else []
@@ -158,7 +216,7 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
             random.Random(k).shuffle(shuffled)
             orders.append(shuffled)
     free_blocks = sorted(block_names - set(given))
-    first = None
+    first, impossible = None, 0
     for block, order in itertools.product(BLOCKS if free_blocks else BLOCKS[:1], orders):
         values = [int_var(n) == STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)]
         values += [model.params[n] == block for n in free_blocks]
@@ -166,10 +224,28 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
         if programs and _disjoint(facts, address, programs, layout):
             return None  # what the solver would answer (unsat), without its context
         result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT)
+        if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
+            # the stand-in sizes contradict what the launch states of them (``BLOCK =
+            # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
+            # other sizes free but not empty (a size of 0 is a degenerate layout too)
+            free = [int_var(n) >= 1 for n in sized]
+            result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT)
+            if result == z3.unsat and _impossible(prover, [*facts, *free, *values]):
+                # no tensor is laid out so: it proves nothing. Every order gives each stride a
+                # stand-in above every size, so what contradicts one order mostly contradicts all
+                impossible += 1
+                if first is None and impossible >= IMPOSSIBLE_LAYOUTS:
+                    return None
+                continue
         if result != z3.sat:
             return None
         first = first or witness
     return first
+
+
+def _impossible(prover, facts: list) -> bool:
+    """Whether ``facts`` alone have no model (a layout no launch can have)."""
+    return prover.solving.solve(facts, z3.BoolVal(True), rlimit=RACE_RLIMIT)[0] == z3.unsat
 
 
 def _race(prover, access, pids, witness, second) -> Race:

@@ -119,6 +119,48 @@ def races(state, single_axes: frozenset[int] = frozenset()) -> list:
     return _judged(state, "_races", lambda a: a.kind == "store", lambda prover, a: judge_race(prover, a, single_axes))
 
 
+def read_write_races(state, single_axes: frozenset[int] = frozenset()) -> list:
+    """The plain loads that can read an element another program of the launch stores to (computed
+    once per state; none in a kernel with atomics, whose ordering idioms are not modelled)."""
+    from kernlint.engine.races import judge_read_write
+
+    aliases = _aliases(state)
+
+    def judge(prover, load):
+        if any(a.kind == "atomic" for a in prover.model.accesses) or _keyword(load.node, "volatile"):
+            return None  # tickets, locks, semaphores and spin-waits order what they guard
+        for store in prover.model.accesses:
+            if store.kind == "store":
+                found = judge_read_write(prover, load, store, single_axes, aliases)
+                if found is not None:
+                    found.store = store
+                    return found
+        return None
+
+    return _judged(state, "_read_write_races", lambda a: a.kind == "load", judge)
+
+
+def _aliases(state) -> dict:
+    """``{frozenset((a, b)): {launch offset: host name}}`` for the pointer parameters ``a`` and ``b``
+    that a launch of the kernel binds to one host tensor (the same plain name)."""
+    out: dict = {}
+    for launch in state.info.facts.launches_of(state.name):
+        by_text: dict = {}
+        for param, arg in launch.args.items():
+            text = arg.text.strip()
+            if text.isidentifier() and arg.tensor is not None:
+                by_text.setdefault(text, []).append(param)
+        for text, params in by_text.items():
+            for i, a in enumerate(params):
+                for b in params[i + 1:]:
+                    out.setdefault(frozenset((a, b)), {})[launch.offset] = text
+    return out
+
+
+def _keyword(call: cst.Call, name: str) -> bool:
+    return any(arg.keyword is not None and arg.keyword.value == name for arg in call.args)
+
+
 def _judged(state, key: str, wanted, judge) -> list:
     """``judge(prover, access)`` of every access ``wanted`` selects, once per access site (a helper
     inlined twice is judged once): what is not None, computed once per state."""
