@@ -90,9 +90,12 @@ What counts as a race:
   that the wrapper asserts are 1) have one program;
 - an `if` whose test the engine does not model keeps the accesses under it out of the question
   when the test may differ between programs (a uniform test such as `if M is not None` does not);
-- not modelled (no finding): stores whose address comes from loaded data (scatters), two different
-  stores of one kernel that overlap, two stores through two pointers bound to one tensor, and memory
-  ordering (release/acquire, scopes).
+- a plain store whose address is computed from a block of loaded values (an index per lane: a
+  scatter, a histogram) is a warning, "possible race through loaded indices": whether two lanes or
+  programs load the same index is the data's. `tl.atomic_add` (or another atomic) settles it; a
+  scalar loaded once per program (a segment's start, `cu_seqlens`) is not such an index;
+- not modelled (no finding): two different stores of one kernel that overlap, two stores through
+  two pointers bound to one tensor, and memory ordering (release/acquire, scopes).
 
 ## Why is this bad?
 Every program along that axis writes the same address; which write wins depends on scheduling, and
@@ -186,12 +189,26 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
     )
 
     def check(self, state):
-        from kernlint.engine.run import races, read_write_races
+        from kernlint.engine.run import races, read_write_races, scatter_stores
 
         locked = {id(a.node) for a in state.accesses if a.locked}  # inside a spin-lock critical section
         single = frozenset(_single_program_axes(state))
         yield from self._write_write(state, races(state, single), locked)
         yield from self._read_write(state, read_write_races(state, single), locked)
+        yield from self._scatters(state, scatter_stores(state), locked)
+
+    def _scatters(self, state, stores, locked):
+        for store in stores:
+            if id(store.node) in locked:
+                continue
+            target, _ = named(state, store)
+            for finding in reported_once(self, state, store,
+                    f"possible race through loaded indices: the address of this store into `{target}` is "
+                    "computed from values loaded from memory; two programs (or lanes) that load the same "
+                    "index write one element non-atomically. Use `tl.atomic_add` (or another atomic) unless "
+                    "the indices are unique", pointer=target, scatter=True):
+                finding.level = Level.WARNING  # whether indices repeat is the data's, not the code's
+                yield finding
 
     def _read_write(self, state, found, locked):
         for race in found:

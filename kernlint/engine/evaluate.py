@@ -71,6 +71,8 @@ class BlockAxis:
 @dataclass
 class KernelModel:
     accesses: list[Access] = field(default_factory=list)
+    #: the names of values loaded as blocks (one per lane: an index array, not a scalar offset)
+    lane_data: set = field(default_factory=set)
     symbols: Symbols = field(default_factory=Symbols)
     #: kernel parameter -> z3 variable
     params: dict[str, z3.ExprRef] = field(default_factory=dict)
@@ -917,7 +919,10 @@ class Evaluator:
             return NONE
         if name == TL + "atomic_add":  # each program draws a different old value: a ticket
             return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True)
-        return Num(self.sym.fresh("data", "a loaded value"), rank, data=True)
+        loaded = self.sym.fresh("data", "a loaded value")
+        if rank:
+            self.model.lane_data.add(loaded.decl().name())
+        return Num(loaded, rank, data=True)
 
 
 def _select(c, a, b):

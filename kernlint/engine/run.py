@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from kernlint.engine.coverage import shortfalls
 from kernlint.engine.evaluate import Access, evaluate
+from kernlint.engine.symbols import Ptr
+from kernlint.engine.terms import free_vars
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
 from kernlint.source.names import source_text
@@ -138,6 +140,20 @@ def read_write_races(state, single_axes: frozenset[int] = frozenset()) -> list:
         return None
 
     return _judged(state, "_read_write_races", lambda a: a.kind == "load", judge)
+
+
+def scatter_stores(state) -> list[Access]:
+    """The plain stores whose address is computed from a block of values loaded from memory (an
+    index per lane, as a scatter or histogram reads them): where two programs or lanes load the same
+    index they write one element. A scalar loaded per program (a segment's start) is not one."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        if engine is None:
+            return []
+        model = engine[0]
+        return [a for a in model.accesses
+                if a.kind == "store" and isinstance(a.ptr, Ptr) and a.ptr.offset.data
+                and set(free_vars(a.ptr.offset.term)) & model.lane_data]
 
 
 def _aliases(state) -> dict:
