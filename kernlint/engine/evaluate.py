@@ -678,6 +678,8 @@ class Evaluator:
             rank = 0
             for a in args:
                 rank = max(rank, rank_of(a))
+            if name in (TL + "zeros", TL + "full") and args and isinstance(args[0], Tup):
+                rank = len(args[0].items)  # a block of the shape given
             return Num(self.sym.fresh("data", f"the value of `{name.rsplit('.', 1)[-1]}`"), rank, data=True)
         helper = self._helper(node, name)
         if helper is not None:
