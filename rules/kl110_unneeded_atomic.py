@@ -22,9 +22,13 @@ class UnneededAtomic(SourceRule):
     summary = "An atomic add/max/min to addresses only one program ever writes: a plain store (or load-add-store) suffices."
     docs = """
 ## What it does
-Reports `tl.atomic_add`/`atomic_max`/`atomic_min` whose address depends on every program-id axis the
-kernel uses and on lanes of `tl.arange` (no gathered indices), outside loops: each address belongs
-to exactly one program, so no other program can race with it.
+Reports `tl.atomic_add`/`atomic_max`/`atomic_min` whose footprint belongs to one program: the same
+question KL103 asks of a plain store (two distinct programs of a launch, both reaching the atomic
+with its mask and path, at one element), with two lanes of one program counted as well, refuted in
+every layout of the tensor KL103 tries (by the solver-free proof or by the solver). Iterations of
+one program's loop may update one element: they run in order. A ticket (`tl.atomic_add(counter, 1)`
+on one address) is shared by every program and is never reported. An atomic the engine cannot model
+(gathered indices, an unmodelled `if` around it) is not reported.
 
 ## Why is this bad?
 Atomics go through the L2 reduction units, serialise per address and cannot be vectorised; for
@@ -69,19 +73,15 @@ def scatter(x_ptr, idx_ptr, out_ptr, n, BLOCK: tl.constexpr):
     )
 
     def check(self, state):
-        if not state.pid_axes:
-            return
-        for call in state.calls:
-            if call.name not in ACCUMULATING or not call.args or call.loops:
+        from kernlint.engine.findings import reported_once
+        from kernlint.engine.run import exclusive_atomics
+        from kernlint.source.names import source_text
+
+        for access in exclusive_atomics(state):
+            op = source_text(state.info.module, access.node.func).rsplit(".", 1)[-1]
+            if "triton.language." + op not in ACCUMULATING:
                 continue
-            ptr = call.args[0]
-            if ptr.data or not ptr.lanes or state.pid_axes - ptr.pid:
-                continue
-            if any(lane.data or not lane.shift for _, lane in ptr.lanes):
-                continue
-            op = call.name.rsplit(".", 1)[-1]
-            yield self.finding(
-                state, call.node,
-                f"unneeded atomic: every address of this `tl.{op}` belongs to one program (it moves with every "
-                f"program id and no indices are gathered); a plain store suffices",
-            )
+            yield from reported_once(self, state, access,
+                f"unneeded atomic: no two programs (and no two lanes) of a launch update one element of this "
+                f"`tl.{op}` (its footprints are disjoint in every layout of the tensor); a plain load and store "
+                f"suffice")

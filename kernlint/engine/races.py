@@ -77,10 +77,22 @@ def judge_read_write(prover: Prover, load: Access, store: Access, single_axes: f
     return found
 
 
+def judge_exclusive(prover: Prover, access: Access, single_axes: frozenset[int] = frozenset()) -> bool:
+    """Whether every element ``access`` (an atomic) updates belongs to one program: two distinct
+    programs reaching one element is refuted in every layout, under every launch that fixes the
+    flags around it (or, with no launch, the kernel's own facts)."""
+    if access.kind != "atomic" or not isinstance(access.ptr, Ptr):
+        return False
+    if isinstance(access.value, Num) and access.value.rank > access.ptr.offset.rank:
+        return False  # one address broadcast over a block of values: its lanes all update it
+    return _two_programs(prover, access, access, single_axes, exclusive=True) is True
+
+
 def _two_programs(prover: Prover, first: Access, other: Access, single_axes: frozenset[int],
-                  launches: list | None = None) -> Race | None:
+                  launches: list | None = None, exclusive: bool = False):
     """Two distinct programs, the first reaching ``first`` and the second ``other``, at one element
-    (a store twice: with values that may differ); ``launches``: only under these launches."""
+    (a store twice: with values that may differ): a :class:`Race`, or None. ``launches``: only
+    under these launches. ``exclusive``: True where that is refuted in every layout instead."""
     model = prover.model
     axes = [a for a in sorted(model.pids) if a not in single_axes]
     if not axes:
@@ -89,7 +101,8 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # a load of the very element the store writes (``x = tl.load(p); tl.store(p, f(x))``): the
     # question of one address, as a store's with itself
     one_address = same or first.ptr.offset.term.eq(other.ptr.offset.term)
-    value = other.value.term if same and isinstance(other.value, Num) and not other.value.is_bool else None
+    value = (other.value.term if same and not exclusive and isinstance(other.value, Num) and not other.value.is_bool
+             else None)
     # a scatter through loaded indices is not this question, nor an unmodelled value
     plain = prover.modelled(first, *([value] if value is not None else []))
     plain_other = plain if same else prover.modelled(other)
@@ -127,20 +140,29 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # CUDA's grid: at most 2**31 - 1 programs on axis 0, 65535 on axes 1 and 2
     domain += [z3.And(p < GRID_LIMITS[a], second(p) < GRID_LIMITS[a]) for a, p in pids.items()]
     address, other_address = first.ptr.offset.term, other.ptr.offset.term
-    goal = [z3.Or([pid != second(pid) for pid in pids.values()]), address == second(other_address)]
+    # an atomic's updates are its program's alone only if its lanes do not meet either (lanes of one
+    # program that add to one element need the atomic as much as two programs do)
+    apart = [*pids.values(), *(v for n, v in own.items() if exclusive and n.startswith("lane!"))]
+    goal = [z3.Or([v != second(v) for v in apart]), address == second(other_address)]
     if value is not None:
         goal.append(value != second(value))
     if launches is not None:
         fixed = [f for f in fixed if f in launches]
-    for facts_of_launch in (fixed if prover.launches else [None]):
+    # the proof without a solver reads one address for both programs
+    layout_address = address if one_address else address + other_address
+    programs = [v.decl().name() for v in apart] if one_address else ()
+    asked = fixed if prover.launches else [None]
+    for facts_of_launch in asked:
         facts = [*domain, *prover._bindings(facts_of_launch, set(names) & set(model.params))]
         given = dict(facts_of_launch.values) if facts_of_launch is not None else {}
-        # the proof without a solver reads one address for both programs
-        witness = _for_every_layout(prover, facts, z3.And(*goal), address if one_address else address + other_address,
-                                    given, [p.decl().name() for p in pids.values()] if one_address else ())
+        if exclusive:
+            if not refuted_in_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs):
+                return None
+            continue
+        witness = _for_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs)
         if witness is not None:
             return _race(prover, first, pids, witness, second)
-    return None
+    return True if exclusive and asked else None
 
 
 #: the launch's strides are given values far apart, in several orders, and its other sizes one
@@ -186,7 +208,50 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     the wrapper's names those are made of), or None where one of them refutes it. ``programs``: the
     program ids of which the goal asks that one differ between the two programs (the goal also asks
     that ``address`` be the same for both)."""
-    given = given or {}
+    facts, sized, layouts = _layouts(prover, facts, goal, address, given or {})
+    first, impossible = None, 0
+    for values, layout in layouts:
+        if programs and _disjoint(facts, address, programs, layout):
+            return None  # what the solver would answer (unsat), without its context
+        answer = _ask(prover, facts, sized, values, goal)
+        if answer is None:
+            # no tensor is laid out so: it proves nothing. Every order gives each stride a stand-in
+            # above every size, so what contradicts one order mostly contradicts all
+            impossible += 1
+            if first is None and impossible >= IMPOSSIBLE_LAYOUTS:
+                return None
+            continue
+        result, witness = answer
+        if result != z3.sat:
+            return None
+        first = first or witness
+    return first
+
+
+def refuted_in_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=()) -> bool:
+    """Whether ``goal`` has no model in any of the layouts :func:`_for_every_layout` asks (each
+    proven, by the solver-free proof or the solver; a layout no tensor has is skipped, not asked
+    again with free sizes, and at least one must be asked): a claim that something cannot happen
+    rests on the layouts as they are."""
+    facts, sized, layouts = _layouts(prover, facts, goal, address, given or {})
+    asked = 0
+    for values, layout in layouts:
+        if programs and _disjoint(facts, address, programs, layout):
+            asked += 1
+            continue
+        answer = _ask(prover, facts, sized, values, goal, retry=False)
+        if answer is None:
+            continue
+        if answer[0] != z3.unsat:
+            return False
+        asked += 1
+    return asked > 0
+
+
+def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dict, list]:
+    """(the facts, less the size caps of the names that stand for strides; the stand-in value of
+    each other size; for each layout, the equations that set its strides and free blocks and all
+    its values by name)."""
     model = prover.model
     found = {}
     for f in (*facts, goal):
@@ -207,7 +272,6 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     caps = {at_most(int_var(n), MAX_SIZE).get_id() for n in strides}
     facts = [f for f in facts if f.get_id() not in caps]
     sized = {n: SIZE + i for i, n in enumerate(n for n in names if n not in strides)}
-    sizes = [int_var(n) == v for n, v in sized.items()]
     orders = [list(p) for p in itertools.islice(itertools.permutations(strides), 24)] if len(strides) <= 4 else []
     if not orders:
         orders = [strides, strides[::-1]]
@@ -216,31 +280,31 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
             random.Random(k).shuffle(shuffled)
             orders.append(shuffled)
     free_blocks = sorted(block_names - set(given))
-    first, impossible = None, 0
+    layouts = []
     for block, order in itertools.product(BLOCKS if free_blocks else BLOCKS[:1], orders):
         values = [int_var(n) == STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)]
         values += [model.params[n] == block for n in free_blocks]
         layout = {**sized, **{n: STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)}, **dict.fromkeys(free_blocks, block)}
-        if programs and _disjoint(facts, address, programs, layout):
-            return None  # what the solver would answer (unsat), without its context
-        result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT)
-        if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
-            # the stand-in sizes contradict what the launch states of them (``BLOCK =
-            # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
-            # other sizes free but not empty (a size of 0 is a degenerate layout too)
-            free = [int_var(n) >= 1 for n in sized]
-            result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT)
-            if result == z3.unsat and _impossible(prover, [*facts, *free, *values]):
-                # no tensor is laid out so: it proves nothing. Every order gives each stride a
-                # stand-in above every size, so what contradicts one order mostly contradicts all
-                impossible += 1
-                if first is None and impossible >= IMPOSSIBLE_LAYOUTS:
-                    return None
-                continue
-        if result != z3.sat:
+        layouts.append((values, layout))
+    return facts, sized, layouts
+
+
+def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = True):
+    """(result, witness) of ``goal`` in one layout, or None for a layout no tensor has (``retry``:
+    first asked again with the sizes free)."""
+    sizes = [int_var(n) == v for n, v in sized.items()]
+    result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT)
+    if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
+        if not retry:
             return None
-        first = first or witness
-    return first
+        # the stand-in sizes contradict what the launch states of them (``BLOCK =
+        # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
+        # other sizes free but not empty (a size of 0 is a degenerate layout too)
+        free = [int_var(n) >= 1 for n in sized]
+        result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT)
+        if result == z3.unsat and _impossible(prover, [*facts, *free, *values]):
+            return None
+    return result, witness
 
 
 def _impossible(prover, facts: list) -> bool:

@@ -142,6 +142,17 @@ def read_write_races(state, single_axes: frozenset[int] = frozenset()) -> list:
     return _judged(state, "_read_write_races", lambda a: a.kind == "load", judge)
 
 
+def exclusive_atomics(state) -> list[Access]:
+    """The atomics every element of whose footprint belongs to one program (computed once per
+    state; KL110's)."""
+    from kernlint.engine.races import judge_exclusive
+
+    def judge(prover, access):
+        return access if judge_exclusive(prover, access) else None
+
+    return _judged(state, "_exclusive_atomics", lambda a: a.kind == "atomic", judge)
+
+
 def scatter_stores(state) -> list[Access]:
     """The plain stores whose address is computed from a block of values loaded from memory (an
     index per lane, as a scatter or histogram reads them): where two programs or lanes load the same
