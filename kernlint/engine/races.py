@@ -25,8 +25,8 @@ from kernlint.engine import monotone, terms
 from kernlint.engine.evaluate import Access
 from kernlint.engine.query import Prover
 from kernlint.engine.launch_terms import MAX_SIZE
-from kernlint.engine.symbols import Num, Ptr, at_most, int_var
-from kernlint.engine.terms import free_vars
+from kernlint.engine.symbols import Num, Ptr, at_least, at_most, int_val, int_var
+from kernlint.engine.terms import free_vars, int_op
 
 #: the variables of one program: a second program gets its own (sizes and the grid are shared)
 PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "bits!")
@@ -280,19 +280,22 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
             random.Random(k).shuffle(shuffled)
             orders.append(shuffled)
     free_blocks = sorted(block_names - set(given))
-    layouts = []
-    for block, order in itertools.product(BLOCKS if free_blocks else BLOCKS[:1], orders):
-        values = [int_var(n) == STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)]
-        values += [model.params[n] == block for n in free_blocks]
-        layout = {**sized, **{n: STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)}, **dict.fromkeys(free_blocks, block)}
-        layouts.append((values, layout))
-    return facts, sized, layouts
+
+    def layouts():  # made as they are asked: most questions end at the first
+        for block, order in itertools.product(BLOCKS if free_blocks else BLOCKS[:1], orders):
+            values = [int_op("==", int_var(n), int_val(STRIDE_SCALE ** (i + 1))) for i, n in enumerate(order)]
+            values += [int_op("==", model.params[n], int_val(block)) for n in free_blocks]
+            layout = {**sized, **{n: STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)},
+                      **dict.fromkeys(free_blocks, block)}
+            yield values, layout
+
+    return facts, sized, layouts()
 
 
 def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = True):
     """(result, witness) of ``goal`` in one layout, or None for a layout no tensor has (``retry``:
     first asked again with the sizes free)."""
-    sizes = [int_var(n) == v for n, v in sized.items()]
+    sizes = [int_op("==", int_var(n), int_val(v)) for n, v in sized.items()]
     result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT)
     if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
         if not retry:
@@ -300,7 +303,7 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = Tru
         # the stand-in sizes contradict what the launch states of them (``BLOCK =
         # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
         # other sizes free but not empty (a size of 0 is a degenerate layout too)
-        free = [int_var(n) >= 1 for n in sized]
+        free = [at_least(int_var(n), 1) for n in sized]
         result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT)
         if result == z3.unsat and _impossible(prover, [*facts, *free, *values]):
             return None
