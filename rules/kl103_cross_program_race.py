@@ -94,6 +94,8 @@ What counts as a race:
   scatter, a histogram) is a warning, "possible race through loaded indices": whether two lanes or
   programs load the same index is the data's. `tl.atomic_add` (or another atomic) settles it; a
   scalar loaded once per program (a segment's start, `cu_seqlens`) is not such an index;
+- each layout's question has a fixed work budget for the solver (not a wall clock, so the answer is
+  the same on a loaded machine); a question it cannot settle within it is no finding;
 - not modelled (no finding): two different stores of one kernel that overlap, two stores through
   two pointers bound to one tensor, and memory ordering (release/acquire, scopes).
 

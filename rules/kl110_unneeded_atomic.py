@@ -28,7 +28,8 @@ with its mask and path, at one element), with two lanes of one program counted a
 every layout of the tensor KL103 tries (by the solver-free proof or by the solver). Iterations of
 one program's loop may update one element: they run in order. A ticket (`tl.atomic_add(counter, 1)`
 on one address) is shared by every program and is never reported. An atomic the engine cannot model
-(gathered indices, an unmodelled `if` around it) is not reported.
+(gathered indices, an unmodelled `if` around it), or one whose layouts the solver cannot all settle
+within its work budget, is not reported.
 
 ## Why is this bad?
 Atomics go through the L2 reduction units, serialise per address and cannot be vectorised; for
