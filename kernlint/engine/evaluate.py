@@ -14,8 +14,8 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, int_val, int_var, mentions, move_axes,
-    position, rank_of,
+    NONE, PER_PROGRAM, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, int_val, int_var, mentions,
+    move_axes, position, rank_of,
 )
 from kernlint.engine.terms import free_vars, int_op, summands
 from kernlint.source.names import assigned_names, child_nodes, source_text
@@ -119,8 +119,9 @@ def _to_int(v) -> z3.ArithRef:
     return z3.If(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
 
 
-#: the names of values that differ from one program (lane, iteration, load) to the next
-_PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "bits!", "opaque", "carried")
+#: the names of values that may differ from one program (lane, iteration, load) to the next: a
+#: program's own variables, and the unmodelled values standing in for them
+_PROGRAM_DEPENDENT = (*PER_PROGRAM, "opaque", "carried")
 
 
 def _program_independent(value) -> bool:
@@ -128,7 +129,7 @@ def _program_independent(value) -> bool:
         value = value.offset
     if not isinstance(value, Num):
         return False
-    return not any(n.startswith(_PER_PROGRAM) for n in free_vars(value.term))
+    return not any(n.startswith(_PROGRAM_DEPENDENT) for n in free_vars(value.term))
 
 
 def _to_bool(v) -> z3.BoolRef:

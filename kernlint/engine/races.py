@@ -25,11 +25,9 @@ from kernlint.engine import monotone, terms
 from kernlint.engine.evaluate import Access
 from kernlint.engine.query import Prover
 from kernlint.engine.launch_terms import MAX_SIZE
-from kernlint.engine.symbols import Num, Ptr, at_least, at_most, int_val, int_var
+from kernlint.engine.symbols import PER_PROGRAM, Num, Ptr, at_least, at_most, int_val, int_var
 from kernlint.engine.terms import free_vars, int_op
 
-#: the variables of one program: a second program gets its own (sizes and the grid are shared)
-PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "bits!")
 SECOND = "@2"
 
 
@@ -156,7 +154,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         facts = [*domain, *prover._bindings(facts_of_launch, set(names) & set(model.params))]
         given = dict(facts_of_launch.values) if facts_of_launch is not None else {}
         if exclusive:
-            if not refuted_in_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs):
+            if not _refuted_in_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs):
                 return None
             continue
         witness = _for_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs)
@@ -228,7 +226,7 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     return first
 
 
-def refuted_in_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=()) -> bool:
+def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=()) -> bool:
     """Whether ``goal`` has no model in any of the layouts :func:`_for_every_layout` asks (each
     proven, by the solver-free proof or the solver; a layout no tensor has is skipped, not asked
     again with free sizes, and at least one must be asked): a claim that something cannot happen
@@ -475,7 +473,7 @@ def _digit(op, name, b: int):
     remainder by a number that does not divide the one taken before)."""
     if isinstance(name, str):
         variable, d, m = name, 1, None
-    elif name[0] == "digit" and isinstance(name[1], str):
+    elif name[0] == "digit":
         _, variable, d, m = name
     else:
         return None

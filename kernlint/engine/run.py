@@ -16,7 +16,7 @@ from kernlint.engine.symbols import Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
-from kernlint.source.names import source_text
+from kernlint.source.names import argument, source_text
 
 
 @dataclass
@@ -126,11 +126,15 @@ def read_write_races(state, single_axes: frozenset[int] = frozenset()) -> list:
     once per state; none in a kernel with atomics, whose ordering idioms are not modelled)."""
     from kernlint.engine.races import judge_read_write
 
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        if engine is None or any(a.kind == "atomic" for a in engine[0].accesses):
+            return []  # tickets, locks and semaphores order what they guard
     aliases = _aliases(state)
 
     def judge(prover, load):
-        if any(a.kind == "atomic" for a in prover.model.accesses) or _keyword(load.node, "volatile"):
-            return None  # tickets, locks, semaphores and spin-waits order what they guard
+        if argument(load.node, "volatile") is not None:
+            return None  # a spin-wait reads what another program writes on purpose
         for store in prover.model.accesses:
             if store.kind == "store":
                 found = judge_read_write(prover, load, store, single_axes, aliases)
@@ -182,10 +186,6 @@ def _aliases(state) -> dict:
                 for b in params[i + 1:]:
                     out.setdefault(frozenset((a, b)), {})[launch.offset] = text
     return out
-
-
-def _keyword(call: cst.Call, name: str) -> bool:
-    return any(arg.keyword is not None and arg.keyword.value == name for arg in call.args)
 
 
 def _judged(state, key: str, wanted, judge) -> list:

@@ -37,6 +37,11 @@ def _made_once(table: dict, key, make):
     return hit
 
 
+#: the prefixes of the variables that belong to one program (its ids, lanes, loop iterations, the data
+#: it loads): a second program of a launch gets its own; sizes, strides and the grid are shared
+PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "bits!")
+
+
 def int_var(name: str) -> z3.ArithRef:
     """``z3.Int(name)``, made once per name."""
     return _made_once(_INTS, name, z3.Int)

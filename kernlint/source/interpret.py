@@ -14,7 +14,7 @@ import libcst as cst
 
 from kernlint.source import values as V
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
-from kernlint.source.names import assigned_names, source_text
+from kernlint.source.names import argument, assigned_names, source_text
 from kernlint.source.values import (
     ZERO_PADDED, BlockShape, Bound, Elected, Fact, Int32Product, Lane, LoopCounter, PaddedAxis, PaddingSide,
     ProgramAxis, ScalarLoad, Val,
@@ -138,16 +138,6 @@ class KernelState:
 
     def code(self, node: cst.CSTNode) -> str:
         return source_text(self.info.module, node).strip()
-
-
-def _kw(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpression | None:
-    for i, arg in enumerate(call.args):
-        if arg.keyword is not None:
-            if arg.keyword.value == name:
-                return arg.value
-        elif pos is not None and i == pos and arg.star == "":
-            return arg.value
-    return None
 
 
 def _int(text: str) -> int | None:
@@ -672,7 +662,7 @@ class Interpreter:
     def _block_ptr_terms(self, node: cst.Call) -> None:
         """``make_block_ptr(shape=(...), strides=(s0, s1), offsets=(o0, o1))``: each stride parameter
         walks its dimension by the offset, within a shape that is a constexpr (fixed) or not."""
-        shape, strides, offsets = (_kw(node, "shape", 1), _kw(node, "strides", 2), _kw(node, "offsets", 3))
+        shape, strides, offsets = (argument(node, "shape", 1), argument(node, "strides", 2), argument(node, "offsets", 3))
         if not all(isinstance(t, (cst.Tuple, cst.List)) for t in (shape, strides, offsets)):
             return
         if not len(shape.elements) == len(strides.elements) == len(offsets.elements):
@@ -827,7 +817,7 @@ class Interpreter:
         if fname == TL + "num_programs":
             return Val(runtime=True)
         if fname == TL + "arange":
-            end_node = _kw(node, "end", 1)
+            end_node = argument(node, "end", 1)
             start = args[0] if args else V.TOP
             end = args[1] if len(args) > 1 else kwargs.get("end", V.TOP)
             text = source_text(self.info.module, end_node).strip() if end_node is not None else "?"
@@ -892,7 +882,7 @@ class Interpreter:
             if self.recording:
                 self._block_ptr_terms(node)
             offsets = kwargs.get("offsets") or (args[3] if len(args) > 3 else V.TOP)
-            block = _kw(node, "block_shape", 4)
+            block = argument(node, "block_shape", 4)
             out = V.join(*args, *kwargs.values())
             return out.with_(block_ptr=True, lanes=(), rank=0, index=offsets.index,
                              facts=out.facts | {BlockShape(n) for n in (_names(block) if block is not None else ())})
@@ -931,7 +921,7 @@ class Interpreter:
         def arg(name: str, pos: int) -> tuple[cst.BaseExpression | None, Val | None]:
             # reuse the values call() computed: evaluating twice would record events twice
             if name in kwargs:
-                return _kw(node, name), kwargs[name]
+                return argument(node, name), kwargs[name]
             if pos < len(positional):
                 return positional[pos], args[pos]
             return None, None

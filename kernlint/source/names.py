@@ -76,6 +76,18 @@ def _plain_text(node: cst.CSTNode) -> str | None:
     return ".".join([node.value, *reversed(attrs)]) if attrs else node.value
 
 
+def argument(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpression | None:
+    """The argument of ``call`` given as the keyword ``name`` or, with ``pos``, at that position
+    (not through ``*args``); None where it is not given."""
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None:
+            if arg.keyword.value == name:
+                return arg.value
+        elif pos is not None and i == pos and arg.star == "":
+            return arg.value
+    return None
+
+
 def _no_space(whitespace) -> bool:
     return isinstance(whitespace, cst.SimpleWhitespace) and not whitespace.value
 
