@@ -14,11 +14,11 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, PER_PROGRAM, UNKNOWN, BlockPtr, Lane, Num, Ptr, Symbols, Tup, combine, const, int_val, int_var, mentions,
-    move_axes, position, rank_of,
+    NONE, PER_PROGRAM, UNKNOWN, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, combine, const, int_val,
+    int_var, mentions, move_axes, position, rank_of,
 )
 from kernlint.engine.terms import free_vars, int_op, summands
-from kernlint.source.names import assigned_names, child_nodes, source_text
+from kernlint.source.names import argument, assigned_names, child_nodes, source_text
 
 TL = "triton.language."
 ATOMICS = frozenset(TL + n for n in (
@@ -85,6 +85,8 @@ class KernelModel:
     #: id of a ceiling division's term -> (dividend, divisor) (``cdiv(K, BK)`` -> ``(K, BK)``)
     #: term id -> (n, B, the term): the term is kept so that its id is not reused by another
     ceil_divs: dict = field(default_factory=dict)
+    #: int32 products (:class:`Narrow`) whose value is cast to a wider type afterwards
+    late_casts: set = field(default_factory=set)
 
 
 class _Return(Exception):
@@ -219,7 +221,7 @@ class Evaluator:
             self.bind(small.target, self.expr(small.value))
         elif isinstance(small, cst.AugAssign):
             op = type(small.operator).__name__.replace("Assign", "")
-            self.bind(small.target, self.arith(op, self.expr(small.target), self.expr(small.value)))
+            self.bind(small.target, self.arith(op, self.expr(small.target), self.expr(small.value), small))
         elif isinstance(small, cst.Expr):
             self.expr(small.value)
         elif isinstance(small, cst.Return):
@@ -469,13 +471,15 @@ class Evaluator:
                 return UNKNOWN
             if isinstance(node.operator, (cst.Not, cst.BitInvert)) and v.is_bool:
                 return replace(v, term=z3.Not(v.term))
+            if isinstance(node.operator, cst.Not):  # ``not FLAG`` of an integer (a constexpr flag)
+                return replace(v, term=v.term == 0)
             if isinstance(node.operator, cst.Minus) and not v.is_bool:
                 return replace(v, term=-v.term)
             if isinstance(node.operator, cst.Plus):
                 return v
             return UNKNOWN
         if isinstance(node, cst.BinaryOperation):
-            return self.arith(type(node.operator).__name__, self.expr(node.left), self.expr(node.right))
+            return self.arith(type(node.operator).__name__, self.expr(node.left), self.expr(node.right), node)
         if isinstance(node, cst.BooleanOperation):
             a, b = self.expr(node.left), self.expr(node.right)
             if isinstance(a, Num) and isinstance(b, Num):
@@ -503,7 +507,7 @@ class Evaluator:
             return UNKNOWN
         return UNKNOWN
 
-    def arith(self, op: str, a, b):
+    def arith(self, op: str, a, b, node=None):
         if isinstance(a, Ptr) and isinstance(b, Num) and op in ("Add", "Subtract") and not b.is_bool:
             off = self.arith(op, a.offset, b)
             return Ptr(a.base, off) if isinstance(off, Num) else UNKNOWN
@@ -521,7 +525,7 @@ class Evaluator:
         if op == "Subtract":
             return combine(int_op("-", x, y), a, b)
         if op == "Multiply":
-            return combine(int_op("*", x, y), a, b)
+            return _narrowed(combine(int_op("*", x, y), a, b), a, b, node, self.path)
         if op in ("FloorDivide", "Modulo"):
             self.divides_by(y)
         if op == "FloorDivide":
@@ -538,7 +542,8 @@ class Evaluator:
             sy = z3.simplify(y)
             if z3.is_int_value(sy) and 0 <= sy.as_long() < 63:
                 f = int_val(1 << sy.as_long())
-                return combine(x * f if op == "LeftShift" else x / f, a, b)
+                out = combine(x * f if op == "LeftShift" else x / f, a, b)
+                return _narrowed(out, a, const(1 << sy.as_long()), node, self.path) if op == "LeftShift" else out
         if op == "BitAnd":
             # ``x & m`` lies in [0, m] for non-negative operands
             v = self.sym.fresh("bits", "a bitwise and")
@@ -610,8 +615,11 @@ class Evaluator:
                 target = self.imports.resolve(node.args[0].value) if node.args else ""
                 target = (target or "").rsplit(".", 1)[-1]
                 if isinstance(base, Num):
-                    if target.startswith(("int", "uint")):
-                        return replace(base, bits=int(target.lstrip("uint") or 32))
+                    if target.startswith(("int", "uint")) and target.lstrip("uint").isdigit():
+                        bits = int(target.lstrip("uint"))
+                        if bits > 32 and base.bits <= 32:
+                            self.model.late_casts |= base.narrow  # widened after the product wrapped
+                        return replace(base, bits=bits)
                     return replace(base, data=True)
                 return base if isinstance(base, Ptr) and "pointer" not in target else UNKNOWN
             if method in ("trans", "reshape", "view", "permute", "expand_dims", "broadcast_to"):
@@ -920,12 +928,28 @@ class Evaluator:
         rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0
         if kind == "store":
             return NONE
+        # what a load returns has its tensor's dtype, which the kernel does not state: wide until cast
         if name == TL + "atomic_add":  # each program draws a different old value: a ticket
-            return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True)
+            return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True, bits=64)
         loaded = self.sym.fresh("data", "a loaded value")
         if rank:
             self.model.lane_data.add(loaded.decl().name())
-        return Num(loaded, rank, data=True)
+        return Num(loaded, rank, data=True, bits=64)
+
+
+def _walks(value: Num) -> bool:
+    return any(n.startswith(WALKING) for n in free_vars(value.term))
+
+
+def _narrowed(out: Num, a: Num, b: Num, node, path: list) -> Num:
+    """``out = a * b``, with the product recorded where it is computed in 32 bits from a scalar that
+    walks with the run (products of blocks are not recorded)."""
+    if out.bits > 32 or a.rank or b.rank or node is None:
+        return out
+    if not (_walks(a) or _walks(b)):
+        return out
+    walker, size = (a, b) if _walks(a) else (b, a)
+    return replace(out, narrow=out.narrow | {Narrow(node, out.term, walker, size, walker is a, tuple(path))})
 
 
 def _select(c, a, b):
@@ -962,5 +986,52 @@ def _join_unknown(live):
     return {n: (e1[n] if e1.get(n) is e2.get(n) else UNKNOWN) for n in set(e1) | set(e2)}
 
 
+_BASES = {TL + "load": "pointer", TL + "store": "pointer", TL + "make_block_ptr": "base",
+          TL + "make_tensor_descriptor": "base", **{a: "pointer" for a in ATOMICS}}
+
+
+def address_bases(info, fn: cst.FunctionDef) -> set[str]:
+    """The parameters of ``fn`` an address starts from: the leftmost term of the pointer a load, store,
+    atomic or block pointer is given, followed through the names assigned it (``p_q = q + offs``,
+    then ``tl.load(p_q)``). A kernel's pointers often have no telling name (``q``, ``k``, ``v``)."""
+    params = {p.name.value for p in fn.params.params}
+    assigned: dict[str, list] = {}
+    starts: list = []
+    stack: list = [fn.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0].target, node.value
+            if isinstance(target, cst.Name):
+                assigned.setdefault(target.value, []).append(value)
+            elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+                for t, v in zip(target.elements, value.elements):
+                    if isinstance(t.value, cst.Name):
+                        assigned.setdefault(t.value.value, []).append(v.value)
+        elif isinstance(node, cst.Call):
+            keyword = _BASES.get(info.imports.resolve(node.func) or "")
+            if keyword is not None:
+                given = argument(node, keyword, 0)
+                if given is not None:
+                    starts.append(given)
+        stack.extend(child_nodes(node))
+    found, seen = set(), set()
+    while starts:
+        node = starts.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+            starts.append(node.left)
+        elif isinstance(node, cst.Subscript):
+            starts.append(node.value)
+        elif isinstance(node, cst.IfExp):
+            starts += [node.body, node.orelse]
+        elif isinstance(node, cst.Name) and node.value not in seen:
+            seen.add(node.value)
+            if node.value in params:
+                found.add(node.value)
+            starts += assigned.get(node.value, [])
+    return found
+
+
 def evaluate(info, kernel, pointer_params: set[str] | None = None) -> KernelModel:
-    return Evaluator(info, kernel, pointer_params).run()
+    bases = address_bases(info, kernel.node) - {p.name for p in kernel.kernel.params if p.constexpr}
+    return Evaluator(info, kernel, set(pointer_params or ()) | bases).run()

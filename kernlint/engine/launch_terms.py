@@ -180,6 +180,8 @@ class _Wrapper:
             if a is None or b is None:
                 return None
             op = type(node.operator).__name__
+            if op in ("Power", "LeftShift") and z3.is_int_value(a) and z3.is_int_value(b) and 0 <= b.as_long() < 64:
+                return int_val(a.as_long() ** b.as_long() if op == "Power" else a.as_long() << b.as_long())
             return {"Add": lambda: a + b, "Subtract": lambda: a - b, "Multiply": lambda: a * b,
                     "FloorDivide": lambda: a / b, "Modulo": lambda: a % b}.get(op, lambda: None)()
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:

@@ -157,6 +157,20 @@ def _lane_domain(*values) -> list:
     return out
 
 
+def _choices(term) -> list:
+    """The conditions of the ``If`` terms in ``term`` (a mask picked by a test)."""
+    out, stack, seen = [], [term], set()
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app_of(t, z3.Z3_OP_ITE):
+            out.append(t.arg(0))
+        stack.extend(t.children())
+    return out
+
+
 def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
@@ -372,6 +386,11 @@ class Prover:
         path_vars = set()
         for t in access.branches:
             path_vars |= set(free_vars(t))
+        if isinstance(access.mask, Num):  # a mask chosen by a flag (``offs < K if not EVEN_K else True``)
+            for t in _choices(access.mask.term):
+                names = set(free_vars(t))
+                if names and names <= self.model.constexprs:
+                    path_vars |= names
         return path_vars, [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
 
     def judge_block(self, access: Access) -> Violation | None:
@@ -650,7 +669,7 @@ class Prover:
         # what the reader needs: the sizes the address, mask, path and bound depend on
         relevant = set()
         for t in (address, bound, access.ptr.offset.term, *access.path, *_lane_domain(access.ptr.offset),
-                  *([access.mask.term] if access.mask is not None else [])):
+                  *([access.mask.term] if isinstance(access.mask, Num) else [])):
             relevant |= set(free_vars(t))
         if facts is not None:
             for n in list(relevant):

@@ -40,6 +40,8 @@ def _made_once(table: dict, key, make):
 #: the prefixes of the variables that belong to one program (its ids, lanes, loop iterations, the data
 #: it loads): a second program of a launch gets its own; sizes, strides and the grid are shared
 PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "bits!")
+#: the scalars that walk with the run: program ids, loop iterations, loaded values (an index, a token offset)
+WALKING = ("pid!", "iter_", "data!", "ticket!")
 
 
 def int_var(name: str) -> z3.ArithRef:
@@ -153,12 +155,33 @@ class Num:
     lanes: frozenset = frozenset()
     #: depends on loaded data (an unbounded unknown): addresses built from it are gathers
     data: bool = False
-    #: bit width of the integer type when known (32 unless cast)
+    #: bit width of the integer type (32 unless cast; a loaded value's is its tensor's dtype, not known
+    #: here, and counts as 64 until a cast says otherwise)
     bits: int = 32
+    #: the int32 products this value is computed from (:class:`Narrow`): a cast to int64 afterwards
+    #: keeps them, since the product has already wrapped
+    narrow: frozenset = frozenset()
 
     @property
     def is_bool(self) -> bool:
         return z3.is_bool(self.term)
+
+
+@dataclass(frozen=True, eq=False)
+class Narrow:
+    """A product computed in 32 bits whose factor walks with the run (a program id, a loop counter, a
+    value loaded and cast to int32): ``pid * stride``, ``i * n_tokens``, ``bos * H``."""
+
+    #: the multiplication (a ``BinaryOperation``, or an ``AugAssign`` ``x *= n``)
+    node: object
+    term: z3.ArithRef
+    #: the walking factor and the other one
+    walker: "Num"
+    size: "Num"
+    #: the walking factor is the left operand (the target of ``x *= n``)
+    walker_left: bool = True
+    #: the conditions under which it is computed (the ``if`` branches and loops around it)
+    path: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -210,12 +233,17 @@ def lanes_of(*values: Num) -> frozenset:
 
 
 def combine(term: z3.ExprRef, *values: Num, data: bool = False, bits: int | None = None) -> Num:
+    narrow: frozenset = frozenset()
+    for v in values:
+        if v.narrow:
+            narrow |= v.narrow
     return Num(
         term,
         max((v.rank for v in values), default=0),
         lanes_of(*values),
         data or any(v.data for v in values),
         bits if bits is not None else max((v.bits for v in values), default=32),
+        narrow,
     )
 
 
@@ -233,7 +261,7 @@ def move_axes(value, mapping: dict[int, int], rank: int):
         if new != axis:
             moves[axis] = new
     term = _renamed(value.term, tuple(sorted(moves.items()))) if moves else value.term
-    return Num(term, rank, frozenset(lanes), value.data, value.bits)
+    return Num(term, rank, frozenset(lanes), value.data, value.bits, value.narrow)
 
 
 #: (id of a term, its renamed axes) -> (the term, the term renamed): a block is broadcast the same
