@@ -1,10 +1,18 @@
 import re
+from functools import partial
 
+import libcst as cst
+import z3
+
+from kernlint.engine.run import int32_overflows, late_casts
+from kernlint.engine.symbols import Ptr
+from kernlint.engine.terms import free_vars
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.bounds import assigned_value, assignment
+from kernlint.source.names import source_text
 from kernlint.source.rulebase import SourceRule
-from kernlint.source.values import Fact, Int32Product, ProgramAxis
+from kernlint.source.values import Fact, ProgramAxis
 
 _STRIDE = re.compile(r"^\s*(\w+)\.stride\(\s*(-?\d+)\s*\)\s*$")
 _STRIDES = re.compile(r"^\s*(\w+)\.stride\(\s*\)\s*$")
@@ -107,15 +115,13 @@ def _inside_one_row(state, params: frozenset) -> bool:
     return True
 
 
-def _one_element_per_program(state, product: Int32Product) -> bool:
+def _one_element_per_program(state, params: frozenset, accesses: list) -> bool:
     """Every access the product feeds reads or writes one element addressed by program ids alone (no
     lanes, no loaded index, no loop) in a per-program vector: either a program id is added unscaled
     (``loss + col_block * n_rows + row``: the programs enumerate the elements one by one) or the
     factor is the stride of a tensor whose inner dimensions the kernel never addresses (``dloss +
     row * dloss.stride(0)``). Such a vector holds about as many elements as the grid has programs.
     ``x + row * n_cols`` (one element of each row of a matrix) is not one."""
-    params = product.size_params
-    accesses = [a for a in state.accesses if product in a.ptr.facts]
     if accesses and all(_reads_an_index(state, a) for a in accesses):
         return True
     if not accesses or not all(
@@ -147,12 +153,39 @@ def _reads_an_index(state, access) -> bool:
                for p in factors)
 
 
-def _exempt(state, product: Int32Product) -> bool:
-    params = product.size_params
+def _exempt(state, params: frozenset, accesses: list) -> bool:
+    """The product stays small whatever the input, judged from how the kernel walks each dimension of
+    the tensor it addresses (``accesses``: the source phase's records of the accesses it feeds)."""
     cache = state.__dict__.setdefault("_kl104_exempt", {})
     if params not in cache:
         cache[params] = _inside_one_row(state, params)
-    return cache[params] or _one_element_per_program(state, product)
+    return cache[params] or _one_element_per_program(state, params, accesses)
+
+
+_WALKERS = (("pid!", "a program id"), ("iter_", "a loop counter"), ("data!", "a loaded value"),
+            ("ticket!", "a value an atomic returned"))
+
+
+def _walker_kind(product) -> str:
+    names = free_vars(product.walker.term)
+    return next((what for prefix, what in _WALKERS if any(n.startswith(prefix) for n in names)), "a value")
+
+
+def _innermost(product):
+    """The first product of a chain (``i * n_tokens`` of ``i * n_tokens * D``): where to widen."""
+    while True:
+        inner = [p for p in product.walker.narrow if p is not product]
+        if not inner:
+            return product
+        product = min(inner, key=lambda p: len(p.walker.narrow))
+
+
+def _operands(node) -> tuple:
+    if isinstance(node, cst.BinaryOperation):
+        return node.left, node.right
+    if isinstance(node, cst.AugAssign):
+        return node.target, node.value
+    return None, None
 
 
 class Int32OffsetOverflow(SourceRule):
@@ -170,14 +203,31 @@ class Int32OffsetOverflow(SourceRule):
         description="run with a tensor whose element count exceeds 2**31: the wrapped offset addresses memory "
         "before the tensor (memcheck) or the interpreter sees the negative offset",
     )
-    summary = "`program_id * runtime size` is computed in int32 and feeds a pointer: it wraps past 2**31 elements."
+    summary = "An int32 product of a program id, loop counter or loaded index and a size feeds a pointer: it wraps past 2**31 elements."
     docs = """
 ## What it does
-Finds products of a program id (or anything derived from it) and a runtime size or stride — `pid *
-stride`, `row * n_cols` — that are computed in 32 bits and flow into the address of a load or store,
-with neither factor widened by `.to(tl.int64)` first. Widening another term of the address does
-not help (`b.to(tl.int64) * stride_b + h * stride_h` overflows in `h * stride_h`), nor does a cast
-after the product (`(h * stride_h).to(tl.int64)`).
+Finds products computed in 32 bits that feed the address of a load, store or atomic and that some
+run can push past 2**31 - 1: a program id, a loop counter or a value loaded and cast to int32 (a
+token offset read from `cu_seqlens`) times a size or stride — `pid * stride`, `i * n_tokens * D`,
+`bos * H`. Widening another term of the address does not help (`b.to(tl.int64) * stride_b + h *
+stride_h` overflows in `h * stride_h`), nor does a cast after the product (`(h * stride_h).to(tl.int64)`:
+the message says the cast comes too late).
+
+Each product is a query to the bounds engine: is there a run, for the sizes the launches in the file
+allow, where the access is reached and the product exceeds 2**31 - 1? The witness (sizes, program
+ids, loop counters, the loaded value) is in the message. What bounds the answer:
+- Triton passes an integer argument below 2**31 as int32 and a larger one as int64, which widens every
+  product it enters: so a size the product multiplies is below 2**31;
+- CUDA's grid: at most 2**31 - 1 programs on axis 0, 65535 on axes 1 and 2;
+- a program id times constants alone (`pid * BLOCK`) is asked only where a launch gives the grid as
+  a number (a size of 2**31 or more written in the file): with a grid made of a tensor's sizes, the
+  block offsets stay below the size the grid was made from;
+- without a launch in the file, the sizes are free: the message says so (it holds for a tensor of
+  more than 2**31 elements).
+
+A loaded value counts only once the kernel casts it to int32: a load returns its tensor's dtype,
+which the kernel does not state (index tensors are often int64). Products of blocks (`offs[:, None] *
+stride`) and sums are not asked about.
 
 Products that stay small whatever the input are not reported, judged from how the kernel walks each
 dimension of the tensor (the launches say which stride parameter is `t.stride(k)`):
@@ -195,12 +245,13 @@ dimension of the tensor (the launches say which stride parameter is `t.stride(k)
   then `cache + block * stride_cache_block`). A block table has an entry per block of the cache.
 
 One finding per kernel; its headline is the product most likely to be large (not part of a larger
-product, feeding a block rather than one element, with a program id not wrapped by `%`, with a stride,
-moving in blocks), the others are listed after it.
+product, feeding a block rather than one element, with a factor not wrapped by `%`, with a stride),
+the others are listed after it. The fix is named at the first product of a chain (`i` of `i * n_tokens
+* D`).
 
 ## Why is this bad?
-`tl.program_id` is int32 and Triton passes integer arguments below 2**31 as int32, so the product is
-an int32 multiply. For a tensor of more than 2**31 elements (8 GiB of fp32: long-context logits, KV
+`tl.program_id` and `range` counters are int32 and Triton passes integer arguments below 2**31 as
+int32, so the product is an int32 multiply. For a tensor of more than 2**31 elements (8 GiB of fp32: long-context logits, KV
 caches, large embeddings) it wraps to a negative offset and the kernel reads or writes memory before
 the tensor. Casting the product afterwards is too late: the overflow has already happened.
 
@@ -316,40 +367,55 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
     )
 
     def check(self, state):
+        code = partial(source_text, state.info.module)
+        runtime = {p.name for p in state.kernel.kernel.params if not p.constexpr}
+        late = late_casts(state)
+
+        def asked(product, accesses) -> bool:
+            nodes = {id(a.node) for a in accesses}
+            fed = [a for a in state.accesses if id(a.node) in nodes]
+            return not _exempt(state, frozenset(n for n in free_vars(product.size.term) if n in runtime), fed)
+
         products: dict[str, tuple] = {}
-        found = set()
-        # an int32 product overflows before it meets a widened term (`b.to(tl.int64) * sb + h * sh`):
-        # the address being int64 somewhere does not protect it
-        for access in state.accesses:
-            found.update(access.ptr.facts_of(Int32Product))
-        for product in found:
-            if _exempt(state, product):
-                continue
-            node = state.products[product]
-            fed = [a for a in state.accesses if product in a.ptr.facts]
-            text = state.code(node)
-            if text not in products or products[text][0] > product.order:
-                products[text] = (product.order, node, fed, product)
+        for order, found in enumerate(int32_overflows(state, asked)):
+            product = found.product
+            text = " ".join(code(product.node).split())
+            if text not in products:
+                products[text] = (order, found, product in late)
         if not products:
             return
-        # one finding per kernel: the fix (widen the program id) is the same for every product. The
+
+        # one finding per kernel: the fix (widen the walking factor) is the same for every product. The
         # headline is the product most likely to be large: not part of a larger product, feeding a
-        # block (not one element), by a program id not wrapped with `%`, with a stride (the address
-        # arithmetic), moving in blocks (`pid * BLOCK`); then the first one.
+        # block (not one element), by a factor not wrapped with `%`, with a stride (the address
+        # arithmetic); then the first one.
         def rank(item):
-            text, (order, _, fed, product) = item
+            text, (order, found, _) = item
             nested = any(text != other and text in other for other in products)
-            scalar = all(not a.ptr.lanes and not a.ptr.block_ptr for a in fed)
-            return (nested, scalar, product.wrapped, "stride" not in text.lower(), not product.block_offset, order)
+            scalar = all(isinstance(a.ptr, Ptr) and not a.ptr.offset.lanes for a in found.accesses)
+            wrapped = "%" in code(_operands(found.product.node)[0 if found.product.walker_left else 1] or found.product.node)
+            return (nested, scalar, wrapped, "stride" not in text.lower(), order)
 
         ordered = sorted(products.items(), key=rank)
-        text, (_, node, fed, _) = ordered[0]
-        kind = fed[0].kind
+        text, (_, found, cast_late) = ordered[0]
+        product, v = found.product, found.violation
+        first = _innermost(product)
+        walker = _operands(first.node)[0 if first.walker_left else 1]
+        walker_text = " ".join(code(walker).split()) if walker is not None else text
+        value = found.witness.eval(first.walker.term, model_completion=True)
+        loaded = any(n.startswith(("data!", "ticket!")) for n in free_vars(first.walker.term))
+        shown = v.text + (f", `{walker_text}`={value}" if loaded and z3.is_int_value(value) else "")
+        kind = found.accesses[0].kind
         others = [t for t, _ in ordered[1:]]
         more = f" (and {len(others)} more: {', '.join(f'`{t}`' for t in others[:4])}{', ...' if len(others) > 4 else ''})" if others else ""
+        at = f" ({v.against})" if v.against else ""
+        sizes = "" if state.info.facts.launches_of(state.name) else (
+            " (no launch in this file gives the sizes: this holds for a tensor of more than 2**31 elements)")
+        fix = (f"widen `{walker_text}` with `.to(tl.int64)` before the product"
+               + ("; the `.to(tl.int64)` after the product comes too late" if cast_late else ""))
         yield self.finding(
-            state, node,
-            f"int32 offset overflow: `{text}` multiplies a program id by a runtime size in 32 bits and feeds "
-            f"the address of a {kind}{more}; widen the program id with `.to(tl.int64)`",
-            products=[text, *others],
+            state, product.node,
+            f"int32 offset overflow: `{text}` is computed in 32 bits from {_walker_kind(first)} and feeds the "
+            f"address of a {kind}: it reaches {v.address} > 2**31 - 1 when {shown}{at}{sizes}{more}; {fix}",
+            products=[text, *others], witness=v.witness_values(), value=v.address,
         )

@@ -26,7 +26,7 @@ class BoundsReport:
 
 
 #: failures of the engine on code it does not model (a z3 sort clash, an odd AST): unknown, never a crash
-_DEGRADE = (z3.Z3Exception, TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError,
+DEGRADE = (z3.Z3Exception, TypeError, ValueError, AttributeError, IndexError, KeyError, ZeroDivisionError,
             RecursionError)
 #: z3's main context and the engine's term caches are process-wide and not thread-safe (two
 #: threads building terms at once crash the interpreter): a batch judging candidates in threads,
@@ -71,7 +71,7 @@ def _engine(state):
             model = evaluate(state.info, state.kernel)
             state._engine = (model, Prover(model, launch_facts(state, model), _describer(model, state),
                                            config_assumptions(state, model), state.kernel.kernel))
-        except _DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
+        except DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None
     return state._engine
 
@@ -99,7 +99,7 @@ def unpadded_axes(state, load: cst.Call, axes: frozenset[int]) -> frozenset[int]
                 if access.node is load and access.kind == "load":
                     try:
                         held = prover.mask_holds_on_axes(access, axes)
-                    except _DEGRADE:
+                    except DEGRADE:
                         held = frozenset()
                     found = held if found is None else found & held
             memo[key] = found or frozenset()
@@ -144,6 +144,28 @@ def read_write_races(state, single_axes: frozenset[int] = frozenset()) -> list:
         return None
 
     return _judged(state, "_read_write_races", lambda a: a.kind == "load", judge)
+
+
+def int32_overflows(state, asked=None) -> list:
+    """The int32 products feeding addresses that some run pushes past 2**31 - 1
+    (:class:`~kernlint.engine.overflow.Overflow` each; computed once per state), of those
+    ``asked(product, accesses)`` selects."""
+    from kernlint.engine.overflow import judge_products
+
+    with _ENGINE_LOCK:
+        if "_overflows" not in state.__dict__:
+            engine = _engine(state)
+            try:
+                state._overflows = judge_products(engine[1], asked)[0] if engine is not None else []
+            except DEGRADE:
+                state._overflows = []
+        return state._overflows
+
+
+def late_casts(state) -> set:
+    """The int32 products cast to a wider type only after they are computed."""
+    engine = _engine(state)
+    return engine[0].late_casts if engine is not None else set()
 
 
 def exclusive_atomics(state) -> list[Access]:
@@ -201,7 +223,7 @@ def _judged(state, key: str, wanted, judge) -> list:
                     continue
                 try:
                     v = judge(engine[1], access)
-                except _DEGRADE:
+                except DEGRADE:
                     v = None
                 if v is not None:
                     seen.add(site)
@@ -222,7 +244,7 @@ def arange_extents(state) -> list[tuple]:
             seen.add(id(lane.node))
             try:
                 judged = engine[1].judge_arange(lane)
-            except _DEGRADE:
+            except DEGRADE:
                 judged = None
             if judged is not None:
                 found.append((lane, *judged))
@@ -240,7 +262,7 @@ def grid_shortfalls(state) -> list:
         overruns = {id(v.access) for v in _bounds_report(state).violations}
         try:
             return shortfalls(engine[1], overruns)
-        except _DEGRADE:
+        except DEGRADE:
             return []
 
 
@@ -261,7 +283,7 @@ def _bounds_report(state) -> BoundsReport:
             continue
         try:
             found = prover.judge(access)
-        except _DEGRADE:
+        except DEGRADE:
             found = None
         if found is not None:
             seen.add(key)
