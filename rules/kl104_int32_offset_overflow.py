@@ -4,7 +4,7 @@ from functools import partial
 import libcst as cst
 import z3
 
-from kernlint.engine.run import int32_overflows, late_casts
+from kernlint.engine.run import first_int32_overflow, int32_products, late_casts
 from kernlint.engine.symbols import Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.model import Level
@@ -229,6 +229,13 @@ A loaded value counts only once the kernel casts it to int32: a load returns its
 which the kernel does not state (index tensors are often int64). Products of blocks (`offs[:, None] *
 stride`) and sums are not asked about.
 
+A product the address multiplies again is an index, not an offset: `bos = i_n * T`, then `bos * H *
+K`. Where the index stays int32 the outer product is reported (it passes 2**31 first); where it is
+widened before it is scaled (`(i_n * T).to(tl.int64) * H * K`) it is not reported: it passes 2**31
+only with more than 2**31 rows of what it counts (tokens, here), while the tensor it indexes holds
+`H * K` elements per row. A block pointer's offsets are such indices too (Triton scales them by the
+strides in int64); its base is asked like any address.
+
 Products that stay small whatever the input are not reported, judged from how the kernel walks each
 dimension of the tensor (the launches say which stride parameter is `t.stride(k)`):
 - a program id times the stride of an inner dimension `k`, when the kernel walks an outer dimension
@@ -244,10 +251,11 @@ dimension of the tensor (the launches say which stride parameter is `t.stride(k)
   a stride of another tensor (`block = tl.load(block_table + seq * stride_bt + pos // block_size)`,
   then `cache + block * stride_cache_block`). A block table has an entry per block of the cache.
 
-One finding per kernel; its headline is the product most likely to be large (not part of a larger
-product, feeding a block rather than one element, with a factor not wrapped by `%`, with a stride),
-the others are listed after it. The fix is named at the first product of a chain (`i` of `i * n_tokens
-* D`).
+One finding per kernel, with the witness of the product most likely to be large that some run
+pushes past 2**31 - 1 (not part of a larger product, feeding a block rather than one element, with a
+factor not wrapped by `%`, with a stride); the kernel's other int32 products that feed addresses are
+listed after it, not asked about. The fix is named at the first product of a chain (`i` of `i *
+n_tokens * D`).
 
 ## Why is this bad?
 `tl.program_id` and `range` counters are int32 and Triton passes integer arguments below 2**31 as
@@ -369,36 +377,39 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
     def check(self, state):
         code = partial(source_text, state.info.module)
         runtime = {p.name for p in state.kernel.kernel.params if not p.constexpr}
-        late = late_casts(state)
-
-        def asked(product, accesses) -> bool:
+        # products of one text (a product written at a load and again at its store) are one question
+        by_text: dict[str, tuple] = {}
+        for product, accesses in int32_products(state).items():
+            text = " ".join(code(product.node).split())
+            if text in by_text:
+                by_text[text][1].extend(accesses)
+            else:
+                by_text[text] = (product, list(accesses))
+        asked = {}
+        for text, (product, accesses) in by_text.items():
             nodes = {id(a.node) for a in accesses}
             fed = [a for a in state.accesses if id(a.node) in nodes]
-            return not _exempt(state, frozenset(n for n in free_vars(product.size.term) if n in runtime), fed)
-
-        products: dict[str, tuple] = {}
-        for order, found in enumerate(int32_overflows(state, asked)):
-            product = found.product
-            text = " ".join(code(product.node).split())
-            if text not in products:
-                products[text] = (order, found, product in late)
-        if not products:
-            return
+            if not _exempt(state, frozenset(n for n in free_vars(product.size.term) if n in runtime), fed):
+                asked[text] = (product, accesses)
 
         # one finding per kernel: the fix (widen the walking factor) is the same for every product. The
-        # headline is the product most likely to be large: not part of a larger product, feeding a
-        # block (not one element), by a factor not wrapped with `%`, with a stride (the address
+        # product asked first is the one most likely to be large: not part of a larger product, feeding
+        # a block (not one element), by a factor not wrapped with `%`, with a stride (the address
         # arithmetic); then the first one.
-        def rank(item):
-            text, (order, found, _) = item
-            nested = any(text != other and text in other for other in products)
-            scalar = all(isinstance(a.ptr, Ptr) and not a.ptr.offset.lanes for a in found.accesses)
-            wrapped = "%" in code(_operands(found.product.node)[0 if found.product.walker_left else 1] or found.product.node)
-            return (nested, scalar, wrapped, "stride" not in text.lower(), order)
+        def rank(text):
+            product, accesses = asked[text]
+            nested = any(text != other and text in other for other in asked)
+            scalar = all(isinstance(a.ptr, Ptr) and not a.ptr.offset.lanes for a in accesses)
+            walker = _operands(product.node)[0 if product.walker_left else 1]
+            wrapped = walker is not None and "%" in code(walker)
+            return (nested, scalar, wrapped, "stride" not in text.lower())
 
-        ordered = sorted(products.items(), key=rank)
-        text, (_, found, cast_late) = ordered[0]
+        ordered = sorted(asked, key=rank)
+        found = first_int32_overflow(state, [asked[t] for t in ordered])
+        if found is None:
+            return
         product, v = found.product, found.violation
+        text = " ".join(code(product.node).split())
         first = _innermost(product)
         walker = _operands(first.node)[0 if first.walker_left else 1]
         walker_text = " ".join(code(walker).split()) if walker is not None else text
@@ -406,13 +417,14 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
         loaded = any(n.startswith(("data!", "ticket!")) for n in free_vars(first.walker.term))
         shown = v.text + (f", `{walker_text}`={value}" if loaded and z3.is_int_value(value) else "")
         kind = found.accesses[0].kind
-        others = [t for t, _ in ordered[1:]]
-        more = f" (and {len(others)} more: {', '.join(f'`{t}`' for t in others[:4])}{', ...' if len(others) > 4 else ''})" if others else ""
+        others = [t for t in ordered if t != text]
+        more = (f"; also computed in int32 and feeding addresses here: {', '.join(f'`{t}`' for t in others[:4])}"
+                f"{', ...' if len(others) > 4 else ''}" if others else "")
         at = f" ({v.against})" if v.against else ""
         sizes = "" if state.info.facts.launches_of(state.name) else (
             " (no launch in this file gives the sizes: this holds for a tensor of more than 2**31 elements)")
         fix = (f"widen `{walker_text}` with `.to(tl.int64)` before the product"
-               + ("; the `.to(tl.int64)` after the product comes too late" if cast_late else ""))
+               + ("; the `.to(tl.int64)` after the product comes too late" if product in late_casts(state) else ""))
         yield self.finding(
             state, product.node,
             f"int32 offset overflow: `{text}` is computed in 32 bits from {_walker_kind(first)} and feeds the "

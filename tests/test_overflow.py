@@ -136,3 +136,20 @@ def pick(x_ptr, stride, VARLEN: tl.constexpr, BLOCK: tl.constexpr):
 def test_the_witness_takes_the_branch_the_product_is_computed_in():
     (finding,) = _findings(BRANCHES)
     assert finding.evidence["witness"]["VARLEN"] == 0
+
+
+INDEX = '''
+@triton.jit
+def tokens(x_ptr, T, H: tl.constexpr, K: tl.constexpr):
+    i_n = tl.program_id(0)
+    bos = {bos}
+    tl.store(x_ptr + bos * H * K + tl.arange(0, K), 0.0)
+'''
+
+
+def test_an_index_widened_before_it_is_scaled_is_not_an_offset():
+    # `i_n * T` counts tokens: once widened, the offset it is scaled to is int64; it passes 2**31 only
+    # with more than 2**31 tokens
+    assert not _findings(INDEX.format(bos="(i_n * T).to(tl.int64)"))
+    (finding,) = _findings(INDEX.format(bos="i_n * T"))
+    assert "`bos * H * K`" in finding.message and "widen `i_n`" in finding.message

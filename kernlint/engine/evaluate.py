@@ -87,6 +87,8 @@ class KernelModel:
     ceil_divs: dict = field(default_factory=dict)
     #: int32 products (:class:`Narrow`) whose value is cast to a wider type afterwards
     late_casts: set = field(default_factory=set)
+    #: int32 products multiplied again afterwards: indices, not offsets
+    scaled: set = field(default_factory=set)
 
 
 class _Return(Exception):
@@ -524,6 +526,10 @@ class Evaluator:
             return combine(int_op("+", x, y), a, b)
         if op == "Subtract":
             return combine(int_op("-", x, y), a, b)
+        if op in ("Multiply", "LeftShift"):
+            # a product the address scales again is an index (``bos = i_n * T``, then ``bos * H * K``):
+            # its overflow is the outer product's, asked there
+            self.model.scaled |= a.narrow | b.narrow
         if op == "Multiply":
             return _narrowed(combine(int_op("*", x, y), a, b), a, b, node, self.path)
         if op in ("FloorDivide", "Modulo"):
@@ -646,6 +652,8 @@ class Evaluator:
             if len(args) == 2 and isinstance(args[0], BlockPtr) and isinstance(args[1], Tup):
                 deltas = args[1].items
                 if len(deltas) == len(args[0].offsets) and all(isinstance(d, Num) for d in deltas):
+                    for d in deltas:
+                        self.model.scaled |= d.narrow
                     return replace(args[0], offsets=tuple(
                         combine(o.term + d.term, o, d) for o, d in zip(args[0].offsets, deltas)))
             return UNKNOWN
@@ -754,6 +762,8 @@ class Evaluator:
             return UNKNOWN
         if len({len(shape), len(strides), len(offsets), len(block)}) != 1:
             return UNKNOWN
+        for o in offsets:  # row and column indices: Triton scales them by the strides, in int64
+            self.model.scaled |= o.narrow
         return BlockPtr(base.base, tuple(shape), tuple(strides), tuple(offsets), tuple(block), base.offset)
 
     def _block_access(self, ptr: BlockPtr, checked: tuple, text: str):

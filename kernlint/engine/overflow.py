@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import z3
 
 from kernlint.engine.evaluate import Access
-from kernlint.engine.query import Prover, Violation, _lane_domain
+from kernlint.engine.query import SMALL, Prover, Violation, _lane_domain
 from kernlint.engine.run import DEGRADE
 from kernlint.engine.symbols import WALKING, BlockPtr, Narrow, Num, Ptr, at_most, int_val, int_var
 from kernlint.engine.terms import free_vars
@@ -52,35 +52,35 @@ def products_of(access: Access) -> frozenset:
     ptr = access.ptr
     if isinstance(ptr, Ptr):
         return ptr.offset.narrow
-    if isinstance(ptr, BlockPtr):
-        out = ptr.base_offset.narrow if isinstance(ptr.base_offset, Num) else frozenset()
-        for o in ptr.offsets:
-            if isinstance(o, Num):
-                out |= o.narrow
-        return out
+    if isinstance(ptr, BlockPtr):  # its offsets are indices (``Evaluator.block_ptr``)
+        return ptr.base_offset.narrow if isinstance(ptr.base_offset, Num) else frozenset()
     return frozenset()
 
 
-def judge_products(prover: Prover, asked=None) -> tuple[list[Overflow], set]:
-    """The products some run pushes past 2**31 - 1, and those proven to stay below it (of those
-    ``asked(product, accesses)`` selects, where given)."""
+def products_fed(model) -> dict:
+    """Every int32 product of the kernel and the accesses whose address it feeds, in the order met; a
+    product the address multiplies again is an index, left to the outer product (and where the index
+    is widened before it is scaled, ``(i_n * T).to(tl.int64) * H``, it passes 2**31 only with more
+    than 2**31 rows of what it counts)."""
     fed: dict[Narrow, list[Access]] = {}
-    for access in prover.model.accesses:
+    for access in model.accesses:
         for product in products_of(access):
-            fed.setdefault(product, []).append(access)
-    found, proven = [], set()
-    for product, accesses in fed.items():
-        if asked is not None and not asked(product, accesses):
-            continue
+            if product not in model.scaled:
+                fed.setdefault(product, []).append(access)
+    return fed
+
+
+def first_overflow(prover: Prover, asked: list[tuple]) -> Overflow | None:
+    """The first of ``asked`` ((product, accesses) pairs, most telling first) that some run pushes
+    past 2**31 - 1: one finding per kernel needs one witness, not one per product."""
+    for product, accesses in asked:
         try:
             verdict = _judge(prover, product, accesses)
         except DEGRADE:
             verdict = None
         if isinstance(verdict, tuple):
-            found.append(Overflow(product, accesses, *verdict))
-        elif verdict is True:
-            proven.add(product)
-    return found, proven
+            return Overflow(product, accesses, *verdict)
+    return None
 
 
 def _judge(prover: Prover, product: Narrow, accesses: list[Access]):
@@ -106,7 +106,9 @@ def _judge(prover: Prover, product: Narrow, accesses: list[Access]):
             domain += _calling_convention(prover, names, cond, facts)
             for factor in (product.walker.term, product.size.term):  # each factor is an int32 itself
                 domain += [factor >= -INT32_MAX - 1, factor <= INT32_MAX]
-            result, witness = prover.solving.solve([*domain, *cond], product.term > int_val(INT32_MAX))
+            # a product past 2**31 needs a factor past 2**15: no witness within 4096
+            result, witness = prover.solving.solve([*domain, *cond], product.term > int_val(INT32_MAX),
+                                                   limits=(SMALL,))
             if result == z3.sat:
                 return prover._violation(access, "overflow", facts.label if facts is not None else "", witness,
                                          product.term, int_val(INT32_MAX), facts), witness

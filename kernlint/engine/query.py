@@ -274,8 +274,10 @@ class Solving:
             solver.pop()
         return self.refutations[asked]
 
-    def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT):
-        """Solve the conjunction of ``facts`` and ``goal`` (the negation of what is to be proven)."""
+    def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT,
+              limits: tuple = (256, 4096, SMALL)):
+        """Solve the conjunction of ``facts`` and ``goal`` (the negation of what is to be proven); a
+        witness is sought with every variable within each of ``limits`` in turn."""
         formulas = [*facts, goal]
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
@@ -300,7 +302,7 @@ class Solving:
         if model is not None:
             # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
             local = [v.translate(ctx) for v in variables]
-            for limit in (256, 4096, SMALL):
+            for limit in limits:
                 solver.push()
                 solver.add(*_within(local, limit, ctx))
                 if solver.check() == z3.sat:

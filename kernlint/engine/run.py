@@ -146,20 +146,27 @@ def read_write_races(state, single_axes: frozenset[int] = frozenset()) -> list:
     return _judged(state, "_read_write_races", lambda a: a.kind == "load", judge)
 
 
-def int32_overflows(state, asked=None) -> list:
-    """The int32 products feeding addresses that some run pushes past 2**31 - 1
-    (:class:`~kernlint.engine.overflow.Overflow` each; computed once per state), of those
-    ``asked(product, accesses)`` selects."""
-    from kernlint.engine.overflow import judge_products
+def int32_products(state) -> dict:
+    """The kernel's int32 products (:class:`~kernlint.engine.symbols.Narrow`) and the accesses whose
+    address each feeds; empty where the engine does not model the kernel."""
+    from kernlint.engine.overflow import products_fed
 
     with _ENGINE_LOCK:
-        if "_overflows" not in state.__dict__:
-            engine = _engine(state)
-            try:
-                state._overflows = judge_products(engine[1], asked)[0] if engine is not None else []
-            except DEGRADE:
-                state._overflows = []
-        return state._overflows
+        engine = _engine(state)
+        return products_fed(engine[0]) if engine is not None else {}
+
+
+def first_int32_overflow(state, asked: list[tuple]):
+    """The first of ``asked`` ((product, accesses) pairs) that a run the launches allow pushes past
+    2**31 - 1 (:class:`~kernlint.engine.overflow.Overflow`), or None."""
+    from kernlint.engine.overflow import first_overflow
+
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        try:
+            return first_overflow(engine[1], asked) if engine is not None and asked else None
+        except DEGRADE:
+            return None
 
 
 def late_casts(state) -> set:

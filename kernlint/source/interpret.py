@@ -16,7 +16,7 @@ from kernlint.source import values as V
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
 from kernlint.source.names import argument, assigned_names, source_text
 from kernlint.source.values import (
-    ZERO_PADDED, BlockShape, Bound, Elected, Fact, Int32Product, Lane, LoopCounter, PaddedAxis, PaddingSide,
+    ZERO_PADDED, BlockShape, Bound, Elected, Fact, Lane, LoopCounter, PaddedAxis, PaddingSide,
     ProgramAxis, ScalarLoad, Val,
 )
 
@@ -109,8 +109,6 @@ class KernelState:
     anchors: dict[int, cst.CSTNode] = field(default_factory=dict)
     #: variables assigned a mask (name -> (value, node))
     mask_vars: dict[str, tuple] = field(default_factory=dict)
-    #: ``pid * runtime size`` products computed in int32 -> the product's node
-    products: dict[Int32Product, cst.CSTNode] = field(default_factory=dict)
     #: runtime parameter -> how the indices multiplied by it vary ("fixed", "long" or "other"): what
     #: walks each dimension of a tensor whose stride the parameter is
     stride_terms: dict[str, set[str]] = field(default_factory=dict)
@@ -619,12 +617,6 @@ class Interpreter:
             if name == "Multiply" and self.recording and isinstance(node, cst.BinaryOperation):
                 self._stride_term(node.right, a)
                 self._stride_term(node.left, b)
-            if name == "Multiply" and self._int32_product(a, b):
-                pid_side, size_side = (a, b) if a.pid and not b.pid else (b, a)
-                product = Int32Product(len(self.state.products), size_side.params,
-                                       Fact.WRAPPED in pid_side.facts, Fact.BLOCK_OFFSET in pid_side.facts)
-                self.state.products[product] = node
-                out = out.with_(facts=out.facts | {product})
             return out
         if name == "Modulo":
             out = V.wrap(a, b)
@@ -677,17 +669,6 @@ class Interpreter:
                     self.state.stride_terms.setdefault(stride.value.value, set()).add(kind)
         finally:
             self.recording = True
-
-    @staticmethod
-    def _int32_product(a: Val, b: Val) -> bool:
-        """A program id times a runtime size (``pid * stride``), both int32 scalars."""
-        if a.rank or b.rank or a.int64 or b.int64:
-            return False
-        return any(
-            x.pid and not x.data and y.params and y.runtime and not y.pid and not y.constexpr and not y.data
-            and Fact.COUNT not in y.facts
-            for x, y in ((a, b), (b, a))
-        )
 
     @staticmethod
     def _pad_nonzero(out: Val, a: Val, b: Val) -> Val:

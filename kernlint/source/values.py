@@ -138,20 +138,6 @@ class PaddingSide:
 
 
 @dataclass(frozen=True)
-class Int32Product:
-    """A program id times a runtime size computed in 32 bits (``pid * stride``)."""
-
-    #: the order the interpreter met the products in (unique per product)
-    order: int
-    #: kernel parameters of the size factor
-    size_params: frozenset[str]
-    #: the program-id factor is wrapped with ``%``
-    wrapped: bool
-    #: the program-id factor is a block offset (``pid * BLOCK``)
-    block_offset: bool
-
-
-@dataclass(frozen=True)
 class ScalarLoad:
     """A value read by one scalar ``tl.load``: is it an index?"""
 
@@ -173,7 +159,7 @@ class Elected:
     axes: frozenset[int]
 
 
-AnyFact = Fact | PaddedAxis | PaddingSide | Int32Product | ScalarLoad | BlockShape | Elected
+AnyFact = Fact | PaddedAxis | PaddingSide | ScalarLoad | BlockShape | Elected
 F = TypeVar("F")
 
 
