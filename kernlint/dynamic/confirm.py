@@ -358,6 +358,7 @@ def _run_sanitizer(step: Step, cwd, timeout):
     if failure is None and not report.completed:
         failure = f"compute-sanitizer {step.tool} ended without its summary (exit {rc})"
     cats = {rule_category(f.rule) for f in step.findings}
+    cats |= {CONFIRMED_THROUGH[c] for c in cats if c in CONFIRMED_THROUGH}  # a wrapped offset shows as its access
     if step.every_kernel:
         cats |= {"out-of-bounds"} if step.tool == "memcheck" else {"race"} if step.tool == "racecheck" else {"sync"}
     # a kernel with an error was aborted there: its other lines were never judged, not clean

@@ -114,6 +114,8 @@ class SanitizerRecord:
             m["sanitizer_errors"] = 1
             if self.bytes_after is not None:
                 m["max_bytes_past_end"] = self.bytes_after + (self.access_size or 0)
+            if self.bytes_before is not None:
+                m["max_bytes_before_start"] = self.bytes_before
         elif self.kind == "shared-race":
             m["shared_hazards"] = self.hazards or 1
         elif self.kind == "barrier-error":
@@ -142,7 +144,9 @@ _AT_NEW = re.compile(r"^at (?P<kernel>[^\s+]+)(?:\+0x[0-9a-f]+)?(?: in (?P<loc>.
 _AT_OLD = re.compile(r"^at 0x[0-9a-f]+ in (?P<loc>.+)$", re.I)
 _BY = re.compile(r"^by thread \((\d+),(\d+),(\d+)\) in block \((\d+),(\d+),(\d+)\)", re.I)
 _ADDRESS = re.compile(r"^(?:Address|Access (?:at|to)) (0x[0-9a-f]+)", re.I)
-_NEAREST = re.compile(r"^and is (\d+) bytes (after|before) the nearest allocation at 0x[0-9a-f]+ of size (\d+)", re.I)
+#: (compute-sanitizer 2025 writes the numbers with thousands separators: "2,147,481,088 bytes")
+_NEAREST = re.compile(r"^and is ([\d,]+) bytes (after|before) the nearest allocation at 0x[0-9a-f]+ of size ([\d,]+)",
+                      re.I)
 _SUMMARY = re.compile(r"^(?:ERROR|RACECHECK) SUMMARY: (\d+)", re.I)
 _LOC = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<kernel>.+))?$")
 
@@ -271,12 +275,12 @@ def _continue_record(r: SanitizerRecord, line: str) -> None:
         return
     m = _NEAREST.match(line)
     if m:
-        n = int(m.group(1))
+        n = int(m.group(1).replace(",", ""))
         if m.group(2).lower() == "after":
             r.bytes_after = n
         else:
             r.bytes_before = n
-        r.allocation_size = int(m.group(3))
+        r.allocation_size = int(m.group(3).replace(",", ""))
         return
     if r.kind == "shared-race" and (line.startswith("Write Thread") or line.startswith("Read Thread")):
         loc = line.split(" at ", 1)[-1]

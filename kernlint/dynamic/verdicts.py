@@ -4,7 +4,8 @@ Rules of the game:
 
 - a finding is *confirmed* when a record of its rule's category sits on a line of its span;
 - *refuted* when the tool judged that line (the kernel ran, the line executed, the tool did not
-  fail) and found nothing there;
+  fail) and found nothing there; never an int32 overflow, which a run shows only at the sizes that
+  wrap it (it stays inconclusive unless the invalid access it causes is seen);
 - *inconclusive* when the tool failed, the kernel never ran, or the line never executed;
 - a verdict already *confirmed* by another tool is never weakened;
 - a record that no finding predicted becomes a new finding of the phase ``dynamic``
@@ -111,7 +112,13 @@ def apply_evidence(
             evidence_list.append({"tool": tool, "note": tool_failed_here if own_words else f"the tool failed: {tool_failed_here}"})
         else:
             ran = executed(f)
-            if ran:
+            if ran and cat in CONFIRMED_THROUGH:
+                # a wrapped offset shows only at the sizes that wrap it (past 2**31 elements): a run at
+                # smaller sizes says nothing about it
+                verdict = Verdict.INCONCLUSIVE
+                evidence_list.append({"tool": tool, "note": "the line ran and the tool saw no violation, at "
+                                      "sizes that may not reach the witness's (an int32 offset wraps only there)"})
+            elif ran:
                 verdict = Verdict.REFUTED
                 evidence_list.append({"tool": tool, "note": "the line ran and the tool saw no violation"})
             else:
