@@ -1,6 +1,6 @@
 """Draw the seeded sample of KL104 findings on the TritonBench-G references and fla, for hand triage.
 
-Usage: python benchmarks/triage_kl104.py [--corpora DIR] [--seed S] [--n N]
+Usage: python benchmarks/triage_kl104.py [--corpora DIR] [--seed S] [--n N] [--list]
 
 Lints the 184 references (``ref012`` is task 12) and every file of ``fla`` with KL104 alone, sorts
 the findings by file and line, and prints ``random.Random(seed).sample`` of ``n`` of them with the
@@ -37,6 +37,7 @@ def main() -> None:
     ap.add_argument("--corpora", type=Path, default=ROOT.parent / "shared" / "corpora")
     ap.add_argument("--seed", default="kl104-2026-12-04")
     ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--list", action="store_true", help="print every finding's file:line instead of the sample")
     args = ap.parse_args()
     rule = catalogue.all_rules()["KL104"]()
     found, texts = [], {}
@@ -45,6 +46,9 @@ def main() -> None:
         texts[name] = text.splitlines()
         found += [(name, f.span.line, f.message) for f in result.findings]
     found.sort()
+    if args.list:
+        print("\n".join(f"{name}:{line}" for name, line, _ in found))
+        return
     print(f"{len(found)} KL104 findings ({sum(n.startswith('ref') for n, _, _ in found)} on the references)")
     for name, line, message in sorted(random.Random(args.seed).sample(found, min(args.n, len(found)))):
         print(f"\n=== {name}:{line}\n{message}")

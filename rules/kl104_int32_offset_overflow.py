@@ -1,4 +1,3 @@
-import re
 from functools import partial
 
 import libcst as cst
@@ -9,42 +8,57 @@ from kernlint.engine.symbols import Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.bounds import assigned_value, assignment
 from kernlint.source.names import source_text
 from kernlint.source.rulebase import SourceRule
 from kernlint.source.values import Fact, ProgramAxis
 
-_STRIDE = re.compile(r"^\s*(\w+)\.stride\(\s*(-?\d+)\s*\)\s*$")
-_STRIDES = re.compile(r"^\s*(\w+)\.stride\(\s*\)\s*$")
-
-
-def _stride_of(state, text: str, before: int) -> tuple[str, int] | None:
-    """``q.stride(1)`` (directly, or through a name assigned it before ``before``) -> ("q", 1)."""
-    m = _STRIDE.match(text)
-    if m:
-        return m.group(1), int(m.group(2))
-    name = text.strip()
-    if not re.fullmatch(r"[A-Za-z_]\w*", name):
-        return None
-    value = assigned_value(state, name, before)
-    if value is not None:
-        m = _STRIDE.match(value)
-        return (m.group(1), int(m.group(2))) if m else None
-    found = assignment(state, name, before)  # `s_b, s_t, s_d = q.stride()`
-    if found is not None and (m := _STRIDES.match(found[1])) and name in found[0]:
-        return m.group(1), found[0].index(name)
+def _literal_int(node) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _literal_int(node.expression)
+        return -inner if inner is not None else None
     return None
 
 
-def _stride_names(state) -> set[str]:
-    """Names the module assigns a stride to (``s_t = q.stride(1)``, ``a, b = q.stride()``)."""
-    info = state.info
-    if "_stride_names" not in info.__dict__:
-        found = set()
-        for m in re.finditer(r"^[ \t]*([A-Za-z_][\w \t,]*?)[ \t]*=[^=\n][^\n]*\.stride\(", info.source, re.M):
-            found |= {t.strip() for t in m.group(1).split(",")}
-        info.__dict__["_stride_names"] = found
-    return info.__dict__["_stride_names"]
+def _stride_call(node) -> tuple[str, list] | None:
+    """``(tensor, args)`` of ``tensor.stride(args...)``."""
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "stride"
+            and isinstance(node.func.value, cst.Name)):
+        return node.func.value.value, [a.value for a in node.args]
+    return None
+
+
+def _stride_of(scope, node, depth: int = 0) -> tuple[str, int] | None:
+    """``q.stride(1)`` (directly, or through a name the host code assigned it: ``s_t = q.stride(1)``,
+    ``s_b, s_t, s_d = q.stride()``) -> ("q", 1)."""
+    found = _stride_call(node)
+    if found is not None:
+        tensor, args = found
+        dim = _literal_int(args[0]) if len(args) == 1 else None
+        return (tensor, dim) if dim is not None else None
+    if (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and depth <= 3):  # ``strides = q.stride()``, then ``strides[1]``
+        index = _literal_int(node.slice[0].slice.value)
+        whole = _stride_call(node.value) or _bound_stride_call(scope, node.value)
+        return (whole[0], index) if whole is not None and not whole[1] and index is not None else None
+    if not isinstance(node, cst.Name) or scope is None or depth > 3:
+        return None
+    b = scope.binding(node.value)
+    if b is None or b.node is None:
+        return None
+    if b.index is not None:  # unpacked from one value
+        found = _stride_call(b.node)
+        return (found[0], b.index) if found is not None and not found[1] else None
+    return _stride_of(scope, b.node, depth + 1)
+
+
+def _bound_stride_call(scope, node) -> tuple[str, list] | None:
+    """``q.stride()`` bound to the name ``node`` (as one value) in the host code."""
+    if not isinstance(node, cst.Name) or scope is None:
+        return None
+    b = scope.binding(node.value)
+    return _stride_call(b.node) if b is not None and b.node is not None and b.index is None else None
 
 
 def _stride_params(state, launch) -> dict[str, tuple[str, int]]:
@@ -52,18 +66,12 @@ def _stride_params(state, launch) -> dict[str, tuple[str, int]]:
     cache = state.__dict__.setdefault("_stride_params", {})
     if id(launch) not in cache:
         out = {}
-        positional, keywords = launch.argument_texts()
-        names = [p.name for p in state.kernel.kernel.params]
-        body = launch.call_text[launch.call_text.find("(") + 1:]
-        if re.search(r"(?:^|,)\s*\*(?!\*)", body):
-            positional = []  # a splatted argument shifts every position after it: keywords only
-        pairs = list(zip(names, positional)) + list(keywords.items())
-        assigned = _stride_names(state)
-        for name, text in pairs:
-            if "stride" in text or text.strip() in assigned:
-                dim = _stride_of(state, text, launch.start)
-                if dim is not None:
-                    out[name] = dim
+        if not launch.starred:
+            for name, arg in launch.args.items():
+                if arg.node is not None:
+                    dim = _stride_of(launch.scope, arg.node)
+                    if dim is not None:
+                        out[name] = dim
         cache[id(launch)] = out
     return cache[id(launch)]
 
@@ -79,7 +87,7 @@ def _strides_of_every_launch(state, param: str) -> list[tuple[str, int, dict]] |
     """For each launch of the kernel: the tensor and dimension whose stride it passes as ``param``,
     and every stride parameter it passes (:func:`_stride_params`); None without launches or when a
     launch does not pass ``param`` as a stride."""
-    launches = state.info.launches_of(state.name)
+    launches = state.info.facts.launches_of(state.name)
     if not launches:
         return None
     out = []
@@ -148,7 +156,7 @@ def _reads_an_index(state, access) -> bool:
     if access.kind != "load" or access.ptr.rank or access.ptr.lanes or access.ptr.block_ptr or access.loops:
         return False
     factors = state.index_loads.get(access.node, ())
-    launches = state.info.launches_of(state.name)
+    launches = state.info.facts.launches_of(state.name)
     return any("stride" in p.lower() or any(p in _stride_params(state, launch) for launch in launches)
                for p in factors)
 
@@ -402,7 +410,8 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
             scalar = all(isinstance(a.ptr, Ptr) and not a.ptr.offset.lanes for a in accesses)
             walker = _operands(product.node)[0 if product.walker_left else 1]
             wrapped = walker is not None and "%" in code(walker)
-            return (nested, scalar, wrapped, "stride" not in text.lower())
+            span = state.kernel.locator.span(product.node, state.anchors.get(id(product.node)))
+            return (nested, scalar, wrapped, "stride" not in text.lower(), span.line, span.col, text)
 
         ordered = sorted(asked, key=rank)
         found = first_int32_overflow(state, [asked[t] for t in ordered])

@@ -133,7 +133,6 @@ class ModuleInfo:
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
     _facts: object = None
-    _text: "TextIndex | None" = None
     _mentions: dict[str, bool] = field(default_factory=dict)
 
     def mentions(self, text: str) -> bool:
@@ -141,13 +140,6 @@ class ModuleInfo:
         if text not in self._mentions:
             self._mentions[text] = text in self.source
         return self._mentions[text]
-
-    @property
-    def text_index(self) -> "TextIndex":
-        """Line-based lookups into the module's text, built once."""
-        if self._text is None:
-            self._text = TextIndex(self.source)
-        return self._text
 
     def launches_of(self, name: str) -> list[Launch]:
         return launch_index(self).get(name, [])
@@ -167,60 +159,6 @@ class ModuleInfo:
             return self.source.count("\n", 0, offset) + 1, offset - line_start + 1
 
         return Span(*at(start), *at(end))
-
-
-_TARGETS = re.compile(r"^[\w\s,]*$")
-_DEF_HEADER = re.compile(r"^[ \t]*def[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
-
-
-class TextIndex:
-    """The module's assignment lines by target name and its ``def`` headers, indexed once so that
-    asking "the last ``name = ...`` before offset X" costs a bisection, not a rescan."""
-
-    def __init__(self, source: str) -> None:
-        import bisect
-
-        self._bisect = bisect
-        self.source = source
-        self.starts = [0, *(m.end() for m in re.finditer("\n", source))]
-        self.assignments: dict[str, list[tuple[int, list[str], str]]] = {}
-        for number, line in enumerate(source.split("\n")):
-            parsed = _assignment_line(line)
-            if parsed is not None:
-                for name in set(re.findall(r"\w+", parsed[0])):
-                    self.assignments.setdefault(name, []).append((number, *parsed[1:]))
-        self.defs = [(m.start(), m.end(), m.group(1)) for m in _DEF_HEADER.finditer(source)]
-
-    def last_assignment(self, name: str, before: int) -> tuple[list[str], str] | None:
-        """(targets, right-hand side) of the last ``name = ...`` or ``a, name = ...`` before ``before``
-        (the text of ``before``'s own line up to it counts as a line)."""
-        line = self._bisect.bisect_right(self.starts, before) - 1
-        partial = _assignment_line(self.source[self.starts[line]:before])
-        if partial is not None and name in re.findall(r"\w+", partial[0]):
-            return partial[1], partial[2]
-        entries = self.assignments.get(name, [])
-        i = self._bisect.bisect_left(entries, (line,)) - 1
-        return (entries[i][1], entries[i][2]) if i >= 0 else None
-
-    def last_def_params(self, before: int) -> str | None:
-        """The parameter text of the last ``def name(...)`` header that ends before ``before``."""
-        i = self._bisect.bisect_left(self.defs, (before,)) - 1
-        while i >= 0:
-            _start, end, params = self.defs[i]
-            if end <= before:
-                return params
-            i -= 1
-        return None
-
-
-def _assignment_line(line: str) -> tuple[str, list[str], str] | None:
-    """(left-hand side, targets, right-hand side) when the line assigns plain names."""
-    if "=" not in line:
-        return None
-    lhs, _, rhs = line.partition("=")
-    if rhs.startswith("=") or lhs.rstrip().endswith(("!", "<", ">", "=")) or not _TARGETS.match(lhs):
-        return None
-    return lhs, [t.strip() for t in lhs.split(",")], rhs.split("#", 1)[0].strip()
 
 
 def _code(module: cst.Module, node: cst.CSTNode) -> str:
