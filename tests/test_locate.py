@@ -6,6 +6,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from kernlint.engine.run import int32_products
 from kernlint.source.discover import discover
 from kernlint.source.interpret import interpret
 from tests.helpers import source_rules
@@ -22,7 +23,8 @@ def _check_file(path, text, rules):
     checked = 0
     for kernel in info.kernels:
         state = interpret(info, kernel)
-        nodes = [a.node for a in state.accesses] + [r.node for r in state.reductions] + list(state.products.values())
+        products = [p.node for p in int32_products(state)]  # where KL104 reports
+        nodes = [a.node for a in state.accesses] + [r.node for r in state.reductions] + products
         for node in nodes:
             span = kernel.locator.span(node, state.anchors.get(id(node)))
             positions = positions or _truth(module)
