@@ -410,8 +410,7 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
             scalar = all(isinstance(a.ptr, Ptr) and not a.ptr.offset.lanes for a in accesses)
             walker = _operands(product.node)[0 if product.walker_left else 1]
             wrapped = walker is not None and "%" in code(walker)
-            span = state.kernel.locator.span(product.node, state.anchors.get(id(product.node)))
-            return (nested, scalar, wrapped, "stride" not in text.lower(), span.line, span.col, text)
+            return (nested, scalar, wrapped, "stride" not in text.lower(), product.order)
 
         ordered = sorted(asked, key=rank)
         found = first_int32_overflow(state, [asked[t] for t in ordered])

@@ -8,6 +8,7 @@ obey (program ids, lanes, loop iterations). Constructs the engine does not model
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -951,6 +952,9 @@ def _walks(value: Num) -> bool:
     return any(n.startswith(WALKING) for n in free_vars(value.term))
 
 
+_MET = itertools.count()
+
+
 def _narrowed(out: Num, a: Num, b: Num, node, path: list) -> Num:
     """``out = a * b``, with the product recorded where it is computed in 32 bits from a scalar that
     walks with the run (products of blocks are not recorded)."""
@@ -959,7 +963,8 @@ def _narrowed(out: Num, a: Num, b: Num, node, path: list) -> Num:
     if not (_walks(a) or _walks(b)):
         return out
     walker, size = (a, b) if _walks(a) else (b, a)
-    return replace(out, narrow=out.narrow | {Narrow(node, out.term, walker, size, walker is a, tuple(path))})
+    return replace(out, narrow=out.narrow | {Narrow(node, out.term, walker, size, walker is a, tuple(path),
+                                                    next(_MET))})
 
 
 def _select(c, a, b):
@@ -1000,6 +1005,55 @@ _BASES = {TL + "load": "pointer", TL + "store": "pointer", TL + "make_block_ptr"
           TL + "make_tensor_descriptor": "base", **{a: "pointer" for a in ATOMICS}}
 
 
+_BASE_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _BASES)
+
+
+def _subscript_parts(node: cst.Subscript) -> list:
+    out = [node.value]
+    for element in node.slice:
+        part = element.slice
+        out += [part.value] if isinstance(part, cst.Index) else [x for x in (part.lower, part.upper, part.step) if x]
+    return out
+
+
+def _optional(*nodes) -> list:
+    return [n for n in nodes if n is not None]
+
+
+#: node type -> the statements and expressions directly under it (whitespace, punctuation and names
+#: left out: a full walk of a libcst tree spends most of its time on those)
+_CODE_CHILDREN = {
+    cst.IndentedBlock: lambda n: n.body, cst.SimpleStatementLine: lambda n: n.body,
+    cst.SimpleStatementSuite: lambda n: n.body, cst.Else: lambda n: [n.body], cst.Finally: lambda n: [n.body],
+    cst.If: lambda n: _optional(n.test, n.body, n.orelse), cst.While: lambda n: _optional(n.test, n.body, n.orelse),
+    cst.For: lambda n: _optional(n.iter, n.body, n.orelse),
+    cst.With: lambda n: [*(item.item for item in n.items), n.body],
+    cst.Try: lambda n: _optional(n.body, *(h.body for h in n.handlers), n.orelse, n.finalbody),
+    cst.Assign: lambda n: [n.value], cst.AugAssign: lambda n: [n.value], cst.AnnAssign: lambda n: _optional(n.value),
+    cst.Expr: lambda n: [n.value], cst.Return: lambda n: _optional(n.value), cst.NamedExpr: lambda n: [n.value],
+    cst.Assert: lambda n: [n.test],
+    cst.Call: lambda n: [n.func, *(a.value for a in n.args)], cst.Attribute: lambda n: [n.value],
+    cst.BinaryOperation: lambda n: [n.left, n.right], cst.BooleanOperation: lambda n: [n.left, n.right],
+    cst.UnaryOperation: lambda n: [n.expression],
+    cst.Comparison: lambda n: [n.left, *(c.comparator for c in n.comparisons)],
+    cst.Subscript: _subscript_parts, cst.Tuple: lambda n: [e.value for e in n.elements],
+    cst.List: lambda n: [e.value for e in n.elements], cst.IfExp: lambda n: [n.test, n.body, n.orelse],
+}
+
+
+def _code_nodes(body) -> list:
+    """The statements and expressions of a function body (:data:`_CODE_CHILDREN`)."""
+    out, stack = [], [body]
+    children = _CODE_CHILDREN.get
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        under = children(type(node))
+        if under is not None:
+            stack.extend(under(node))
+    return out
+
+
 def address_bases(info, fn: cst.FunctionDef) -> set[str]:
     """The parameters of ``fn`` an address starts from: the leftmost term of the pointer a load, store,
     atomic or block pointer is given, followed through the names assigned it (``p_q = q + offs``,
@@ -1007,9 +1061,7 @@ def address_bases(info, fn: cst.FunctionDef) -> set[str]:
     params = {p.name.value for p in fn.params.params}
     assigned: dict[str, list] = {}
     starts: list = []
-    stack: list = [fn.body]
-    while stack:
-        node = stack.pop()
+    for node in _code_nodes(fn.body):
         if isinstance(node, cst.Assign) and len(node.targets) == 1:
             target, value = node.targets[0].target, node.value
             if isinstance(target, cst.Name):
@@ -1019,12 +1071,13 @@ def address_bases(info, fn: cst.FunctionDef) -> set[str]:
                     if isinstance(t.value, cst.Name):
                         assigned.setdefault(t.value.value, []).append(v.value)
         elif isinstance(node, cst.Call):
-            keyword = _BASES.get(info.imports.resolve(node.func) or "")
+            func = node.func
+            tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            keyword = _BASES.get(info.imports.resolve(func) or "") if tail in _BASE_NAMES else None
             if keyword is not None:
                 given = argument(node, keyword, 0)
                 if given is not None:
                     starts.append(given)
-        stack.extend(child_nodes(node))
     found, seen = set(), set()
     while starts:
         node = starts.pop()

@@ -159,6 +159,8 @@ def _lane_domain(*values) -> list:
 
 def _choices(term) -> list:
     """The conditions of the ``If`` terms in ``term`` (a mask picked by a test)."""
+    if "(ite " not in terms.text(term):
+        return []
     out, stack, seen = [], [term], set()
     while stack:
         t = stack.pop()

@@ -182,6 +182,8 @@ class Narrow:
     walker_left: bool = True
     #: the conditions under which it is computed (the ``if`` branches and loops around it)
     path: tuple = ()
+    #: when the evaluator met it, relative to the kernel's other products
+    order: int = 0
 
 
 @dataclass(frozen=True)
