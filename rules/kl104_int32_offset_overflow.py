@@ -5,6 +5,7 @@ import z3
 
 from kernlint.engine.run import first_int32_overflow, int32_products, late_casts
 from kernlint.engine.symbols import Ptr
+from kernlint.engine import terms
 from kernlint.engine.terms import free_vars
 from kernlint.model import Level
 from kernlint.rule import Confirmation
@@ -385,32 +386,32 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
     def check(self, state):
         code = partial(source_text, state.info.module)
         runtime = {p.name for p in state.kernel.kernel.params if not p.constexpr}
-        # products of one text (a product written at a load and again at its store) are one question
-        by_text: dict[str, tuple] = {}
+        # products of one term (a product written at a load and again at its store) are one question
+        by_term: dict[int, tuple] = {}
         for product, accesses in int32_products(state).items():
-            text = " ".join(code(product.node).split())
-            if text in by_text:
-                by_text[text][1].extend(accesses)
+            key = product.term.get_id()
+            if key in by_term:
+                by_term[key][1].extend(accesses)
             else:
-                by_text[text] = (product, list(accesses))
+                by_term[key] = (product, list(accesses))
         asked = {}
-        for text, (product, accesses) in by_text.items():
+        for key, (product, accesses) in by_term.items():
             nodes = {id(a.node) for a in accesses}
             fed = [a for a in state.accesses if id(a.node) in nodes]
             if not _exempt(state, frozenset(n for n in free_vars(product.size.term) if n in runtime), fed):
-                asked[text] = (product, accesses)
+                asked[key] = (product, accesses)
+        inner = {n.term.get_id() for product, _ in asked.values() for n in product.walker.narrow}
 
         # one finding per kernel: the fix (widen the walking factor) is the same for every product. The
         # product asked first is the one most likely to be large: not part of a larger product, feeding
         # a block (not one element), by a factor not wrapped with `%`, with a stride (the address
-        # arithmetic); then the first one.
-        def rank(text):
-            product, accesses = asked[text]
-            nested = any(text != other and text in other for other in asked)
+        # arithmetic); then the first one met.
+        def rank(key):
+            product, accesses = asked[key]
             scalar = all(isinstance(a.ptr, Ptr) and not a.ptr.offset.lanes for a in accesses)
-            walker = _operands(product.node)[0 if product.walker_left else 1]
-            wrapped = walker is not None and "%" in code(walker)
-            return (nested, scalar, wrapped, "stride" not in text.lower(), product.order)
+            wrapped = "(mod " in terms.text(product.walker.term)
+            stride = any("stride" in n.lower() for n in free_vars(product.size.term))
+            return (key in inner, scalar, wrapped, not stride, product.order)
 
         ordered = sorted(asked, key=rank)
         found = first_int32_overflow(state, [asked[t] for t in ordered])
@@ -419,13 +420,14 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
         product, v = found.product, found.violation
         text = " ".join(code(product.node).split())
         first = _innermost(product)
+        others = [" ".join(code(asked[k][0].node).split()) for k in ordered if asked[k][0] is not product]
+        others = list(dict.fromkeys(t for t in others if t != text))
         walker = _operands(first.node)[0 if first.walker_left else 1]
         walker_text = " ".join(code(walker).split()) if walker is not None else text
         value = found.witness.eval(first.walker.term, model_completion=True)
         loaded = any(n.startswith(("data!", "ticket!")) for n in free_vars(first.walker.term))
         shown = v.text + (f", `{walker_text}`={value}" if loaded and z3.is_int_value(value) else "")
         kind = found.accesses[0].kind
-        others = [t for t in ordered if t != text]
         more = (f"; also computed in int32 and feeding addresses here: {', '.join(f'`{t}`' for t in others[:4])}"
                 f"{', ...' if len(others) > 4 else ''}" if others else "")
         at = f" ({v.against})" if v.against else ""
