@@ -93,7 +93,8 @@ What counts as a race:
 - a plain store whose address is computed from a block of loaded values (an index per lane: a
   scatter, a histogram) is a warning, "possible race through loaded indices": whether two lanes or
   programs load the same index is the data's. `tl.atomic_add` (or another atomic) settles it; a
-  scalar loaded once per program (a segment's start, `cu_seqlens`) is not such an index;
+  scalar loaded once per program (a segment's start, `cu_seqlens`) is not such an index, and a slot
+  each lane claims with an atomic (`base + tl.atomic_add(cursor + row, 1)`) is its own;
 - each layout's question has a fixed work budget for the solver (not a wall clock, so the answer is
   the same on a loaded machine); a question it cannot settle within it is no finding;
 - not modelled (no finding): two different stores of one kernel that overlap, two stores through
@@ -154,6 +155,19 @@ def split_k(a_ptr, c_ptr, K, BLOCK: tl.constexpr):
 ''',
     )
     good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def bucket_rows(rows_ptr, bucket_ptr, start_ptr, cursor_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    bucket = tl.load(bucket_ptr + offs, mask=mask, other=0)
+    # each lane claims its own slot of its bucket: lanes of one bucket get different tickets
+    slot = tl.load(start_ptr + bucket, mask=mask, other=0) + tl.atomic_add(cursor_ptr + bucket, 1, mask=mask)
+    tl.store(out_ptr + slot, tl.load(rows_ptr + offs, mask=mask), mask=mask)
+''',
         '''
 import triton
 import triton.language as tl

@@ -189,15 +189,22 @@ def exclusive_atomics(state) -> list[Access]:
 def scatter_stores(state) -> list[Access]:
     """The plain stores whose address is computed from a block of values loaded from memory (an
     index per lane, as a scatter or histogram reads them): where two programs or lanes load the same
-    index they write one element. A scalar loaded per program (a segment's start) is not one."""
+    index they write one element. A scalar loaded per program (a segment's start) is not one, nor a
+    slot claimed with an atomic."""
     with _ENGINE_LOCK:
         engine = _engine(state)
         if engine is None:
             return []
         model = engine[0]
-        return [a for a in model.accesses
-                if a.kind == "store" and isinstance(a.ptr, Ptr) and a.ptr.offset.data
-                and set(free_vars(a.ptr.offset.term)) & model.lane_data]
+        out = []
+        for a in model.accesses:
+            if a.kind != "store" or not isinstance(a.ptr, Ptr) or not a.ptr.offset.data:
+                continue
+            names = set(free_vars(a.ptr.offset.term))
+            # a slot claimed with an atomic (``base + tl.atomic_add(cursor, 1)``) is each lane's own
+            if names & model.lane_data and not any(n.startswith("ticket!") for n in names):
+                out.append(a)
+        return out
 
 
 def _aliases(state) -> dict:
