@@ -9,17 +9,9 @@ from kernlint.engine import terms
 from kernlint.engine.terms import free_vars
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.names import source_text
+from kernlint.source.names import int_literal, source_text
 from kernlint.source.rulebase import SourceRule
 from kernlint.source.values import Fact, ProgramAxis
-
-def _literal_int(node) -> int | None:
-    if isinstance(node, cst.Integer):
-        return int(node.value, 0)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _literal_int(node.expression)
-        return -inner if inner is not None else None
-    return None
 
 
 def _stride_call(node) -> tuple[str, list] | None:
@@ -36,11 +28,11 @@ def _stride_of(scope, node, depth: int = 0) -> tuple[str, int] | None:
     found = _stride_call(node)
     if found is not None:
         tensor, args = found
-        dim = _literal_int(args[0]) if len(args) == 1 else None
+        dim = int_literal(args[0]) if len(args) == 1 else None
         return (tensor, dim) if dim is not None else None
     if (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
             and depth <= 3):  # ``strides = q.stride()``, then ``strides[1]``
-        index = _literal_int(node.slice[0].slice.value)
+        index = int_literal(node.slice[0].slice.value)
         whole = _stride_call(node.value) or _bound_stride_call(scope, node.value)
         return (whole[0], index) if whole is not None and not whole[1] and index is not None else None
     if not isinstance(node, cst.Name) or scope is None or depth > 3:

@@ -15,8 +15,8 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, PER_PROGRAM, UNKNOWN, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, combine, const, int_val,
-    int_var, mentions, move_axes, position, rank_of,
+    NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, combine,
+    const, int_val, int_var, mentions, move_axes, position, rank_of,
 )
 from kernlint.engine.terms import free_vars, int_op, summands
 from kernlint.source.names import argument, assigned_names, child_nodes, source_text
@@ -126,7 +126,7 @@ def _to_int(v) -> z3.ArithRef:
 
 #: the names of values that may differ from one program (lane, iteration, load) to the next: a
 #: program's own variables, and the unmodelled values standing in for them
-_PROGRAM_DEPENDENT = (*PER_PROGRAM, "opaque", "carried")
+_PROGRAM_DEPENDENT = (*PER_PROGRAM, *UNMODELLED)
 
 
 def _program_independent(value) -> bool:
@@ -960,9 +960,12 @@ def _narrowed(out: Num, a: Num, b: Num, node, path: list) -> Num:
     walks with the run (products of blocks are not recorded)."""
     if out.bits > 32 or a.rank or b.rank or node is None:
         return out
-    if not (_walks(a) or _walks(b)):
+    if _walks(a):
+        walker, size = a, b
+    elif _walks(b):
+        walker, size = b, a
+    else:
         return out
-    walker, size = (a, b) if _walks(a) else (b, a)
     return replace(out, narrow=out.narrow | {Narrow(node, out.term, walker, size, walker is a, tuple(path),
                                                     next(_MET))})
 

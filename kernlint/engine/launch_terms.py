@@ -23,7 +23,7 @@ import z3
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
-from kernlint.source.names import source_text
+from kernlint.source.names import int_literal, source_text
 
 MAX_SIZE = 2 ** 31
 
@@ -207,7 +207,7 @@ class _Wrapper:
             index = node.slice[0].slice.value
             value = node.value
             if isinstance(value, cst.Attribute) and value.attr.value == "shape" and isinstance(value.value, cst.Name):
-                i = _literal(index)
+                i = int_literal(index)
                 return None if i is None else self.dim(value.value.value, i)
             if isinstance(index, cst.SimpleString) and isinstance(value, cst.Name):
                 key = index.evaluated_value
@@ -221,10 +221,10 @@ class _Wrapper:
                 obj, method = func.value.value, func.attr.value
                 if method == "numel" and not args:
                     return self.numel(obj)
-                if method == "size" and len(args) == 1 and _literal(args[0]) is not None:
-                    return self.dim(obj, _literal(args[0]))
-                if method == "stride" and len(args) == 1 and _literal(args[0]) is not None:
-                    return self.stride(obj, _literal(args[0]))
+                if method == "size" and len(args) == 1 and int_literal(args[0]) is not None:
+                    return self.dim(obj, int_literal(args[0]))
+                if method == "stride" and len(args) == 1 and int_literal(args[0]) is not None:
+                    return self.stride(obj, int_literal(args[0]))
             if fname in ("triton.cdiv", "cdiv") and len(args) == 2:
                 a, b = self.node(args[0]), self.node(args[1])
                 return None if a is None or b is None else (a + b - 1) / b
@@ -373,7 +373,7 @@ def _method(node) -> tuple[str, str, list] | None:
 def _flat_view(method: str, args: list) -> bool:
     """``view(-1)`` / ``reshape(-1)``."""
     return method in ("view", "reshape") and len(args) == 1 and args[0].keyword is None \
-        and _literal(args[0].value) == -1
+        and int_literal(args[0].value) == -1
 
 
 def _same_storage(node) -> tuple[str, bool] | None:
@@ -439,9 +439,9 @@ def _view_of(node) -> str | None:
 def _from_start(index) -> bool:
     """An index that keeps the first element: ``:``, ``0:``, ``:k``, ``0``, ``...``, ``None``."""
     if isinstance(index, cst.Slice):
-        return (index.lower is None or _literal(index.lower) == 0) and index.step is None
+        return (index.lower is None or int_literal(index.lower) == 0) and index.step is None
     value = index.value
-    return _literal(value) == 0 or isinstance(value, cst.Ellipsis) or (
+    return int_literal(value) == 0 or isinstance(value, cst.Ellipsis) or (
         isinstance(value, cst.Name) and value.value == "None")
 
 
@@ -498,14 +498,6 @@ def _shown_extent(wrapper, tensor):
         n = wrapper.term(tensor.numel)
         if n is not None:
             return n, f"{tensor.expr}.numel()"
-    return None
-
-
-def _literal(node) -> int | None:
-    if isinstance(node, cst.Integer):
-        return int(node.value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
-        return -int(node.expression.value)
     return None
 
 

@@ -27,7 +27,7 @@ import z3
 from kernlint.engine.evaluate import Access
 from kernlint.engine.query import SMALL, Prover, Violation, _lane_domain
 from kernlint.engine.run import DEGRADE
-from kernlint.engine.symbols import WALKING, BlockPtr, Narrow, Num, Ptr, at_most, int_val, int_var
+from kernlint.engine.symbols import UNMODELLED, WALKING, BlockPtr, Narrow, Num, Ptr, at_most, int_val, int_var
 from kernlint.engine.terms import free_vars
 
 INT32_MAX = 2 ** 31 - 1
@@ -86,9 +86,7 @@ def first_overflow(prover: Prover, asked: list[tuple]) -> Overflow | None:
 def _judge(prover: Prover, product: Narrow, accesses: list[Access]):
     """(Violation, witness), True (no run passes 2**31 - 1) or None (not known)."""
     names = set(free_vars(product.term))
-    if any(n.startswith(("opaque", "carried")) for c in product.path for n in free_vars(c)):
-        return None
-    if any(n.startswith(("opaque", "carried")) for n in names):
+    if any(n.startswith(UNMODELLED) for t in (product.term, *product.path) for n in free_vars(t)):
         return None
     launches = prover.launches if prover.launches else [None]
     walkers = {n for n in free_vars(product.walker.term) if n.startswith(WALKING)}
@@ -156,16 +154,13 @@ def _reached(access: Access) -> list:
     product feeding an address no lane uses does no harm)."""
     cond = list(access.path)
     mask = access.mask
-    if isinstance(mask, Num) and mask.is_bool and not any(
-            n.startswith(("opaque", "carried")) for n in free_vars(mask.term)):
+    if isinstance(mask, Num) and mask.is_bool and not any(n.startswith(UNMODELLED) for n in free_vars(mask.term)):
         cond.append(mask.term)
     return cond
 
 
 def _ranked(access: Access) -> list:
-    values = [v for v in (access.ptr.offset if isinstance(access.ptr, Ptr) else None, access.mask)
-              if isinstance(v, Num)]
-    return values
+    return [v for v in (access.ptr.offset if isinstance(access.ptr, Ptr) else None, access.mask) if isinstance(v, Num)]
 
 
 def _calling_convention(prover: Prover, names: set, cond: list, facts) -> list:

@@ -24,7 +24,7 @@ from z3 import z3core as C
 
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
-from kernlint.engine.symbols import Num, Ptr, at_least, int_val, mentions, position
+from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, int_val, mentions, position
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 from kernlint.source.configs import config_values, tuned_names, unread_keys
@@ -354,7 +354,7 @@ class Prover:
         names: dict = {}
         for t in (ptr.offset.term, *cond, *lanes, *extra):
             names.update(free_vars(t))
-        if any(n.startswith(("opaque", "carried")) for n in names):
+        if any(n.startswith(UNMODELLED) for n in names):
             return None
         return cond, lanes, names
 
@@ -422,7 +422,7 @@ class Prover:
         mentioned = set()
         for t in (index, shape, *cond, *lanes):
             mentioned |= set(free_vars(t))
-        if any(n.startswith(("opaque", "carried")) for n in mentioned):
+        if any(n.startswith(UNMODELLED) for n in mentioned):
             return None
         pids = {int(n[4:]) for n in free_vars(index) if n.startswith("pid!")}
         moves = bool(pids) or any(mentions(index, k) for _, k, _, _, _ in access.loops)

@@ -171,8 +171,9 @@ def first_int32_overflow(state, asked: list[tuple]):
 
 def late_casts(state) -> set:
     """The int32 products cast to a wider type only after they are computed."""
-    engine = _engine(state)
-    return engine[0].late_casts if engine is not None else set()
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        return engine[0].late_casts if engine is not None else set()
 
 
 def exclusive_atomics(state) -> list[Access]:

@@ -42,6 +42,8 @@ def _made_once(table: dict, key, make):
 PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "bits!")
 #: the scalars that walk with the run: program ids, loop iterations, loaded values (an index, a token offset)
 WALKING = ("pid!", "iter_", "data!", "ticket!")
+#: the prefixes of the values standing in for what the evaluator could not model
+UNMODELLED = ("opaque", "carried")
 
 
 def int_var(name: str) -> z3.ArithRef:

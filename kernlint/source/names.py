@@ -88,6 +88,16 @@ def argument(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpre
     return None
 
 
+def int_literal(node) -> int | None:
+    """The value of an integer literal, negative ones included (``1``, ``-1``, ``0x10``); else None."""
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = int_literal(node.expression)
+        return -inner if inner is not None else None
+    return None
+
+
 def _no_space(whitespace) -> bool:
     return isinstance(whitespace, cst.SimpleWhitespace) and not whitespace.value
 
