@@ -726,8 +726,8 @@ class Evaluator:
         if not (isinstance(start, Num) and isinstance(end, Num)):
             return UNKNOWN
         self.lane_ids += 1
-        text = source_text(self.info.module, node).strip()
-        lane = Lane(self.lane_ids, start.term, end.term, text, node)
+        module = self.info.module
+        lane = Lane(self.lane_ids, start.term, end.term, lambda: source_text(module, node).strip(), node)
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
 

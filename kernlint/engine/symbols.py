@@ -76,9 +76,14 @@ class Lane:
     ident: int
     start: z3.ArithRef
     end: z3.ArithRef
-    text: str
+    #: its text, or a function that gives it (the text of a call is generated only for a message)
+    written: object = field(compare=False, hash=False)
     #: the ``tl.arange`` call
     node: object = field(default=None, compare=False, hash=False)
+
+    @property
+    def text(self) -> str:
+        return self.written if isinstance(self.written, str) else self.written()
 
     def var(self, axis: int) -> z3.ArithRef:
         return position(axis)

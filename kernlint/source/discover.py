@@ -175,19 +175,23 @@ def _params(module: cst.Module, fn: cst.FunctionDef, imports: N.ImportMap) -> li
     return out
 
 
-def _decorator(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> tuple[str, Decorator]:
+def _decorator_name(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> str:
+    expr = dec.decorator
+    target = expr.func if isinstance(expr, cst.Call) else expr
+    return imports.resolve(target) or _code(module, target)
+
+
+def _decorator(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> Decorator:
     expr = dec.decorator
     call = expr if isinstance(expr, cst.Call) else None
-    target = call.func if call else expr
-    canonical = imports.resolve(target) or _code(module, target)
-    d = Decorator(name=canonical)
+    d = Decorator(name=_decorator_name(module, dec, imports))
     if call:
         for arg in call.args:
             if arg.keyword is not None:
                 d.kwargs[arg.keyword.value] = _code(module, arg.value)
             else:
                 d.args.append(_code(module, arg.value))
-    return canonical, d
+    return d
 
 
 def _matching(text: str, start: int, open_ch: str, close_ch: str, limit: int = 20000) -> int:
@@ -302,14 +306,13 @@ class _Finder:
 
     def function(self, node: cst.FunctionDef) -> None:
         self.functions.setdefault(node.name.value, node)
-        decorators = [_decorator(self.info.module, d, self.info.imports) for d in node.decorators]
-        canon = {c for c, _ in decorators}
-        decos = [d for _, d in decorators]
-        frontend = N.kernel_frontend(canon)
+        module, imports = self.info.module, self.info.imports
+        frontend = N.kernel_frontend({_decorator_name(module, d, imports) for d in node.decorators})
         if frontend is None and self.tilelang_blocks and self._has_tilelang_kernel_block(node):
             frontend = Frontend.TILELANG
         if frontend is not None:
-            self.kernel_nodes.append((node, frontend, decos))
+            # the arguments' text (autotune config lists can be long) only for kernels: no one reads the rest
+            self.kernel_nodes.append((node, frontend, [_decorator(module, d, imports) for d in node.decorators]))
 
     def _has_tilelang_kernel_block(self, node: cst.FunctionDef) -> bool:
         """Whether a statement of the function (not of a function nested in it, judged on its own)
