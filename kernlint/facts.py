@@ -272,8 +272,12 @@ class HostEvaluator:
         short = name.rsplit(".", 1)[-1]
         if any(a.star for a in node.args):
             return UNKNOWN
-        if name.startswith("torch.") and short in _ALLOCATORS:
+        if name.startswith("torch.") and (short in ALLOCATORS or short in LIKE_ALLOCATORS):
             return self._allocation(short, node, env, d)
+        if name.startswith("torch.") and short in FROM_DATA and node.args and node.args[0].keyword is None:
+            shape = literal_shape(node.args[0].value)
+            if shape:
+                return _Tensor(f"<{short}>", tuple(map(str, shape)), str(math.prod(shape)))
         if isinstance(func, cst.Name) and func.value in env and isinstance(env[func.value].value, _Lambda):
             return self._apply_lambda(env[func.value].value, node, env, d)
         args = [self._value(a.value, env, d) for a in node.args if a.keyword is None]
@@ -355,8 +359,26 @@ class HostEvaluator:
         return UNKNOWN
 
 
-_ALLOCATORS = {"empty", "zeros", "ones", "full", "rand", "randn", "randint", "empty_like", "zeros_like",
-               "ones_like", "full_like", "rand_like", "randn_like", "empty_strided"}
+#: ``torch.<name>(shape...)``: the allocators that take a shape
+ALLOCATORS = frozenset({"empty", "zeros", "ones", "full", "rand", "randn", "randint", "empty_strided"})
+#: ``torch.<name>(x)``: the allocators that copy another tensor's shape
+LIKE_ALLOCATORS = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"})
+#: ``torch.<name>([[...], ...])``: the constructors from a nested list of values
+FROM_DATA = frozenset({"tensor", "as_tensor"})
+
+
+def literal_shape(node: cst.BaseExpression) -> tuple[int, ...] | None:
+    """The shape of a nested list (or tuple) literal of values, as ``torch.tensor`` makes it:
+    ``[[1, 2], [3, 4]]`` -> (2, 2); None for ragged, starred or comprehension-made data."""
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        return ()
+    items = [el for el in node.elements]
+    if any(isinstance(el, cst.StarredElement) for el in items):
+        return None
+    inner = [literal_shape(el.value) for el in items]
+    if any(i is None for i in inner) or len(set(inner)) > 1:
+        return None
+    return (len(items), *(inner[0] if inner else ()))
 #: a comparison operator's libcst class name -> what it computes (shared by the host-value evaluators)
 COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "LessThan": lambda a, b: a < b, "LessThanEqual": lambda a, b: a <= b, "GreaterThan": lambda a, b: a > b,

@@ -216,3 +216,20 @@ def launch(a, c, M, N, split=1):
     assert [g.text for g in launch.grid] == ["triton.cdiv(M, 128)", "G", "split"]
     assert (launch.grid[1].value.value, launch.grid[2].value.value) == (2, 1)
     assert launch.grid[2].value.how == "default"  # a caller may pass another value
+
+
+def test_tensors_made_from_list_literals_have_the_literal_shape():
+    f = facts('''
+def launch(M, N):
+    a = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    c = torch.as_tensor([7, 8, 9, 10])
+    ragged = torch.tensor([[1.0], [2.0, 3.0]])
+    mm[(1,)](a, c, M, N, 64, 64, 64)
+    mm[(1,)](ragged, c, M, N, 64, 64, 64)
+''')
+    first, second = f.launches_of("mm")
+    a, c = first.args["a_ptr"].tensor, first.args["c_ptr"].tensor
+    assert a.shape == ("2", "3") and a.numel == "6"
+    assert c.shape == ("4",) and c.numel == "4"
+    ragged = second.args["a_ptr"].tensor
+    assert ragged is None or ragged.shape is None  # ragged data: torch refuses it, no shape is made up

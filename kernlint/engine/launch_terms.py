@@ -21,6 +21,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var
+from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, literal_shape
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 from kernlint.source.names import int_literal, source_text
@@ -108,6 +109,9 @@ class _Wrapper:
         if not args or any(a.star for a in args):
             return None
         first = args[0].value
+        if kind in FROM_DATA:
+            shape = literal_shape(first)
+            return [int_val(n) for n in shape] if shape else None
         shape_of = _shape_of(first)
         if shape_of is not None:
             return self.tensor_dims(shape_of)
@@ -135,10 +139,26 @@ class _Wrapper:
 
     def stride(self, tensor: str, i: int):
         dims = self.tensor_dims(tensor)
-        if dims is None or not -len(dims) <= i < len(dims):
+        if dims is None:
+            return self._sliced_stride(tensor, i)
+        if not -len(dims) <= i < len(dims):
             return None
         i %= len(dims)
         return _product(dims[i + 1:])
+
+    def _sliced_stride(self, tensor: str, i: int):
+        """The stride of a view made by slicing each leading axis (``x[::2]``, ``x[:, 1::4]``): the
+        viewed tensor's stride on that axis times the slice's step."""
+        node = self.assigned(tensor)
+        if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and i >= 0
+                and all(isinstance(e.slice, cst.Slice) for e in node.slice)):
+            return None
+        base = self.stride(node.value.value, i)
+        if base is None or i >= len(node.slice):
+            return base
+        step = node.slice[i].slice.step
+        factor = 1 if step is None else int_literal(step)
+        return None if factor is None or factor < 1 else base * factor
 
     def numel(self, tensor: str):
         dims = self.tensor_dims(tensor)
@@ -338,8 +358,6 @@ class _Wrapper:
         return out
 
 
-_ALLOCATORS = ("empty", "zeros", "ones", "rand", "randn", "full", "empty_strided", "randint")
-_LIKE_ALLOCATORS = ("empty_like", "zeros_like", "ones_like", "rand_like", "randn_like", "full_like")
 #: methods whose result is the receiver's storage, whole: (method, the result is flat)
 _SAME_METHODS = {"contiguous": False, "clone": False, "detach": False, "float": False, "half": False,
                  "cuda": False, "flatten": True}
@@ -349,14 +367,15 @@ def _created_kind(node) -> str | None:
     """``torch.empty(...)`` and the other allocators: the allocator's name."""
     if isinstance(node, cst.Call):
         name = N.dotted(node.func) or ""
-        if name.startswith("torch.") and name[6:] in _ALLOCATORS:
+        if name.startswith("torch.") and (name[6:] in ALLOCATORS or name[6:] in FROM_DATA):
             return name[6:]
     return None
 
 
 def _like(node) -> str | None:
     """``torch.empty_like(x, ...)``: ``x``."""
-    if (isinstance(node, cst.Call) and (N.dotted(node.func) or "") in {f"torch.{a}" for a in _LIKE_ALLOCATORS}
+    if (isinstance(node, cst.Call) and (N.dotted(node.func) or "").startswith("torch.")
+            and (N.dotted(node.func) or "")[6:] in LIKE_ALLOCATORS
             and node.args and node.args[0].keyword is None
             and not node.args[0].star and isinstance(node.args[0].value, cst.Name)):
         return node.args[0].value.value
@@ -439,7 +458,7 @@ def _view_of(node) -> str | None:
 def _from_start(index) -> bool:
     """An index that keeps the first element: ``:``, ``0:``, ``:k``, ``0``, ``...``, ``None``."""
     if isinstance(index, cst.Slice):
-        return (index.lower is None or int_literal(index.lower) == 0) and index.step is None
+        return index.lower is None or int_literal(index.lower) == 0  # with a step too: ``x[::2]``
     value = index.value
     return int_literal(value) == 0 or isinstance(value, cst.Ellipsis) or (
         isinstance(value, cst.Name) and value.value == "None")
