@@ -46,3 +46,23 @@ def test_corpus_spans(corpus):
     rules = source_rules()
     checked = sum(_check_file(f"tb{i}.py", t["output"], rules) for i, t in enumerate(tasks[::4]))
     assert checked > 200
+
+
+def test_a_repeated_expression_is_located_in_a_kernel_holding_a_with_statement():
+    text = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows(X, Y, W, lock, stride, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * stride + cols, mask=cols < N)
+    with tl.static_range(1):
+        pass
+    tl.store(Y + row * stride + cols, x, mask=cols < N)
+    x = tl.load(X + row * stride + cols, mask=cols < N)
+    tl.store(Y + row * stride + cols, x, mask=cols < N)
+'''
+    assert _check_file("with.py", text, source_rules()) >= 4

@@ -262,7 +262,7 @@ def _ast_statements(body):
                     orelse = orelse[0].orelse
                 yield from _ast_statements(orelse)
             else:
-                yield from _ast_statements(stmt.orelse)
+                yield from _ast_statements(getattr(stmt, "orelse", []))  # a ``with`` has none
             continue
         if group and group[-1].end_lineno == stmt.lineno:
             group.append(stmt)
