@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
-from kernlint.model import BoundArg, HostValue, Launch, ModuleFacts, Span, TensorExtent
+from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
 from kernlint.source.names import source_text
 
@@ -820,17 +820,25 @@ def build(info) -> ModuleFacts:
             stack.pop()
         parents.append(stack[-1] if stack else -1)
         stack.append(i)
+    # the scope each kernel is defined in (-1: the module): a name launched in a function means the
+    # kernel of that name its own scope, or the nearest enclosing one, defines (Python's lookup)
+    index_of = {id(sc.node): i for i, sc in enumerate(scopes)}
+    defined: dict[tuple[int, str], list[Kernel]] = {}
+    for k in info.kernels:
+        own = index_of.get(id(k.node))
+        defined.setdefault((parents[own] if own is not None else -1, k.kernel.name), []).append(k.kernel)
     for site in sorted(sites, key=lambda s: s.start):
         line = bisect.bisect_right(starts, site.start)
-        scope = module_scope
+        scope, at = module_scope, -1
         # the innermost function holding the line: from the nearest def above, up its enclosing ones
         i = bisect.bisect_right(firsts, line) - 1
         while i >= 0:
             candidate = scopes[i]
             if candidate.first <= line <= candidate.last and candidate.node.name.value != site.kernel:
-                scope = candidate
+                scope, at = candidate, i
                 break
             i = parents[i]
+        site._targets = _visible_kernels(defined, parents, at, site.kernel) or [kernels[site.kernel]]
         scope.sites.append((site, line))
     for scope in [*scopes, module_scope]:
         if scope.sites:
@@ -841,6 +849,16 @@ def build(info) -> ModuleFacts:
 
     facts.launches.sort(key=lambda launch: (launch.span.line, launch.span.col))
     return facts
+
+
+def _visible_kernels(defined: dict, parents: list[int], at: int, name: str) -> list[Kernel] | None:
+    """The kernels ``name`` may mean in scope ``at`` (-1: the module): those defined there or in the
+    nearest scope around it (several where branches define it each their way)."""
+    while True:
+        found = defined.get((at, name))
+        if found is not None or at < 0:
+            return found
+        at = parents[at]
 
 
 def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, module_env: dict,
@@ -889,8 +907,9 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
         end_line = bisect.bisect_right(starts, max(site.end - 1, site.start))
         col = site.start - starts[line - 1] + 1
         span = Span(line, col, end_line, site.end - starts[end_line - 1] + 1)
-        launch = _launch(ev, kernels[kernel], call, env, span, info.path,
+        launch = _launch(ev, site._targets[-1], call, env, span, info.path,
                          scope.node.name.value if scope.node is not None else None, site)
+        launch.target_lines = tuple(k.span.line for k in site._targets)
         launch.offset = site.start
         launch.scope = HostScope(env)
         out.append(launch)

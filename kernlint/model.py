@@ -192,6 +192,13 @@ class Launch:
     offset: int = -1
     #: the host code's state at the launch (:class:`kernlint.facts.HostScope`): bindings, asserts, branches
     scope: Any = field(default=None, compare=False, repr=False)
+    #: the lines of the definitions the launch may call (a module can define one kernel name in several
+    #: functions, or in the branches of an ``if``); empty: any of that name
+    target_lines: tuple[int, ...] = ()
+
+    def calls(self, kernel: "Kernel") -> bool:
+        """Whether this launch may call that definition of its kernel's name."""
+        return not self.target_lines or kernel.span.line in self.target_lines
 
     def value(self, param: str) -> HostValue | None:
         arg = self.args.get(param) or self.options.get(param)
@@ -208,8 +215,11 @@ class ModuleFacts:
     #: module-level names whose value resolves (``BLOCK = 128``, ``CFG = {"BLOCK": 64}``)
     constants: dict[str, HostValue] = field(default_factory=dict)
 
-    def launches_of(self, kernel: str) -> list[Launch]:
-        return self._index()[0].get(kernel, [])
+    def launches_of(self, kernel: "str | Kernel") -> list[Launch]:
+        """The launches of a kernel: given by name, of every definition of that name."""
+        if isinstance(kernel, str):
+            return self._index()[0].get(kernel, [])
+        return [launch for launch in self._index()[0].get(kernel.name, []) if launch.calls(kernel)]
 
     def launch_at(self, offset: int) -> Launch | None:
         """The launch that starts at this character offset of the module's text."""

@@ -80,7 +80,7 @@ def _strides_of_every_launch(state, param: str) -> list[tuple[str, int, dict]] |
     """For each launch of the kernel: the tensor and dimension whose stride it passes as ``param``,
     and every stride parameter it passes (:func:`_stride_params`); None without launches or when a
     launch does not pass ``param`` as a stride."""
-    launches = state.info.facts.launches_of(state.name)
+    launches = state.info.facts.launches_of(state.kernel.kernel)
     if not launches:
         return None
     out = []
@@ -149,7 +149,7 @@ def _reads_an_index(state, access) -> bool:
     if access.kind != "load" or access.ptr.rank or access.ptr.lanes or access.ptr.block_ptr or access.loops:
         return False
     factors = state.index_loads.get(access.node, ())
-    launches = state.info.facts.launches_of(state.name)
+    launches = state.info.facts.launches_of(state.kernel.kernel)
     return any("stride" in p.lower() or any(p in _stride_params(state, launch) for launch in launches)
                for p in factors)
 
@@ -423,7 +423,7 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
         more = (f"; also computed in int32 and feeding addresses here: {', '.join(f'`{t}`' for t in others[:4])}"
                 f"{', ...' if len(others) > 4 else ''}" if others else "")
         at = f" ({v.against})" if v.against else ""
-        sizes = "" if state.info.facts.launches_of(state.name) else (
+        sizes = "" if state.info.facts.launches_of(state.kernel.kernel) else (
             " (no launch in this file gives the sizes: this holds for a tensor of more than 2**31 elements)")
         fix = (f"widen `{walker_text}` with `.to(tl.int64)` before the product"
                + ("; the `.to(tl.int64)` after the product comes too late" if product in late_casts(state) else ""))

@@ -233,3 +233,35 @@ def launch(M, N):
     assert c.shape == ("4",) and c.numel == "4"
     ragged = second.args["a_ptr"].tensor
     assert ragged is None or ragged.shape is None  # ragged data: torch refuses it, no shape is made up
+
+
+def test_a_launch_calls_the_kernel_its_own_scope_defines():
+    src = '''
+import torch
+import triton
+import triton.language as tl
+
+
+def first_case():
+    @triton.jit
+    def kernel(out_ptr, n):
+        tl.store(out_ptr + tl.program_id(0), n)
+
+    kernel[(2,)](torch.zeros(2), 7)
+
+
+def second_case():
+    @triton.jit
+    def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    kernel[(8,)](torch.ones(64), torch.zeros(64), 64, BLOCK=8)
+'''
+    info = discover("m.py", src, cst.parse_module(src))
+    first, second = (k.kernel for k in info.kernels)
+    (a,) = info.facts.launches_of(first)
+    (b,) = info.facts.launches_of(second)
+    assert set(a.args) == {"out_ptr", "n"} and a.grid_text == "(2,)"
+    assert set(b.args) == {"x_ptr", "y_ptr", "n", "BLOCK"} and b.grid_text == "(8,)"
+    assert len(info.facts.launches_of("kernel")) == 2  # by name: every definition's

@@ -548,7 +548,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         line = state.info.span_of_offsets(launch.start, launch.end).line
         facts = LaunchFacts(f"the launch on line {line}", launch=launch)
         host = module_facts.launch_at(launch.start)
-        if host is None or host.starred:
+        if host is None or host.starred or not host.calls(kernel):
             continue
         bound = {p: arg for p, arg in host.args.items() if p in names}
         resolved = {p: int_val(arg.value.value) for p, arg in host.args.items()

@@ -212,7 +212,7 @@ def _aliases(state) -> dict:
     """``{frozenset((a, b)): {launch offset: host name}}`` for the pointer parameters ``a`` and ``b``
     that a launch of the kernel binds to one host tensor (the same plain name)."""
     out: dict = {}
-    for launch in state.info.facts.launches_of(state.name):
+    for launch in state.info.facts.launches_of(state.kernel.kernel):
         by_text: dict = {}
         for param, arg in launch.args.items():
             text = arg.text.strip()

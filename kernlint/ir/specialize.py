@@ -213,7 +213,7 @@ def _target(info: ModuleInfo, found: DiscoveredKernel) -> _Target:
     constexpr = {p.name for p in kernel.params if p.annotation and "constexpr" in p.annotation}
     first = found.locator.span(fn.decorators[0]).line if fn.decorators else kernel.span.line
     return _Target(kernel, param_use(fn, params, constexpr, info.functions),
-                   info.facts.launches_of(kernel.name), module_float_type(info.source), first)
+                   info.facts.launches_of(kernel), module_float_type(info.source), first)
 
 
 _STRIDE_CALL = re.compile(r"^(?P<t>[\w.\[\]]+?)\.stride\(\s*(?P<d>-?\d+)\s*\)$")

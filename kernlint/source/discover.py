@@ -66,6 +66,8 @@ class Launch:
     end: int = 0
     _call: cst.Call | None = None
     _grid: cst.BaseExpression | None = None
+    #: the kernel definitions the name may mean where the launch stands (set with the module's facts)
+    _targets: list | None = None
 
     @property
     def grid(self) -> cst.BaseExpression:
