@@ -3,7 +3,7 @@ import libcst as cst
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
-from kernlint.engine.findings import named, reported_once
+from kernlint.engine.findings import access_line, named, reported_once
 
 
 def _asserted_one(asserts) -> set[str]:
@@ -29,7 +29,7 @@ def _one(element) -> bool:
 def _single_program_axes(state) -> set[int]:
     """Grid axes every launch in the module leaves at one program (absent, a value the host code
     resolves to 1, or a name the wrapper asserts is 1)."""
-    launches = state.info.facts.launches_of(state.name)
+    launches = state.info.facts.launches_of(state.kernel.kernel)
     if not launches:
         return set()
     common = None
@@ -81,7 +81,14 @@ What counts as a race:
   that contradicts what the launch states (a block that must cover a stride) proves nothing, and
   where every layout does, the store is not judged;
 - programs that store the same value (a constant, or one computed from sizes alone) do not race: the
-  result does not depend on which write lands last;
+  result does not depend on which write lands last. A value the engine does not model (a float
+  expression) counts as the same where it reads nothing a program, lane, iteration or load changes
+  (`1.0`, `scale * 0.5`); one that reads loaded data may differ (two programs that copy one element
+  write the same value, but the overlap is what a reader needs to see);
+- a kernel that never calls `tl.program_id` is asked under each launch that states its grid: every
+  program of a grid of more than one does the same work, so a store of a value that can differ
+  between them (read from memory the kernel also writes, or drawn from an atomic) races, and so
+  does a load of what the store writes;
 - `tl.atomic_add` hands each program a different old value, so `if tl.atomic_add(counter, 1) ==
   n - 1:` (the last arriver) lets one program through;
 - stores inside a spin-lock critical section (`while tl.atomic_cas(lock, 0, 1) == 1: pass` ...
@@ -234,7 +241,7 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
             target, _ = named(state, load)
             reader, writer = (", ".join(f"program_id({axis})={ids[side]}" for axis, ids in sorted(race.programs.items()))
                               for side in (0, 1))
-            line = state.kernel.locator.span(store.site, None).line
+            line = access_line(state, store)
             element = f"element {race.address}" if race.address is not None else "an element"
             sizes = f" with {race.text}" if race.text else ""
             through = (f" (the launch passes `{race.aliased}` as both `{load.ptr.base}` and `{store.ptr.base}`)"

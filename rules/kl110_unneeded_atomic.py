@@ -26,7 +26,10 @@ Reports `tl.atomic_add`/`atomic_max`/`atomic_min` whose footprint belongs to one
 question KL103 asks of a plain store (two distinct programs of a launch, both reaching the atomic
 with its mask and path, at one element), with two lanes of one program counted as well, refuted in
 every layout of the tensor KL103 tries (by the solver-free proof or by the solver). Iterations of
-one program's loop may update one element: they run in order. A ticket (`tl.atomic_add(counter, 1)`
+one program's loop may update one element: they run in order. The element must also be out of reach
+of every other access of that pointer by another program (a second atomic statement under a
+program-id branch, a plain store, a load that polls it): where one of those can reach it, or cannot
+be modelled, the atomic is needed. A ticket (`tl.atomic_add(counter, 1)`
 on one address) is shared by every program and is never reported. An atomic the engine cannot model
 (gathered indices, an unmodelled `if` around it), or one whose layouts the solver cannot all settle
 within its work budget, is not reported.

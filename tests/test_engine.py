@@ -293,3 +293,27 @@ def test_indices_that_split_one_bound_cover_it_together():
     covered, _ = lint_text("k.py", SPLIT_PLANES.replace("GRID", "triton.cdiv(n, 64)"), rule)
     short, _ = lint_text("k.py", SPLIT_PLANES.replace("GRID", "n // 64"), rule)
     assert covered.findings == [] and [f.rule for f in short.findings] == ["KL108"]
+
+
+def test_a_read_write_race_names_the_line_of_the_store_not_of_its_branch():
+    result, _ = lint_text("k.py", '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def handoff(flag_ptr, out_ptr):
+    pid = tl.program_id(0)
+    if pid == 0:
+        tl.store(out_ptr, tl.load(flag_ptr))
+    else:
+        tl.store(flag_ptr, 1)
+
+
+def run():
+    handoff[(2,)](torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32))
+''', [catalogue.all_rules()["KL103"]()])
+    (finding,) = result.findings
+    assert finding.rule == "KL103" and finding.span.line == 11
+    assert finding.evidence["store_line"] == 13 and "stores on line 13" in finding.message

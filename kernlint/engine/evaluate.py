@@ -918,6 +918,10 @@ class Evaluator:
             ptr = self._as_pointer(ptr)
         mask = self.expr(given["mask"]) if "mask" in given else None
         value = self.expr(given["value"]) if "value" in given else None
+        if "value" in given and not isinstance(value, Num) and self._uniform(given["value"]):
+            # a value the engine does not model that reads nothing a program, lane, iteration or load
+            # changes (``1.0``, ``scale * 0.5``): whatever it is, every program stores the same
+            value = Num(self.sym.fresh("same", "a value every program computes alike"))
         if "other" in given:
             self.expr(given["other"])
         checked: tuple = ()

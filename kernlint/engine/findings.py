@@ -82,6 +82,15 @@ def reported_once(rule, state, access, message, **evidence):
     yield finding
 
 
+def access_line(state, access) -> int:
+    """The line a reader finds the access on: its own call, or the call of a helper the module does
+    not list as a kernel."""
+    helper = _discovered(state, access.helper)
+    if helper is not None:
+        return helper.locator.span(access.node, None).line
+    return state.kernel.locator.span(access.site if access.helper is not None else access.node, None).line
+
+
 def _discovered(state, name: str | None):
     """The helper's own entry among the module's kernels (a ``@triton.jit`` function)."""
     if name is None:

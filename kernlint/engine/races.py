@@ -83,7 +83,11 @@ def judge_exclusive(prover: Prover, access: Access, single_axes: frozenset[int] 
         return False
     if isinstance(access.value, Num) and access.value.rank > access.ptr.offset.rank:
         return False  # one address broadcast over a block of values: its lanes all update it
-    return _two_programs(prover, access, access, single_axes, exclusive=True) is True
+    others = [a for a in prover.model.accesses if a is not access and getattr(a.ptr, "base", None) == access.ptr.base]
+    # the element is its program's alone only if no other program reaches it through any access
+    # (another atomic, a plain store, a load that polls it) either
+    return all(_two_programs(prover, access, other, single_axes, exclusive=True) is True
+               for other in [access, *others])
 
 
 def _two_programs(prover: Prover, first: Access, other: Access, single_axes: frozenset[int],
@@ -92,8 +96,11 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     (a store twice: with values that may differ): a :class:`Race`, or None. ``launches``: only
     under these launches. ``exclusive``: True where that is refuted in every layout instead."""
     model = prover.model
-    axes = [a for a in sorted(model.pids) if a not in single_axes]
-    if not axes:
+    # a kernel that never reads its program id: every program of a launch of several does the same work
+    virtual = not model.pids
+    pid_axes = {0: (int_var("pid!0"), int_var("grid!0"))} if virtual else model.pids
+    axes = [a for a in sorted(pid_axes) if a not in single_axes]
+    if not axes or (virtual and not prover.launches):
         return None
     same = first is other
     # a load of the very element the store writes (``x = tl.load(p); tl.store(p, f(x))``): the
@@ -101,6 +108,8 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     one_address = same or first.ptr.offset.term.eq(other.ptr.offset.term)
     value = (other.value.term if same and not exclusive and isinstance(other.value, Num) and not other.value.is_bool
              else None)
+    if virtual and same and not exclusive and value is None:
+        return None  # programs that run the same code on an unmodelled value: nothing says it differs
     # a scatter through loaded indices is not this question, nor an unmodelled value
     plain = prover.modelled(first, *([value] if value is not None else []))
     plain_other = plain if same else prover.modelled(other)
@@ -116,7 +125,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         fixed = [f for f in fixed if f in fixed_other]
     if path_vars & model.constexprs and not fixed:
         return None  # a compile-time flag no launch fixes may encode what the author proved
-    pids = {a: model.pids[a][0] for a in axes}
+    pids = {a: pid_axes[a][0] for a in axes}
     for a, pid in pids.items():
         names.setdefault(pid.decl().name(), pid)
     own = {n: v for n, v in names.items() if n.startswith(PER_PROGRAM)}
@@ -135,6 +144,9 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in other_lanes), *cond,
               *(second(c) for c in other_cond)]
     domain += [v != int_var(n + SECOND) for n, v in own.items() if n.startswith("ticket!")]
+    if virtual:
+        pid, grid = pid_axes[0]
+        domain += [grid >= 1, pid >= 0, pid < grid, second(pid) >= 0, second(pid) < grid]
     # CUDA's grid: at most 2**31 - 1 programs on axis 0, 65535 on axes 1 and 2
     domain += [z3.And(p < GRID_LIMITS[a], second(p) < GRID_LIMITS[a]) for a, p in pids.items()]
     address, other_address = first.ptr.offset.term, other.ptr.offset.term
@@ -150,8 +162,13 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     layout_address = address if one_address else address + other_address
     programs = [v.decl().name() for v in apart] if one_address else ()
     asked = fixed if prover.launches else [None]
+    if virtual:  # the launches that say how many programs there are
+        asked = [f for f in asked if all(a in f.grid for a in range(3))]
     for facts_of_launch in asked:
         facts = [*domain, *prover._bindings(facts_of_launch, set(names) & set(model.params))]
+        if virtual:
+            grid = facts_of_launch.grid
+            facts.append(pid_axes[0][1] == grid[0] * grid[1] * grid[2])
         given = dict(facts_of_launch.values) if facts_of_launch is not None else {}
         if exclusive:
             if not _refuted_in_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs):
