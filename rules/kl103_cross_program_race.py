@@ -90,7 +90,10 @@ What counts as a race:
   between them (read from memory the kernel also writes, or drawn from an atomic) races, and so
   does a load of what the store writes;
 - `tl.atomic_add` hands each program a different old value, so `if tl.atomic_add(counter, 1) ==
-  n - 1:` (the last arriver) lets one program through;
+  n - 1:` (the last arriver) lets one program through; `tl.atomic_cas(flag, c, v)` with `c != v`
+  the same in every program claims the flag: no two programs see `c` at once (one wins an election,
+  or a lock passes from one to the next), so what only the program that saw `c` writes is never
+  written by two at once;
 - stores inside a spin-lock critical section (`while tl.atomic_cas(lock, 0, 1) == 1: pass` ...
   `tl.atomic_xchg(lock, 0)`, an exchange on that same pointer: one on a flag inside the section does
   not release it) are ordered by the lock; axes every launch leaves at one program (or

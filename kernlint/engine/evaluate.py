@@ -90,6 +90,8 @@ class KernelModel:
     late_casts: set = field(default_factory=set)
     #: int32 products multiplied again afterwards: indices, not offsets
     scaled: set = field(default_factory=set)
+    #: the value a claiming compare-and-swap returned -> the value that means "claimed"
+    claims: dict = field(default_factory=dict)
 
 
 class _Return(Exception):
@@ -731,6 +733,17 @@ class Evaluator:
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
 
+    def _claim(self, given: dict):
+        """``tl.atomic_cas(p, c, v)`` with ``c != v`` the same in every program: of the programs that
+        see ``c``, each sees it only after another has put it back (a lock), or one alone does (an
+        election): never two at once. The returned value, with what it is compared with."""
+        cmp = _claim_of(self.expr(given.get("cmp")), self.expr(given.get("value")))
+        if cmp is None:
+            return None
+        old = self.sym.fresh("claim", "the value a compare-and-swap returned")
+        self.model.claims[old.decl().name()] = cmp
+        return Num(old, data=True, bits=64)
+
     def _as_pointer(self, value: Num):
         """An address built from a parameter the engine took for a scalar (``Q + offs`` passed to
         ``tl.load``): the one parameter added at the top of the sum is the tensor's base."""
@@ -946,10 +959,23 @@ class Evaluator:
         # what a load returns has its tensor's dtype, which the kernel does not state: wide until cast
         if name == TL + "atomic_add":  # each program draws a different old value: a ticket
             return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True, bits=64)
+        if name == TL + "atomic_cas" and not rank:
+            claimed = self._claim(given)
+            if claimed is not None:
+                return claimed
         loaded = self.sym.fresh("data", "a loaded value")
         if rank:
             self.model.lane_data.add(loaded.decl().name())
         return Num(loaded, rank, data=True, bits=64)
+
+
+def _claim_of(cmp, val) -> object | None:
+    """The compare value of ``tl.atomic_cas(p, cmp, val)`` when the swap claims the element: both
+    the same in every program, and different."""
+    if not (isinstance(cmp, Num) and isinstance(val, Num) and _program_independent(cmp)
+            and _program_independent(val)):
+        return None
+    return cmp.term if z3.is_true(z3.simplify(cmp.term != val.term)) else None
 
 
 def _walks(value: Num) -> bool:

@@ -144,6 +144,9 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in other_lanes), *cond,
               *(second(c) for c in other_cond)]
     domain += [v != int_var(n + SECOND) for n, v in own.items() if n.startswith("ticket!")]
+    # two programs never hold one compare-and-swap claim at once
+    domain += [z3.Not(z3.And(v == model.claims[n], second(v) == model.claims[n]))
+               for n, v in own.items() if n in model.claims]
     if virtual:
         pid, grid = pid_axes[0]
         domain += [grid >= 1, pid >= 0, pid < grid, second(pid) >= 0, second(pid) < grid]
@@ -176,7 +179,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
             continue
         witness = _for_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs)
         if witness is not None:
-            return _race(prover, first, pids, witness, second)
+            return _race(prover, first, pids, witness, second, symmetric=same)
     return True if exclusive and asked else None
 
 
@@ -330,11 +333,15 @@ def _impossible(prover, facts: list) -> bool:
     return prover.solving.solve(facts, z3.BoolVal(True), rlimit=RACE_RLIMIT)[0] == z3.unsat
 
 
-def _race(prover, access, pids, witness, second) -> Race:
+def _race(prover, access, pids, witness, second, symmetric: bool = False) -> Race:
     programs = {}
     for axis, pid in pids.items():
         a, b = (witness.eval(p, model_completion=True) for p in (pid, second(pid)))
         programs[axis] = (a.as_long() if z3.is_int_value(a) else None, b.as_long() if z3.is_int_value(b) else None)
+    ids = [programs[a] for a in sorted(programs)]
+    if symmetric and all(None not in pair for pair in ids) and [b for _, b in ids] < [a for a, _ in ids]:
+        # two programs at one store: named in the order of their ids, whichever the solver met first
+        programs = {axis: (b, a) for axis, (a, b) in programs.items()}
     addr = witness.eval(access.ptr.offset.term, model_completion=True)
     shown = []
     relevant = set(free_vars(access.ptr.offset.term))

@@ -39,7 +39,7 @@ def _made_once(table: dict, key, make):
 
 #: the prefixes of the variables that belong to one program (its ids, lanes, loop iterations, the data
 #: it loads): a second program of a launch gets its own; sizes, strides and the grid are shared
-PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "bits!")
+PER_PROGRAM = ("pid!", "lane!", "iter_", "data!", "ticket!", "claim!", "bits!")
 #: the scalars that walk with the run: program ids, loop iterations, loaded values (an index, a token offset)
 WALKING = ("pid!", "iter_", "data!", "ticket!")
 #: the prefixes of the values standing in for what the evaluator could not model
