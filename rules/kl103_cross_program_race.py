@@ -80,15 +80,17 @@ What counts as a race:
   The strides' stand-ins lie above the 2**31 elements a launch allows each size on purpose; a layout
   that contradicts what the launch states (a block that must cover a stride) proves nothing, and
   where every layout does, the store is not judged;
-- programs that store the same value (a constant, or one computed from sizes alone) do not race: the
-  result does not depend on which write lands last. A value the engine does not model (a float
-  expression) counts as the same where it reads nothing a program, lane, iteration or load changes
-  (`1.0`, `scale * 0.5`); one that reads loaded data may differ (two programs that copy one element
-  write the same value, but the overlap is what a reader needs to see);
+- programs that store the same value (a constant, or one computed from sizes alone) at one element
+  are a *warning* ("overlapping writes"), not an error: the result does not depend on which write
+  lands last, but the writes still race (a data race in CUDA's memory model, and the traffic is
+  repeated). A value the engine does not model (a float expression) counts as the same where it
+  reads nothing a program, lane, iteration or load changes (`1.0`, `scale * 0.5`); one that reads
+  loaded data may differ (two programs that copy one element write the same value, but the overlap
+  is what a reader needs to see);
 - a kernel that never calls `tl.program_id` is asked under each launch that states its grid: every
-  program of a grid of more than one does the same work, so a store of a value that can differ
-  between them (read from memory the kernel also writes, or drawn from an atomic) races, and so
-  does a load of what the store writes;
+  program of a grid of more than one does the same work. A store of a value that can differ between
+  them (read from memory the kernel also writes, or drawn from an atomic) races (an error), and so
+  does a load of what the store writes; any other store is an overlapping write (a warning);
 - `tl.atomic_add` hands each program a different old value, so `if tl.atomic_add(counter, 1) ==
   n - 1:` (the last arriver) lets one program through; `tl.atomic_cas(flag, c, v)` with `c != v`
   the same in every program claims the flag: no two programs see `c` at once (one wins an election,
@@ -268,8 +270,19 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
             what = "read, modify and write" if race.read_modify_write else "write"
             sizes = f" with {race.text}" if race.text else ""
             element = f"element {race.address}" if race.address is not None else "one element"
+            evidence = dict(pointer=target, programs={str(a): list(ids) for a, ids in race.programs.items()},
+                            address=race.address, read_modify_write=race.read_modify_write,
+                            same_value=race.same_value)
+            if race.same_value:
+                for finding in reported_once(self, state, access,
+                        f"overlapping writes: two programs write {element} of `{target}` non-atomically, with "
+                        f"the same value (the result does not depend on which lands last, but the writes race "
+                        f"and repeat the traffic: let one program write it); witness: {programs}{sizes}",
+                        **evidence):
+                    finding.level = Level.WARNING
+                    yield finding
+                continue
             yield from reported_once(self, state, access,
                 f"cross-program race: two programs {what} {element} of `{target}` non-atomically, "
                 f"possibly with different values, for every layout of the tensor; witness: {programs}{sizes}",
-                pointer=target, programs={str(a): list(ids) for a, ids in race.programs.items()},
-                address=race.address, read_modify_write=race.read_modify_write)
+                **evidence)

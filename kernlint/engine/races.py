@@ -44,6 +44,8 @@ class Race:
     store: Access | None = None
     #: the host expression a launch passes as both the load's and the store's pointer
     aliased: str | None = None
+    #: the two programs write the same value (a constant, or what they compute alike)
+    same_value: bool = False
 
 
 def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = frozenset()) -> Race | None:
@@ -108,8 +110,6 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     one_address = same or first.ptr.offset.term.eq(other.ptr.offset.term)
     value = (other.value.term if same and not exclusive and isinstance(other.value, Num) and not other.value.is_bool
              else None)
-    if virtual and same and not exclusive and value is None:
-        return None  # programs that run the same code on an unmodelled value: nothing says it differs
     # a scatter through loaded indices is not this question, nor an unmodelled value
     plain = prover.modelled(first, *([value] if value is not None else []))
     plain_other = plain if same else prover.modelled(other)
@@ -157,8 +157,8 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # program that add to one element need the atomic as much as two programs do)
     apart = [*pids.values(), *(v for n, v in own.items() if exclusive and n.startswith("lane!"))]
     goal = [z3.Or([v != second(v) for v in apart]), address == second(other_address)]
-    if value is not None:
-        goal.append(value != second(value))
+    # programs that run the same code on an unmodelled value: nothing says that it differs
+    alike = same and not exclusive and (value is not None or virtual)
     if launches is not None:
         fixed = [f for f in fixed if f in launches]
     # the proof without a solver reads one address for both programs
@@ -178,8 +178,16 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
                 return None
             continue
         witness = _for_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs)
-        if witness is not None:
-            return _race(prover, first, pids, witness, second, symmetric=same)
+        if witness is None:
+            continue
+        if alike:
+            # the writes overlap: do the values differ too? (asked only of an overlap: most stores have none)
+            differs = value is not None and _for_every_layout(
+                prover, facts, z3.And(*goal, value != second(value)), layout_address, given, programs)
+            if differs:
+                return _race(prover, first, pids, differs, second, symmetric=same)
+            return _race(prover, first, pids, witness, second, symmetric=same, same_value=True)
+        return _race(prover, first, pids, witness, second, symmetric=same)
     return True if exclusive and asked else None
 
 
@@ -333,7 +341,7 @@ def _impossible(prover, facts: list) -> bool:
     return prover.solving.solve(facts, z3.BoolVal(True), rlimit=RACE_RLIMIT)[0] == z3.unsat
 
 
-def _race(prover, access, pids, witness, second, symmetric: bool = False) -> Race:
+def _race(prover, access, pids, witness, second, symmetric: bool = False, same_value: bool = False) -> Race:
     programs = {}
     for axis, pid in pids.items():
         a, b = (witness.eval(p, model_completion=True) for p in (pid, second(pid)))
@@ -353,7 +361,7 @@ def _race(prover, access, pids, witness, second, symmetric: bool = False) -> Rac
     address = addr.as_long() if z3.is_int_value(addr) and addr.as_long() < SIZE else None
     rmw = any(a.kind == "load" and isinstance(a.ptr, Ptr) and a.ptr.base == access.ptr.base
               and a.ptr.offset.term.eq(access.ptr.offset.term) for a in prover.model.accesses)
-    return Race(access, programs, address, ", ".join(shown), rmw)
+    return Race(access, programs, address, ", ".join(shown), rmw, same_value=same_value)
 
 
 # -- two programs apart without a solver ----------------------------------------------------------
