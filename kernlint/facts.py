@@ -325,12 +325,10 @@ class HostEvaluator:
         if kind.endswith("_like"):
             src = self._value(positional[0].value, env, d) if positional else UNKNOWN
             return _Tensor(f"<{kind}>", src.shape, src.numel) if isinstance(src, _Tensor) else _Tensor(f"<{kind}>")
-        dims = positional[:-1] if kind == "full" else positional
-        if len(dims) == 1 and isinstance(dims[0].value, (cst.Tuple, cst.List)):
-            dims = list(dims[0].value.elements)
-        if not dims or any(getattr(el, "star", None) for el in dims) or isinstance(dims[0], cst.StarredElement):
+        dims = size_arguments(kind, node)
+        if not dims:
             return _Tensor(f"<{kind}>")
-        shape = tuple(self._dim(el.value, env, d) for el in dims)
+        shape = tuple(self._dim(el, env, d) for el in dims)
         return _Tensor(f"<{kind}>", shape, " * ".join(shape) if len(shape) > 1 else shape[0])
 
     def _dim(self, node: cst.BaseExpression, env: dict, d: int) -> str:
@@ -365,6 +363,29 @@ ALLOCATORS = frozenset({"empty", "zeros", "ones", "full", "rand", "randn", "rand
 LIKE_ALLOCATORS = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"})
 #: ``torch.<name>([[...], ...])``: the constructors from a nested list of values
 FROM_DATA = frozenset({"tensor", "as_tensor"})
+
+
+def size_arguments(kind: str, node: cst.Call) -> list[cst.BaseExpression] | None:
+    """The expressions an allocator's size is written with: ``torch.empty(M, N)`` and
+    ``torch.empty((M, N))`` -> [M, N], ``torch.full((M, N), v)`` -> [M, N], ``torch.randint(lo, hi,
+    (n,))`` -> [n], ``size=(...)``; ``torch.empty(x.shape)`` -> [x.shape]. None where starred."""
+    if any(a.star for a in node.args):
+        return None
+    positional = [a.value for a in node.args if a.keyword is None]
+    given = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "size"]
+    if given:
+        sized = given
+    elif kind == "full":
+        sized = positional[:1]
+    elif kind == "randint":
+        sized = positional[-1:] if len(positional) >= 2 else []  # (high, size) or (low, high, size)
+    else:
+        sized = positional
+    if len(sized) == 1 and isinstance(sized[0], (cst.Tuple, cst.List)):
+        if any(isinstance(el, cst.StarredElement) for el in sized[0].elements):
+            return None
+        return [el.value for el in sized[0].elements]
+    return sized
 
 
 def literal_shape(node: cst.BaseExpression) -> tuple[int, ...] | None:

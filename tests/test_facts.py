@@ -265,3 +265,20 @@ def second_case():
     assert set(a.args) == {"out_ptr", "n"} and a.grid_text == "(2,)"
     assert set(b.args) == {"x_ptr", "y_ptr", "n", "BLOCK"} and b.grid_text == "(8,)"
     assert len(info.facts.launches_of("kernel")) == 2  # by name: every definition's
+
+
+def test_allocator_sizes_are_read_from_where_each_allocator_takes_them():
+    f = facts('''
+def launch(M, N, n_bins):
+    a = torch.randint(0, n_bins, (M, N))
+    c = torch.full((N,), 1.5)
+    d = torch.randint(n_bins, size=(M,))
+    e = torch.empty(M, N)
+    mm[(1,)](a, c, M, N, 64, 64, 64)
+    mm[(1,)](d, e, M, N, 64, 64, 64)
+''')
+    first, second = f.launches_of("mm")
+    assert first.args["a_ptr"].tensor.shape == ("M", "N")
+    assert first.args["c_ptr"].tensor.shape == ("N",)
+    assert second.args["a_ptr"].tensor.shape == ("M",)
+    assert second.args["c_ptr"].tensor.shape == ("M", "N")

@@ -21,7 +21,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var
-from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, literal_shape
+from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, literal_shape, size_arguments
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 from kernlint.source.names import int_literal, source_text
@@ -105,20 +105,15 @@ class _Wrapper:
         kind = _created_kind(node)
         if kind is None:
             return None
-        args = [a for a in node.args if a.keyword is None]
-        if not args or any(a.star for a in args):
-            return None
-        first = args[0].value
         if kind in FROM_DATA:
-            shape = literal_shape(first)
+            shape = literal_shape(node.args[0].value) if node.args and node.args[0].keyword is None else None
             return [int_val(n) for n in shape] if shape else None
-        shape_of = _shape_of(first)
+        parts = size_arguments(kind, node)
+        if not parts:
+            return None
+        shape_of = _shape_of(parts[0]) if len(parts) == 1 else None
         if shape_of is not None:
             return self.tensor_dims(shape_of)
-        if isinstance(first, (cst.Tuple, cst.List)):
-            parts = [el.value for el in first.elements]
-        else:
-            parts = [a.value for a in args] if kind not in ("full", "randint") else [first]
         dims = [self.node(p) for p in parts]
         return dims if dims and all(d is not None for d in dims) else None
 
