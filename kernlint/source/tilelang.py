@@ -26,7 +26,7 @@ import libcst as cst
 from kernlint.facts import COMPARE
 from kernlint.source import names as N
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
-from kernlint.source.names import source_text
+from kernlint.source.names import argument, source_text
 
 #: canonical prefixes of the TileLang language module (``import tilelang.language as T``)
 _PREFIXES = ("tilelang.language.", "tvm.script.tir.", "tvm.script.tirx.", "T.")
@@ -368,16 +368,6 @@ class TileLangState:
 # --------------------------------------------------------------------------- the walk
 
 
-def _kw(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpression | None:
-    for i, arg in enumerate(call.args):
-        if arg.keyword is not None:
-            if arg.keyword.value == name:
-                return arg.value
-        elif pos is not None and i == pos:
-            return arg.value
-    return None
-
-
 def _target_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.Name):
         return [target.value]
@@ -416,12 +406,12 @@ class _Walker:
             ):
                 kind = self.op_name(ann.func)
                 scope = {"FragmentBuffer": "local.fragment", "SharedBuffer": "shared.dyn"}.get(kind, "global")
-                shape = _kw(ann, "shape", 0)
+                shape = argument(ann, "shape", 0)
                 if isinstance(shape, cst.Name):  # shape = [batch, seq_len, heads, dim] in the factory
                     bound = self.state.env.lookup(shape.value)
                     if isinstance(bound, (cst.List, cst.Tuple)):
                         shape = bound
-                dtype = _kw(ann, "dtype", 1)
+                dtype = argument(ann, "dtype", 1)
                 self.state.buffers[p.name.value] = Buffer(p.name.value, scope, _shape(shape), dtype, p)
             elif isinstance(ann, cst.Subscript) and (self.op_name(ann.value) or "") in ("Tensor", "Buffer"):
                 # T.Tensor[(M, K), dtype]
@@ -450,7 +440,7 @@ class _Walker:
                 call = item.item
                 if isinstance(call, cst.Call) and self.op_name(call.func) == "Kernel" and self.state.launch is None:
                     grid = [a.value for a in call.args if a.keyword is None]
-                    threads = _kw(call, "threads")
+                    threads = argument(call, "threads")
                     block_vars = _target_names(item.asname.name) if item.asname else []
                     self.state.launch = Launch(grid, block_vars, threads, stmt)
             self.block(stmt.body, loops, guards)
@@ -483,7 +473,7 @@ class _Walker:
             positional = [a.value for a in it.args if a.keyword is None]
             if op in ("Pipelined", "pipelined"):
                 kind = "pipelined"
-                stages = _kw(it, "num_stages")
+                stages = argument(it, "num_stages")
             elif op in ("Parallel", "parallel", "vectorized", "Vectorized"):
                 kind = "parallel"
             elif op in ("serial", "Serial"):
@@ -555,18 +545,18 @@ class _Walker:
                 op = self.op_name(value.func)
                 if op in ALLOC_SCOPES and isinstance(target, cst.Name):
                     if op == "alloc_var":
-                        dtype, shape = _kw(value, "dtype", 0), []
-                        init = _kw(value, "init", 1)
+                        dtype, shape = argument(value, "dtype", 0), []
+                        init = argument(value, "init", 1)
                     else:
-                        shape_node = _kw(value, "shape", 0)
+                        shape_node = argument(value, "shape", 0)
                         if isinstance(shape_node, cst.Name):
                             bound = st.env.lookup(shape_node.value)
                             if isinstance(bound, (cst.List, cst.Tuple)):
                                 shape_node = bound
-                        shape, dtype = _shape(shape_node), _kw(value, "dtype", 1)
+                        shape, dtype = _shape(shape_node), argument(value, "dtype", 1)
                         init = None
                     scope = ALLOC_SCOPES[op]
-                    scope_arg = _kw(value, "scope", 2)
+                    scope_arg = argument(value, "scope", 2)
                     if op == "alloc_shared" and isinstance(scope_arg, cst.SimpleString):
                         scope = str(scope_arg.evaluated_value)
                     st.buffers[target.value] = Buffer(target.value, scope, shape, dtype, small, initialised=init is not None)
@@ -648,11 +638,11 @@ class _Walker:
         for call in calls_in(value):
             op = self.op_name(call.func)
             if op in ("access_ptr", "address_of"):
-                base = _kw(call, "base", 0) if op == "access_ptr" else _kw(call, "buffer_load", 0)
+                base = argument(call, "base", 0) if op == "access_ptr" else argument(call, "buffer_load", 0)
                 region = self.region(base) if base is not None else None
                 if region is None:
                     continue
-                mode = self.state.env.value(_kw(call, "access_type", 1)) if op == "access_ptr" else "rw"
+                mode = self.state.env.value(argument(call, "access_type", 1)) if op == "access_ptr" else "rw"
                 mode = {1: "r", 2: "w", 3: "rw"}.get(mode, mode) if isinstance(mode, int) else (mode or "r")
                 if "r" in str(mode):
                     reads.append(region.buffer)
@@ -709,8 +699,8 @@ class _Walker:
                         value=value), loops, guards)
             return
         if op == "copy" and len(positional) + len(kwargs) >= 2:
-            src = self.region(_kw(value, "src", 0))
-            dst = self.region(_kw(value, "dst", 1))
+            src = self.region(argument(value, "src", 0))
+            dst = self.region(argument(value, "dst", 1))
             reads = [src.buffer] if src else []
             writes = [dst.buffer] if dst else []
             for side in (src, dst):
@@ -719,9 +709,9 @@ class _Walker:
             self.add(Op("copy", value, op, reads=reads, writes=writes, src=src, dst=dst, args=positional,
                         kwargs=kwargs), loops, guards)
         elif op in ("gemm", "gemm_v1", "gemm_v2", "wgmma_gemm", "gemm_sp"):
-            a, b, c = (_kw(value, n, i) for i, n in enumerate(("A", "B", "C")))
+            a, b, c = (argument(value, n, i) for i, n in enumerate(("A", "B", "C")))
             if op == "gemm_sp":
-                a, b, c = _kw(value, "A_sparse", 0), _kw(value, "B", 2), _kw(value, "C", 3)
+                a, b, c = argument(value, "A_sparse", 0), argument(value, "B", 2), argument(value, "C", 3)
             names = [self.region(x).buffer if x is not None and self.region(x) else None for x in (a, b, c)]
             clear = self.clear_kind(kwargs.get("clear_accum"), loops)
             reads = [n for n in names[:2] if n]
@@ -731,14 +721,14 @@ class _Walker:
                         kwargs=kwargs, src=self.region(a) if a is not None else None,
                         dst=self.region(c) if c is not None else None, clear=clear), loops, guards)
         elif op in ("clear", "fill"):
-            target = self.region(_kw(value, "buffer", 0)) if positional or "buffer" in kwargs else None
+            target = self.region(argument(value, "buffer", 0)) if positional or "buffer" in kwargs else None
             if target:
                 self.add(Op(op, value, op, writes=[target.buffer], dst=target, args=positional, kwargs=kwargs),
                          loops, guards)
         elif op in REDUCE_OPS:
-            src = self.region(_kw(value, "buffer", 0))
-            dst = self.region(_kw(value, "out", 1))
-            clear = _kw(value, "clear", 3)
+            src = self.region(argument(value, "buffer", 0))
+            dst = self.region(argument(value, "out", 1))
+            clear = argument(value, "clear", 3)
             clears = clear is None or st.env.value(clear) != 0
             reads = [src.buffer] if src else []
             if dst and (not clears or op == "cumsum" and dst.buffer == (src.buffer if src else None)):
@@ -746,8 +736,8 @@ class _Walker:
             self.add(Op("reduce", value, op, reads=reads, writes=[dst.buffer] if dst else [], src=src, dst=dst,
                         args=positional, kwargs=kwargs), loops, guards)
         elif op in ATOMIC_OPS:
-            dst = self.region(_kw(value, "dst", 0))
-            src_node = _kw(value, "value", 1)
+            dst = self.region(argument(value, "dst", 0))
+            src_node = argument(value, "value", 1)
             src = self.region(src_node) if src_node is not None else None
             reads = ([src.buffer] if src else []) + (self.buffer_reads(src_node) if src is None and src_node else [])
             self.add(Op("atomic", value, op, reads=reads, writes=[dst.buffer] if dst else [], src=src, dst=dst,
@@ -885,7 +875,7 @@ def _autotuned(info: ModuleInfo, fn: cst.FunctionDef) -> dict[str, list[cst.Base
         func = call.func if isinstance(call, cst.Call) else call
         if not (N.dotted(func) or "").endswith("autotune"):
             continue
-        configs = _kw(call, "configs", 0) if isinstance(call, cst.Call) else None
+        configs = argument(call, "configs", 0) if isinstance(call, cst.Call) else None
         nodes: list[cst.CSTNode] = [configs] if configs is not None else []
         if isinstance(configs, cst.Call) and info.functions.get(N.dotted(configs.func) or "") is not None:
             nodes.append(info.functions[N.dotted(configs.func)])
