@@ -178,7 +178,7 @@ def _innermost(product):
         inner = [p for p in product.walker.narrow if p is not product]
         if not inner:
             return product
-        product = min(inner, key=lambda p: len(p.walker.narrow))
+        product = min(inner, key=lambda p: (len(p.walker.narrow), p.order))  # not the set's order: the hash's
 
 
 def _operands(node) -> tuple:
