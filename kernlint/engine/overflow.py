@@ -64,7 +64,7 @@ def products_fed(model) -> dict:
     than 2**31 rows of what it counts)."""
     fed: dict[Narrow, list[Access]] = {}
     for access in model.accesses:
-        for product in products_of(access):
+        for product in sorted(products_of(access), key=lambda p: p.order):  # a set's order is its hashes'
             if product not in model.scaled:
                 fed.setdefault(product, []).append(access)
     return fed
