@@ -219,11 +219,14 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
     def check(self, state):
         from kernlint.engine.run import races, read_write_races, scatter_stores
 
-        locked = {id(a.node) for a in state.accesses if a.locked}  # inside a spin-lock critical section
         single = frozenset(_single_program_axes(state))
-        yield from self._write_write(state, races(state, single), locked)
-        yield from self._read_write(state, read_write_races(state, single), locked)
-        yield from self._scatters(state, scatter_stores(state), locked)
+        write_write, read_write, scatters = races(state, single), read_write_races(state, single), scatter_stores(state)
+        if not (write_write or read_write or scatters):
+            return
+        locked = {id(a.node) for a in state.accesses if a.locked}  # inside a spin-lock critical section
+        yield from self._write_write(state, write_write, locked)
+        yield from self._read_write(state, read_write, locked)
+        yield from self._scatters(state, scatters, locked)
 
     def _scatters(self, state, stores, locked):
         for store in stores:

@@ -1,7 +1,9 @@
 import libcst as cst
 
+from kernlint.engine.run import called_names
 from kernlint.model import Level
 from kernlint.rule import Confirmation
+from kernlint.source.interpret import REDUCTIONS
 from kernlint.source.rulebase import SourceRule
 from kernlint.source.values import ZERO_PADDED, Fact, PaddedAxis, PaddingSide
 
@@ -164,6 +166,9 @@ def norm_bwd(dy_ptr, x_ptr, mean_ptr, var_ptr, dx_ptr, n, eps, BLOCK: tl.constex
     )
 
     def check(self, state):
+        called = called_names(state)
+        if called is not None and not called & {name.rsplit(".", 1)[-1] for name in REDUCTIONS}:
+            return  # no reduction to judge: the padding walk is not needed
         for red in state.reductions:
             arg = red.arg
             axis_node = red.node.args[1].value if len(red.node.args) > 1 else next(

@@ -92,6 +92,12 @@ class KernelModel:
     scaled: set = field(default_factory=set)
     #: the value a claiming compare-and-swap returned -> the value that means "claimed"
     claims: dict = field(default_factory=dict)
+    #: the last name of every function or method the kernel calls (``sum`` for ``tl.sum`` and ``x.sum``)
+    called: set = field(default_factory=set)
+    #: ``if``/``while`` tests and ``for`` ranges that may read loaded data (or that the engine cannot read)
+    data_tests: int = 0
+    #: the evaluation stopped short (nesting too deep) or left a helper out (inlined too deep)
+    partial: bool = False
 
 
 class _Return(Exception):
@@ -126,6 +132,8 @@ def _to_int(v) -> z3.ArithRef:
     return z3.If(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
 
 
+#: the variables that stand for what a kernel read from memory, or for what the engine cannot follow
+_DATA_LIKE = ("data!", "ticket!", "claim!", *UNMODELLED)
 #: the names of values that may differ from one program (lane, iteration, load) to the next: a
 #: program's own variables, and the unmodelled values standing in for them
 _PROGRAM_DEPENDENT = (*PER_PROGRAM, *UNMODELLED)
@@ -187,8 +195,16 @@ class Evaluator:
         except _Return:
             pass
         except RecursionError:
-            pass
+            self.model.partial = True
         return self.model
+
+    def _data_test(self, value, node) -> None:
+        """Count a branch test or loop range that may read loaded data (KL106's question)."""
+        if isinstance(value, Num) and not value.lanes:
+            if value.data or any(n.startswith(_DATA_LIKE) for n in free_vars(value.term)):
+                self.model.data_tests += 1
+        elif node is not None and not self._uniform(node):
+            self.model.data_tests += 1
 
     # -- statements ----------------------------------------------------------------------------
     def block(self, body, top: bool = False) -> None:
@@ -263,7 +279,10 @@ class Evaluator:
     def for_loop(self, stmt: cst.For) -> None:
         bounds = self._range(stmt.iter)
         if bounds is None:
-            self.expr(stmt.iter)
+            self._data_test(self.expr(stmt.iter), stmt.iter)
+        elif self.recording:
+            for bound in bounds:
+                self._data_test(bound, None)
         var = stmt.target.value if isinstance(stmt.target, cst.Name) else None
         carried = assigned_names(stmt.body)
         k = self.sym.fresh(f"iter_{var or 'loop'}", f"iteration of `for {var or '...'}`")
@@ -367,6 +386,8 @@ class Evaluator:
         for name in carried:
             self.env[name] = self._havoc(self.env.get(name), name)
         cond = self.expr(stmt.test)
+        if self.recording:
+            self._data_test(cond, stmt.test)
         if isinstance(cond, Num) and not cond.lanes:
             self.path.append(_to_bool(cond))
         try:
@@ -381,6 +402,8 @@ class Evaluator:
 
     def if_stmt(self, stmt: cst.If) -> None:
         test = self.expr(stmt.test)
+        if self.recording:
+            self._data_test(test, stmt.test)
         if not isinstance(test, Num) or test.lanes:
             # a test the engine does not model: one every program reads alike (``if M is not None``)
             # only decides whether the kernel runs the branch at all; one that may differ between
@@ -617,6 +640,8 @@ class Evaluator:
     # -- calls ---------------------------------------------------------------------------------
     def call(self, node: cst.Call):
         name = self.imports.resolve(node.func) or ""
+        func = node.func
+        self.model.called.add(func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", ""))
         if isinstance(node.func, cst.Attribute) and not name.startswith(TL):
             method = node.func.attr.value
             if method == "to":
@@ -878,7 +903,10 @@ class Evaluator:
         return None
 
     def _helper(self, node: cst.Call, name: str):
-        if not isinstance(node.func, cst.Name) or len(self.helpers) >= MAX_INLINE:
+        if not isinstance(node.func, cst.Name):
+            return None
+        if len(self.helpers) >= MAX_INLINE:
+            self.model.partial = True
             return None
         fn = self.info.functions.get(node.func.value)
         if fn is None or fn is self.kernel.node or fn.name.value in self.helpers:

@@ -169,6 +169,22 @@ def first_int32_overflow(state, asked: list[tuple]):
             return None
 
 
+def called_names(state) -> set | None:
+    """The last names of the functions and methods the kernel (with its inlined helpers) calls
+    (``sum`` for ``tl.sum`` and ``x.sum``); None where the engine does not model the kernel whole."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        return None if engine is None or engine[0].partial else engine[0].called
+
+
+def may_branch_on_data(state) -> bool:
+    """Whether an ``if``/``while`` test or a ``for`` range of the kernel may read loaded data (True
+    where the engine cannot tell)."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        return engine is None or engine[0].partial or engine[0].data_tests > 0
+
+
 def late_casts(state) -> set:
     """The int32 products cast to a wider type only after they are computed."""
     with _ENGINE_LOCK:

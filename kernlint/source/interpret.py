@@ -94,28 +94,39 @@ class CallEvent:
     loops: tuple[str, ...]
 
 
-@dataclass
+#: what the interpreter fills in for the rules: field -> its empty value
+_INTERPRETED = {"accesses": list, "reductions": list, "branches": list, "calls": list, "pid_axes": set,
+                "used_names": set, "anchors": dict, "mask_vars": dict, "stride_terms": dict, "index_loads": dict,
+                "env": dict}
+
+
 class KernelState:
-    kernel: DiscoveredKernel
-    info: ModuleInfo
-    accesses: list[Access] = field(default_factory=list)
-    reductions: list[Reduction] = field(default_factory=list)
-    branches: list[Branch] = field(default_factory=list)
-    calls: list[CallEvent] = field(default_factory=list)
-    pid_axes: set[int] = field(default_factory=set)
-    #: names the kernel body reads
-    used_names: set[str] = field(default_factory=set)
-    #: id(node) -> the statement (or header expression) it stands in, to locate it cheaply
-    anchors: dict[int, cst.CSTNode] = field(default_factory=dict)
-    #: variables assigned a mask (name -> (value, node))
-    mask_vars: dict[str, tuple] = field(default_factory=dict)
-    #: runtime parameter -> how the indices multiplied by it vary ("fixed", "long" or "other"): what
-    #: walks each dimension of a tensor whose stride the parameter is
-    stride_terms: dict[str, set[str]] = field(default_factory=dict)
-    #: a scalar ``tl.load`` call -> the runtime parameters its value is multiplied by
-    index_loads: dict[cst.Call, set[str]] = field(default_factory=dict)
-    #: the first node that binds each variable (for messages)
-    env: dict[str, Val] = field(default_factory=dict)
+    """One Triton kernel as the source rules see it. What the interpreter finds is made on first use
+    (a kernel whose rules read only the symbolic engine never pays for the walk):
+
+    - ``accesses``, ``reductions``, ``branches``, ``calls``: the events rules read;
+    - ``pid_axes``; ``used_names``: names the kernel body reads;
+    - ``anchors``: id(node) -> the statement (or header expression) it stands in, to locate it cheaply;
+    - ``mask_vars``: variables assigned a mask (name -> (value, node));
+    - ``stride_terms``: runtime parameter -> how the indices multiplied by it vary ("fixed", "long" or
+      "other"): what walks each dimension of a tensor whose stride the parameter is;
+    - ``index_loads``: a scalar ``tl.load`` call -> the runtime parameters its value is multiplied by;
+    - ``env``: the first node that binds each variable (for messages).
+    """
+
+    def __init__(self, kernel: DiscoveredKernel, info: ModuleInfo, refine_padding: bool = False):
+        self.kernel = kernel
+        self.info = info
+        #: ask the bounds engine on which axes a masked load's mask holds in every lane
+        self.refine_padding = refine_padding
+
+    def __getattr__(self, name: str):
+        if name not in _INTERPRETED:
+            raise AttributeError(name)
+        for field_name, empty in _INTERPRETED.items():
+            self.__dict__[field_name] = empty()
+        Interpreter(self).run()
+        return self.__dict__[name]
 
     @property
     def name(self) -> str:
@@ -294,11 +305,11 @@ def _walk_kind(index: Val) -> str:
 
 
 class Interpreter:
-    def __init__(self, info: ModuleInfo, kernel: DiscoveredKernel, refine_padding: bool = False):
+    def __init__(self, state: KernelState):
+        info, kernel = state.info, state.kernel
         self.info = info
-        #: ask the bounds engine on which axes a masked load's mask holds in every lane
-        self.refine_padding = refine_padding
-        self.state = KernelState(kernel, info)
+        self.refine_padding = state.refine_padding
+        self.state = state
         self.env: dict[str, Val] = {}
         self.current: cst.CSTNode | None = None
         self.guards: list[Val] = []
@@ -961,4 +972,5 @@ class Interpreter:
 
 
 def interpret(info: ModuleInfo, kernel: DiscoveredKernel, refine_padding: bool = False) -> KernelState:
-    return Interpreter(info, kernel, refine_padding).run()
+    """The kernel's state for the rules (interpreted when a rule first reads what the walk finds)."""
+    return KernelState(kernel, info, refine_padding)
