@@ -8,6 +8,8 @@ obey (program ids, lanes, loop iterations). Constructs the engine does not model
 
 from __future__ import annotations
 
+import ctypes
+
 import itertools
 from dataclasses import dataclass, field, replace
 
@@ -196,6 +198,10 @@ class Evaluator:
             pass
         except RecursionError:
             self.model.partial = True
+        except ctypes.ArgumentError as error:
+            if "RecursionError" not in str(error):
+                raise
+            self.model.partial = True  # z3's C API met the recursion limit converting an argument
         return self.model
 
     def _data_test(self, value, node) -> None:
