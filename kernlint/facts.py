@@ -274,8 +274,8 @@ class HostEvaluator:
             return UNKNOWN
         if name.startswith("torch.") and (short in ALLOCATORS or short in LIKE_ALLOCATORS):
             return self._allocation(short, node, env, d)
-        if name.startswith("torch.") and short in FROM_DATA and node.args and node.args[0].keyword is None:
-            shape = literal_shape(node.args[0].value)
+        if name.startswith("torch.") and short in FROM_DATA:
+            shape = data_shape(node)
             if shape:
                 return _Tensor(f"<{short}>", tuple(map(str, shape)), str(math.prod(shape)))
         if isinstance(func, cst.Name) and func.value in env and isinstance(env[func.value].value, _Lambda):
@@ -388,18 +388,26 @@ def size_arguments(kind: str, node: cst.Call) -> list[cst.BaseExpression] | None
     return sized
 
 
+def data_shape(node: cst.Call) -> tuple[int, ...] | None:
+    """The shape of ``torch.tensor(data, ...)`` (or ``as_tensor``) where ``data`` is written out."""
+    first = node.args[0] if node.args else None
+    return literal_shape(first.value) if first is not None and first.keyword is None and not first.star else None
+
+
 def literal_shape(node: cst.BaseExpression) -> tuple[int, ...] | None:
     """The shape of a nested list (or tuple) literal of values, as ``torch.tensor`` makes it:
     ``[[1, 2], [3, 4]]`` -> (2, 2); None for ragged, starred or comprehension-made data."""
     if not isinstance(node, (cst.List, cst.Tuple)):
         return ()
-    items = [el for el in node.elements]
+    items = list(node.elements)
     if any(isinstance(el, cst.StarredElement) for el in items):
         return None
     inner = [literal_shape(el.value) for el in items]
     if any(i is None for i in inner) or len(set(inner)) > 1:
         return None
     return (len(items), *(inner[0] if inner else ()))
+
+
 #: a comparison operator's libcst class name -> what it computes (shared by the host-value evaluators)
 COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "LessThan": lambda a, b: a < b, "LessThanEqual": lambda a, b: a <= b, "GreaterThan": lambda a, b: a > b,

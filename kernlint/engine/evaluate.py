@@ -9,7 +9,6 @@ obey (program ids, lanes, loop iterations). Constructs the engine does not model
 from __future__ import annotations
 
 import ctypes
-
 import itertools
 from dataclasses import dataclass, field, replace
 
@@ -646,8 +645,7 @@ class Evaluator:
     # -- calls ---------------------------------------------------------------------------------
     def call(self, node: cst.Call):
         name = self.imports.resolve(node.func) or ""
-        func = node.func
-        self.model.called.add(func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", ""))
+        self.model.called.add(_call_tail(node.func))
         if isinstance(node.func, cst.Attribute) and not name.startswith(TL):
             method = node.func.attr.value
             if method == "to":
@@ -764,11 +762,12 @@ class Evaluator:
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
 
-    def _claim(self, given: dict):
+    def _claim(self, cmp_node, value):
         """``tl.atomic_cas(p, c, v)`` with ``c != v`` the same in every program: of the programs that
         see ``c``, each sees it only after another has put it back (a lock), or one alone does (an
-        election): never two at once. The returned value, with what it is compared with."""
-        cmp = _claim_of(self.expr(given.get("cmp")), self.expr(given.get("value")))
+        election): never two at once. The returned value, with what it is compared with (``value``:
+        ``v`` as the access evaluated it)."""
+        cmp = _claim_of(self.expr(cmp_node), value)
         if cmp is None:
             return None
         old = self.sym.fresh("claim", "the value a compare-and-swap returned")
@@ -994,7 +993,7 @@ class Evaluator:
         if name == TL + "atomic_add":  # each program draws a different old value: a ticket
             return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True, bits=64)
         if name == TL + "atomic_cas" and not rank:
-            claimed = self._claim(given)
+            claimed = self._claim(given.get("cmp"), value)
             if claimed is not None:
                 return claimed
         loaded = self.sym.fresh("data", "a loaded value")
@@ -1075,6 +1074,13 @@ _BASES = {TL + "load": "pointer", TL + "store": "pointer", TL + "make_block_ptr"
 _BASE_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _BASES)
 
 
+def _call_tail(func: cst.BaseExpression) -> str:
+    """The last name of what a call calls (``sum`` of ``tl.sum`` and of ``x.sum``; "" for ``f()()``)."""
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
 def _subscript_parts(node: cst.Subscript) -> list:
     out = [node.value]
     for element in node.slice:
@@ -1138,9 +1144,7 @@ def address_bases(info, fn: cst.FunctionDef) -> set[str]:
                     if isinstance(t.value, cst.Name):
                         assigned.setdefault(t.value.value, []).append(v.value)
         elif isinstance(node, cst.Call):
-            func = node.func
-            tail = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-            keyword = _BASES.get(info.imports.resolve(func) or "") if tail in _BASE_NAMES else None
+            keyword = _BASES.get(info.imports.resolve(node.func) or "") if _call_tail(node.func) in _BASE_NAMES else None
             if keyword is not None:
                 given = argument(node, keyword, 0)
                 if given is not None:

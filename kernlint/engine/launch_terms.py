@@ -21,7 +21,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var
-from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, literal_shape, size_arguments
+from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, size_arguments
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 from kernlint.source.names import int_literal, source_text
@@ -106,7 +106,7 @@ class _Wrapper:
         if kind is None:
             return None
         if kind in FROM_DATA:
-            shape = literal_shape(node.args[0].value) if node.args and node.args[0].keyword is None else None
+            shape = data_shape(node)
             return [int_val(n) for n in shape] if shape else None
         parts = size_arguments(kind, node)
         if not parts:
@@ -358,19 +358,21 @@ _SAME_METHODS = {"contiguous": False, "clone": False, "detach": False, "float": 
                  "cuda": False, "flatten": True}
 
 
+def _torch_function(node) -> str:
+    """``torch.f(...)``: ``f``; "" for any other expression."""
+    name = (N.dotted(node.func) or "") if isinstance(node, cst.Call) else ""
+    return name[6:] if name.startswith("torch.") else ""
+
+
 def _created_kind(node) -> str | None:
     """``torch.empty(...)`` and the other allocators: the allocator's name."""
-    if isinstance(node, cst.Call):
-        name = N.dotted(node.func) or ""
-        if name.startswith("torch.") and (name[6:] in ALLOCATORS or name[6:] in FROM_DATA):
-            return name[6:]
-    return None
+    kind = _torch_function(node)
+    return kind if kind in ALLOCATORS or kind in FROM_DATA else None
 
 
 def _like(node) -> str | None:
     """``torch.empty_like(x, ...)``: ``x``."""
-    if (isinstance(node, cst.Call) and (N.dotted(node.func) or "").startswith("torch.")
-            and (N.dotted(node.func) or "")[6:] in LIKE_ALLOCATORS
+    if (_torch_function(node) in LIKE_ALLOCATORS
             and node.args and node.args[0].keyword is None
             and not node.args[0].star and isinstance(node.args[0].value, cst.Name)):
         return node.args[0].value.value
