@@ -106,7 +106,7 @@ def _judge(prover: Prover, product: Narrow, accesses: list[Access]):
                 domain += [factor >= -INT32_MAX - 1, factor <= INT32_MAX]
             # a product past 2**31 needs a factor past 2**15: no witness within 4096
             result, witness = prover.solving.solve([*domain, *cond], product.term > int_val(INT32_MAX),
-                                                   limits=(SMALL,))
+                                                   limits=(SMALL,), small_first=True)
             if result == z3.sat:
                 return prover._violation(access, "overflow", facts.label if facts is not None else "", witness,
                                          product.term, int_val(INT32_MAX), facts), witness

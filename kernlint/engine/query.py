@@ -35,6 +35,11 @@ TIMEOUT_MS = 1000
 RLIMIT = 4_000_000
 #: witnesses are first sought with every variable in [-SMALL, SMALL]
 SMALL = 1 << 16
+#: the budget of each search for a smaller witness (above what the largest one of the corpora
+#: needed): one that runs out keeps the witness already found
+TIGHTEN_RLIMIT = 1_000_000
+#: the budget of a question first asked with its variables bounded (``small_first``)
+SMALL_FIRST_RLIMIT = 100_000
 
 
 @dataclass
@@ -192,6 +197,24 @@ def _within(variables: list, limit: int, ctx: z3.Context) -> list:
     return out
 
 
+def _within_limit(model, variables: list, limit: int) -> bool:
+    """Whether the model gives every variable a value in [-limit, limit] (no smaller witness to seek)."""
+    for v in variables:
+        value = model.eval(v, model_completion=True)
+        if not z3.is_int_value(value) or abs(value.as_long()) > limit:
+            return False
+    return True
+
+
+def _context() -> z3.Context:
+    """A context of the question's own: the solver's path (and so whether it answers within its
+    budget) follows the ids of the terms, which in a shared context depend on every question asked
+    before. So an answer depends on its question alone, not on what else the kernel (or the file,
+    or an unrelated change to the engine) asked first."""
+    _keep_freed_heap()
+    return z3.Context()
+
+
 def clear_cache() -> None:
     terms.clear()
 
@@ -223,15 +246,9 @@ def _keep_freed_heap() -> None:
 
 
 class Solving:
-    """The z3 context and the answers of one kernel's queries.
-
-    A context of the kernel's own, not z3's shared one: the solver's path (and so whether it answers
-    within budget) follows the ids of the terms, which in a shared context depend on every file
-    linted before in this process. So a kernel's findings depend on the kernel alone, and the
-    context is made once per kernel (making one costs milliseconds)."""
+    """The answers of one kernel's queries, each asked in a context of its own (:func:`_context`)."""
 
     def __init__(self) -> None:
-        self.ctx: z3.Context | None = None
         self.answers: dict[str, tuple] = {}
         self.incremental: dict = {}
         self.incremental_ctx: z3.Context | None = None
@@ -277,9 +294,11 @@ class Solving:
         return self.refutations[asked]
 
     def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT,
-              limits: tuple = (256, 4096, SMALL)):
+              limits: tuple = (256, 4096, SMALL), small_first: bool = False):
         """Solve the conjunction of ``facts`` and ``goal`` (the negation of what is to be proven); a
-        witness is sought with every variable within each of ``limits`` in turn."""
+        witness is sought with every variable within each of ``limits`` in turn. ``small_first``:
+        most such questions have a witness within the last limit, so they are asked within it first
+        (one question instead of two), then, where that has no answer, without it."""
         formulas = [*facts, goal]
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
@@ -293,18 +312,25 @@ class Solving:
             return self.answers[key]
         formula = conjunction([c for _, c in parts]) if parts else z3.BoolVal(True)
         variables = [v for v in merged_free([c for _, c in parts]).values() if z3.is_int(v)]
-        if self.ctx is None:
-            _keep_freed_heap()
-            self.ctx = z3.Context()
-        ctx = self.ctx
+        ctx = _context()
         solver = self._solver(ctx, timeout_ms, rlimit)
         solver.add(formula.translate(ctx))
+        if small_first:
+            solver.set("rlimit", min(rlimit, SMALL_FIRST_RLIMIT))
+            solver.push()
+            solver.add(*_within([v.translate(ctx) for v in variables], limits[-1], ctx))
+            if solver.check() == z3.sat:
+                out = self.answers[key] = (z3.sat, solver.model().translate(z3.main_ctx()))
+                return out
+            solver.pop()
+            solver.set("rlimit", rlimit)
         result = solver.check()
         model = solver.model() if result == z3.sat else None
         if model is not None:
             # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
             local = [v.translate(ctx) for v in variables]
-            for limit in limits:
+            solver.set("rlimit", min(rlimit, TIGHTEN_RLIMIT))
+            for limit in limits if not _within_limit(model, local, limits[0]) else ():
                 solver.push()
                 solver.add(*_within(local, limit, ctx))
                 if solver.check() == z3.sat:
