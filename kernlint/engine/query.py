@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import z3
-from z3 import z3core as C
 
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts
-from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, int_val, mentions, position
+from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, mentions, position
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 from kernlint.source.configs import config_values, tuned_names, unread_keys
@@ -182,19 +181,10 @@ def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def _within(variables: list, limit: int, ctx: z3.Context) -> list:
-    """``z3.And(v >= -limit, v <= limit)`` for each integer constant ``v`` of ``ctx``: the terms z3's
-    operators make, made in the same order (so with the same ids) through the C API, which skips
-    the operators' coercions (a witness's variables are bounded three times over, by the dozen)."""
-    ref, int_sort = ctx.ref(), z3.IntSort(ctx)
-    low, high = str(-limit), str(limit)
-    out = []
-    for v in variables:
-        a = v.as_ast()
-        at_least = z3.BoolRef(C.Z3_mk_ge(ref, a, C.Z3_mk_numeral(ref, low, int_sort.ast)), ctx)
-        at_most = z3.BoolRef(C.Z3_mk_le(ref, a, C.Z3_mk_numeral(ref, high, int_sort.ast)), ctx)
-        out.append(z3.BoolRef(C.Z3_mk_and(ref, 2, (z3.Ast * 2)(at_least.as_ast(), at_most.as_ast())), ctx))
-    return out
+def _within(variables: list, limit: int, ctx: z3.Context) -> z3.BoolRef:
+    """``-limit <= v <= limit`` for each integer constant ``v``, in ``ctx`` (made of the bounds
+    :func:`at_least` and :func:`at_most` keep, and translated at once)."""
+    return conjunction([b for v in variables for b in (at_least(v, -limit), at_most(v, limit))]).translate(ctx)
 
 
 def _within_limit(model, variables: list, limit: int) -> bool:
@@ -294,11 +284,12 @@ class Solving:
         return self.refutations[asked]
 
     def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT,
-              limits: tuple = (256, 4096, SMALL), small_first: bool = False):
+              limits: tuple = (256, 4096, SMALL), small_first: bool = False, certify: bool = True):
         """Solve the conjunction of ``facts`` and ``goal`` (the negation of what is to be proven); a
         witness is sought with every variable within each of ``limits`` in turn. ``small_first``:
         most such questions have a witness within the last limit, so they are asked within it first
-        (one question instead of two), then, where that has no answer, without it."""
+        (one question instead of two), then, where that has no answer, without it. ``certify``: seek
+        a certificate of unsatisfiability first (:mod:`~kernlint.engine.monotone`)."""
         formulas = [*facts, goal]
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
@@ -307,7 +298,7 @@ class Solving:
         hit = self.answers.get(key)
         if hit is not None:
             return hit
-        if monotone.refutes(facts, goal):  # proven without a solver (and without a context)
+        if certify and monotone.refutes(facts, goal):  # proven without a solver (and without a context)
             self.answers[key] = (z3.unsat, None)
             return self.answers[key]
         formula = conjunction([c for _, c in parts]) if parts else z3.BoolVal(True)
@@ -315,29 +306,28 @@ class Solving:
         ctx = _context()
         solver = self._solver(ctx, timeout_ms, rlimit)
         solver.add(formula.translate(ctx))
+        main = z3.main_ctx()
         if small_first:
             solver.set("rlimit", min(rlimit, SMALL_FIRST_RLIMIT))
             solver.push()
-            solver.add(*_within([v.translate(ctx) for v in variables], limits[-1], ctx))
+            solver.add(_within(variables, limits[-1], ctx))
             if solver.check() == z3.sat:
-                out = self.answers[key] = (z3.sat, solver.model().translate(z3.main_ctx()))
+                out = self.answers[key] = (z3.sat, solver.model().translate(main))
                 return out
             solver.pop()
             solver.set("rlimit", rlimit)
         result = solver.check()
-        model = solver.model() if result == z3.sat else None
-        if model is not None:
+        model = solver.model().translate(main) if result == z3.sat else None
+        if model is not None and not _within_limit(model, variables, limits[0]):
             # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
-            local = [v.translate(ctx) for v in variables]
             solver.set("rlimit", min(rlimit, TIGHTEN_RLIMIT))
-            for limit in limits if not _within_limit(model, local, limits[0]) else ():
+            for limit in limits:
                 solver.push()
-                solver.add(*_within(local, limit, ctx))
+                solver.add(_within(variables, limit, ctx))
                 if solver.check() == z3.sat:
-                    model = solver.model()
+                    model = solver.model().translate(main)
                     break
                 solver.pop()
-            model = model.translate(z3.main_ctx())
         out = (result, model)
         self.answers[key] = out
         return out
