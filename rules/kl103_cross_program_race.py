@@ -63,7 +63,11 @@ Asks, for every plain `tl.store`, whether two distinct programs of a launch can 
 and path hold for both) and write the same element with values that may differ. The two programs
 are the store's address, mask, path and value twice, with their own program ids, lanes, loop
 iterations and loaded data; sizes, strides and the grid are the launch's. A finding names the two
-programs (and the element, where it is small enough to read).
+programs (and the element, where it is small enough to read). Where no two programs meet at one
+store, it asks the same of the store and each later write through the same pointer: another store
+(the last program writes a tail that program 0 also clears) or an atomic (program 0 resets a
+counter that the others add to: an atomic does not order another program's plain store); the
+finding names the other write's line.
 
 It asks the same of every plain `tl.load` and each store through the same pointer (or through
 another pointer parameter that a launch binds to the same tensor, `k[grid](x, x, n)`): can one
@@ -276,9 +280,15 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
             evidence = dict(pointer=target, programs={str(a): list(ids) for a, ids in race.programs.items()},
                             address=race.address, read_modify_write=race.read_modify_write,
                             same_value=race.same_value)
+            partner, through = race.partner, ""
+            if partner is not None:
+                evidence["other_line"] = line = access_line(state, partner)
+                through = (f" (the first through this store, the second through the "
+                           + (f"atomic on line {line}, which does not order a plain store)" if partner.kind == "atomic"
+                              else f"store on line {line})"))
             if race.same_value:
                 for finding in reported_once(self, state, access,
-                        f"overlapping writes: two programs write {element} of `{target}` non-atomically, with "
+                        f"overlapping writes: two programs write {element} of `{target}` non-atomically{through}, with "
                         f"the same value (the result does not depend on which lands last, but the writes race "
                         f"and repeat the traffic: let one program write it); witness: {programs}{sizes}",
                         **evidence):
@@ -286,6 +296,6 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
                     yield finding
                 continue
             yield from reported_once(self, state, access,
-                f"cross-program race: two programs {what} {element} of `{target}` non-atomically, "
+                f"cross-program race: two programs {what} {element} of `{target}` non-atomically{through}, "
                 f"possibly with different values, for every layout of the tensor; witness: {programs}{sizes}",
                 **evidence)

@@ -10,8 +10,9 @@ What this method sees and what it does not:
 - it judges every unmasked lane against the exact byte range of every tensor passed to the
   launch, so over-reads that stay inside an allocator's granularity (invisible to memcheck) are
   caught; an access that lands inside *another* argument tensor is not out of bounds to it;
-- it sees races between programs on global memory (writes of one address by two programs, and
-  reads of an address another program of the launch writes), which no sanitizer reports; it
+- it sees races between programs on global memory (writes of one address by two programs, a
+  plain write of an address another program updates atomically, and reads of an address another
+  program of the launch writes), which no sanitizer reports; it
   cannot see races *within* a program (a Triton program is one logical thread of tensor ops) nor
   ordering bugs between launches;
 - the interpreter runs the programs one after another, in order: what depends on timing (a

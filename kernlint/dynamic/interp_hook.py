@@ -484,9 +484,7 @@ class Recorder:
             return []
         w_addr, w_prog, w_site = _expand(launch.writes)
         # an address with two programs is a write-write race
-        pairs, uaddr, first, counts = _programs_per_address(w_addr, w_prog)
-        minp = pairs[first, 1].astype(np.int64)
-        maxp = pairs[first + counts - 1, 1].astype(np.int64)
+        uaddr, counts, minp, maxp = _program_range(w_addr, w_prog)
         racing_addr = uaddr[counts > 1]
         out = []
         if racing_addr.size:
@@ -494,13 +492,19 @@ class Recorder:
             out += self._group_races(launch, "race-write", w_addr[hit], w_prog[hit], w_site[hit])
         if launch.reads:
             r_addr, r_prog, r_site = _expand(launch.reads)
-            idx = np.searchsorted(uaddr, r_addr)
-            idx_c = np.minimum(idx, uaddr.size - 1)
-            found = (idx < uaddr.size) & (uaddr[idx_c] == r_addr)
-            other = found & ((minp[idx_c] != r_prog) | (maxp[idx_c] != r_prog))
+            other = _by_another(r_addr, r_prog, uaddr, minp, maxp)
             if other.any():
                 out += self._group_races(launch, "race-read", r_addr[other], r_prog[other], r_site[other],
                                          writers=(uaddr, minp, maxp))
+        if launch.atomics:
+            # a plain write of an address another program updates atomically: the atomic does not
+            # order it, and which lands last decides the value
+            a_addr, a_prog, _ = _expand(launch.atomics)
+            a_uaddr, _, a_min, a_max = _program_range(a_addr, a_prog)
+            other = _by_another(w_addr, w_prog, a_uaddr, a_min, a_max)
+            if other.any():
+                out += self._group_races(launch, "race-write", w_addr[other], w_prog[other], w_site[other],
+                                         writers=(a_uaddr, a_min, a_max))
         return out
 
     def _atomic_records(self, launch: Launch) -> list[dict]:
@@ -558,6 +562,23 @@ def _programs_per_address(addr: np.ndarray, prog: np.ndarray):
     pairs = np.unique(np.stack([addr, prog.astype(np.uint64)], axis=1), axis=0)
     uaddr, first, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
     return pairs, uaddr, first, counts
+
+
+def _program_range(addr: np.ndarray, prog: np.ndarray):
+    """Per distinct address (sorted): the address, how many programs accessed it, the least and the
+    greatest of them."""
+    pairs, uaddr, first, counts = _programs_per_address(addr, prog)
+    return uaddr, counts, pairs[first, 1].astype(np.int64), pairs[first + counts - 1, 1].astype(np.int64)
+
+
+def _by_another(addr: np.ndarray, prog: np.ndarray, uaddr: np.ndarray, minp: np.ndarray, maxp: np.ndarray):
+    """Which of the accesses (``addr``, ``prog``) touch an address that a program other than their own
+    accesses in the other set (its distinct addresses ``uaddr``, sorted, with the least and the
+    greatest program at each)."""
+    idx = np.searchsorted(uaddr, addr)
+    idx_c = np.minimum(idx, uaddr.size - 1)
+    found = (idx < uaddr.size) & (uaddr[idx_c] == addr)
+    return found & ((minp[idx_c] != prog) | (maxp[idx_c] != prog))
 
 
 def _expand(accesses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -46,14 +46,33 @@ class Race:
     aliased: str | None = None
     #: the two programs write the same value (a constant, or what they compute alike)
     same_value: bool = False
+    #: the other write, where the second program writes the element through another statement
+    partner: Access | None = None
 
 
 def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = frozenset()) -> Race | None:
-    """A witness of two programs writing one element of ``access``'s tensor, or None (proven, not
-    modelled, or unknown within the solver's budget)."""
-    if access.kind != "store":
+    """A witness of two programs writing one element of ``access``'s tensor, both through this store
+    or the second through another write of the same pointer (a store, or an atomic: it does not order
+    a plain store; not asked where atomics on other pointers may order the two), or None (proven,
+    not modelled, or unknown within the solver's budget)."""
+    if access.kind != "store" or not isinstance(access.ptr, Ptr):
         return None
-    return _two_programs(prover, access, access, single_axes)
+    found = _two_programs(prover, access, access, single_axes)
+    if found is not None:
+        return found
+    accesses = prover.model.accesses
+    if any(a.kind == "atomic" and getattr(a.ptr, "base", None) != access.ptr.base for a in accesses):
+        return None  # an atomic on another pointer may order the two writes (a barrier, a flag): not modelled
+    here = next(i for i, a in enumerate(accesses) if a is access)
+    for i, other in enumerate(accesses):
+        # each pair of stores once (from its first); an atomic from the store, wherever it stands
+        if ((other.kind == "atomic" or other.kind == "store" and i > here) and isinstance(other.ptr, Ptr)
+                and other.ptr.base == access.ptr.base and other.node is not access.node):
+            found = _two_programs(prover, access, other, single_axes)
+            if found is not None:
+                found.partner = other
+                return found
+    return None
 
 
 def judge_read_write(prover: Prover, load: Access, store: Access, single_axes: frozenset[int] = frozenset(),
@@ -108,11 +127,13 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # a load of the very element the store writes (``x = tl.load(p); tl.store(p, f(x))``): the
     # question of one address, as a store's with itself
     one_address = same or first.ptr.offset.term.eq(other.ptr.offset.term)
-    value = (other.value.term if same and not exclusive and isinstance(other.value, Num) and not other.value.is_bool
-             else None)
+    # the values two writes put there (a store twice: the same statement's, or two statements')
+    written = [a.value for a in (first, other)] if first.kind == other.kind == "store" and not exclusive else []
+    values = (tuple(v.term for v in written)
+              if written and all(isinstance(v, Num) and not v.is_bool for v in written) else None)
     # a scatter through loaded indices is not this question, nor an unmodelled value
-    plain = prover.modelled(first, *([value] if value is not None else []))
-    plain_other = plain if same else prover.modelled(other)
+    plain = prover.modelled(first, *(values[:1] if values else ()))
+    plain_other = plain if same else prover.modelled(other, *(values[1:] if values else ()))
     if plain is None or plain_other is None:
         return None
     cond, lanes, names = plain
@@ -158,7 +179,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     apart = [*pids.values(), *(v for n, v in own.items() if exclusive and n.startswith("lane!"))]
     goal = [z3.Or([v != second(v) for v in apart]), address == second(other_address)]
     # programs that run the same code on an unmodelled value: nothing says that it differs
-    alike = same and not exclusive and (value is not None or virtual)
+    alike = values is not None or same and virtual and not exclusive
     if launches is not None:
         fixed = [f for f in fixed if f in launches]
     # the proof without a solver reads one address for both programs
@@ -182,8 +203,8 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
             continue
         if alike:
             # the writes overlap: do the values differ too? (asked only of an overlap: most stores have none)
-            differs = value is not None and _for_every_layout(
-                prover, facts, z3.And(*goal, value != second(value)), layout_address, given, programs)
+            differs = values is not None and _for_every_layout(
+                prover, facts, z3.And(*goal, values[0] != second(values[1])), layout_address, given, programs)
             if differs:
                 return _race(prover, first, pids, differs, second, symmetric=same)
             return _race(prover, first, pids, witness, second, symmetric=same, same_value=True)
