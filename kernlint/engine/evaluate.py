@@ -482,62 +482,65 @@ class Evaluator:
     def _expr(self, node):
         if node is None:
             return NONE
-        if isinstance(node, cst.Name):
-            v = node.value
-            if v in self.env:
-                return self.env[v]
-            if v in self.info.constants:
-                return const(self.info.constants[v])
-            if v in ("True", "False"):
-                return const(v == "True")
-            if v == "None":
-                return NONE
+        # dispatch on the node's class: ``isinstance`` against libcst's abstract node classes goes
+        # through ``ABCMeta`` and cost a tenth of the evaluation
+        handler = _EXPRESSIONS.get(type(node))
+        return handler(self, node) if handler is not None else UNKNOWN
+
+    def _name(self, node):
+        v = node.value
+        if v in self.env:
+            return self.env[v]
+        if v in self.info.constants:
+            return const(self.info.constants[v])
+        if v in ("True", "False"):
+            return const(v == "True")
+        if v == "None":
+            return NONE
+        return UNKNOWN
+
+    def _integer(self, node):
+        n = _int_text(node.value)
+        return const(n) if n is not None else UNKNOWN
+
+    def _unary(self, node):
+        v = self.expr(node.expression)
+        if not isinstance(v, Num):
             return UNKNOWN
-        if isinstance(node, cst.Integer):
-            n = _int_text(node.value)
-            return const(n) if n is not None else UNKNOWN
-        if isinstance(node, cst.Float):
-            return UNKNOWN
-        if isinstance(node, cst.UnaryOperation):
-            v = self.expr(node.expression)
-            if not isinstance(v, Num):
-                return UNKNOWN
-            if isinstance(node.operator, (cst.Not, cst.BitInvert)) and v.is_bool:
-                return replace(v, term=z3.Not(v.term))
-            if isinstance(node.operator, cst.Not):  # ``not FLAG`` of an integer (a constexpr flag)
-                return replace(v, term=v.term == 0)
-            if isinstance(node.operator, cst.Minus) and not v.is_bool:
-                return replace(v, term=-v.term)
-            if isinstance(node.operator, cst.Plus):
-                return v
-            return UNKNOWN
-        if isinstance(node, cst.BinaryOperation):
-            return self.arith(type(node.operator).__name__, self.expr(node.left), self.expr(node.right), node)
-        if isinstance(node, cst.BooleanOperation):
-            a, b = self.expr(node.left), self.expr(node.right)
-            if isinstance(a, Num) and isinstance(b, Num):
-                op = z3.And if isinstance(node.operator, cst.And) else z3.Or
-                return combine(op(_to_bool(a), _to_bool(b)), a, b)
-            return UNKNOWN
-        if isinstance(node, cst.Comparison):
-            return self.compare(node)
-        if isinstance(node, cst.Subscript):
-            return self.subscript(node)
-        if isinstance(node, cst.Call):
-            return self.call(node)
-        if isinstance(node, (cst.Tuple, cst.List)):
-            return Tup(tuple(self.expr(e.value) for e in node.elements))
-        if isinstance(node, cst.NamedExpr):
-            value = self.expr(node.value)
-            self.bind(node.target, value)
-            return value
-        if isinstance(node, cst.IfExp):
-            test = self.expr(node.test)
-            a, b = self.expr(node.body), self.expr(node.orelse)
-            if isinstance(test, Num) and not test.lanes:
-                c = z3.simplify(_to_bool(test))
-                return a if z3.is_true(c) else b if z3.is_false(c) else _select(c, a, b)
-            return UNKNOWN
+        if isinstance(node.operator, (cst.Not, cst.BitInvert)) and v.is_bool:
+            return replace(v, term=z3.Not(v.term))
+        if isinstance(node.operator, cst.Not):  # ``not FLAG`` of an integer (a constexpr flag)
+            return replace(v, term=v.term == 0)
+        if isinstance(node.operator, cst.Minus) and not v.is_bool:
+            return replace(v, term=-v.term)
+        if isinstance(node.operator, cst.Plus):
+            return v
+        return UNKNOWN
+
+    def _binary(self, node):
+        return self.arith(type(node.operator).__name__, self.expr(node.left), self.expr(node.right), node)
+
+    def _boolean(self, node):
+        a, b = self.expr(node.left), self.expr(node.right)
+        if isinstance(a, Num) and isinstance(b, Num):
+            op = z3.And if isinstance(node.operator, cst.And) else z3.Or
+            return combine(op(_to_bool(a), _to_bool(b)), a, b)
+        return UNKNOWN
+
+    def _sequence(self, node):
+        return Tup(tuple(self.expr(e.value) for e in node.elements))
+
+    def _named(self, node):
+        value = self.expr(node.value)
+        self.bind(node.target, value)
+        return value
+
+    def _if_expression(self, node):
+        test = self.expr(node.test)
+        a, b = self.expr(node.body), self.expr(node.orelse)
+        if isinstance(test, Num) and not test.lanes:
+            c = z3.simplify(_to_bool(test))
+            return a if z3.is_true(c) else b if z3.is_false(c) else _select(c, a, b)
         return UNKNOWN
 
     def arith(self, op: str, a, b, node=None):
@@ -1002,6 +1005,16 @@ class Evaluator:
         return Num(loaded, rank, data=True, bits=64)
 
 
+
+#: the expression evaluator of each libcst node class (others are UNKNOWN)
+_EXPRESSIONS = {
+    cst.Name: Evaluator._name, cst.Integer: Evaluator._integer,
+    cst.UnaryOperation: Evaluator._unary, cst.BinaryOperation: Evaluator._binary,
+    cst.BooleanOperation: Evaluator._boolean, cst.Comparison: Evaluator.compare,
+    cst.Subscript: Evaluator.subscript, cst.Call: Evaluator.call, cst.Tuple: Evaluator._sequence,
+    cst.List: Evaluator._sequence, cst.NamedExpr: Evaluator._named, cst.IfExp: Evaluator._if_expression,
+}
+
 def _claim_of(cmp, val) -> object | None:
     """The compare value of ``tl.atomic_cas(p, cmp, val)`` when the swap claims the element: both
     the same in every program, and different."""
@@ -1135,7 +1148,8 @@ def address_bases(info, fn: cst.FunctionDef) -> set[str]:
     assigned: dict[str, list] = {}
     starts: list = []
     for node in _code_nodes(fn.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        kind = type(node)  # not ``isinstance``: libcst's node classes are abstract, and that check is slow
+        if kind is cst.Assign and len(node.targets) == 1:
             target, value = node.targets[0].target, node.value
             if isinstance(target, cst.Name):
                 assigned.setdefault(target.value, []).append(value)
@@ -1143,7 +1157,7 @@ def address_bases(info, fn: cst.FunctionDef) -> set[str]:
                 for t, v in zip(target.elements, value.elements):
                     if isinstance(t.value, cst.Name):
                         assigned.setdefault(t.value.value, []).append(v.value)
-        elif isinstance(node, cst.Call):
+        elif kind is cst.Call:
             keyword = _BASES.get(info.imports.resolve(node.func) or "") if _call_tail(node.func) in _BASE_NAMES else None
             if keyword is not None:
                 given = argument(node, keyword, 0)

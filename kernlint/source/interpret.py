@@ -554,54 +554,56 @@ class Interpreter:
     def expr(self, node: cst.BaseExpression | None) -> Val:
         if node is None:
             return V.TOP
-        if isinstance(node, cst.Name):
-            self.state.used_names.add(node.value)
-            if node.value in self.env:
-                return self.env[node.value]
-            if node.value in self.info.constants:
-                return Val(constexpr=True, const=self.info.constants[node.value])
-            if node.value == "None":
-                return NONE
-            if node.value in ("True", "False"):
-                return Val(constexpr=True)
-            return Val(constexpr=node.value.isupper())
-        if isinstance(node, cst.Integer):
-            return Val(constexpr=True, const=_int(node.value))
-        if isinstance(node, cst.Float):
-            return Val(constexpr=True, const=_float(node.value))
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        # dispatch on the node's class: ``isinstance`` against libcst's abstract node classes goes
+        # through ``ABCMeta`` (slow, and this runs for every expression)
+        handler = _EXPRESSIONS.get(type(node))
+        return handler(self, node) if handler is not None else V.TOP
+
+    def _name(self, node: cst.Name) -> Val:
+        self.state.used_names.add(node.value)
+        if node.value in self.env:
+            return self.env[node.value]
+        if node.value in self.info.constants:
+            return Val(constexpr=True, const=self.info.constants[node.value])
+        if node.value == "None":
+            return NONE
+        if node.value in ("True", "False"):
             return Val(constexpr=True)
-        if isinstance(node, cst.UnaryOperation):
-            val = self.expr(node.expression)
-            if isinstance(node.operator, (cst.Not, cst.BitInvert)):
-                return val.with_(bounds=())
-            if isinstance(node.operator, cst.Minus) and val.const is not None:
-                return val.with_(const=-val.const)
-            return val
-        if isinstance(node, cst.BinaryOperation):
-            return self.binop(node.operator, self.expr(node.left), self.expr(node.right), node)
-        if isinstance(node, cst.BooleanOperation):
-            return V.combine_masks(self.expr(node.left), self.expr(node.right), isinstance(node.operator, cst.And))
-        if isinstance(node, cst.Comparison):
-            return self.compare(node)
-        if isinstance(node, cst.Call):
-            return self.call(node)
-        if isinstance(node, cst.Subscript):
-            return self.subscript(node)
-        if isinstance(node, cst.Attribute):
-            base = self.expr(node.value)
-            if node.attr.value == "T" and base.rank == 2:
-                return _transposed(base)
-            if node.attr.value in ("dtype", "shape", "element_ty", "numel"):
-                return Val(constexpr=True)
-            return base
-        if isinstance(node, (cst.Tuple, cst.List)):
-            return V.join(*(self.expr(e.value) for e in node.elements))
-        if isinstance(node, cst.IfExp):
-            return V.join(self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
-        if isinstance(node, cst.Lambda):
-            return V.TOP
-        return V.TOP
+        return Val(constexpr=node.value.isupper())
+
+    def _number(self, node: cst.Integer | cst.Float) -> Val:
+        return Val(constexpr=True, const=(_int if isinstance(node, cst.Integer) else _float)(node.value))
+
+    def _string(self, node) -> Val:
+        return Val(constexpr=True)
+
+    def _binary(self, node: cst.BinaryOperation) -> Val:
+        return self.binop(node.operator, self.expr(node.left), self.expr(node.right), node)
+
+    def _boolean(self, node: cst.BooleanOperation) -> Val:
+        return V.combine_masks(self.expr(node.left), self.expr(node.right), isinstance(node.operator, cst.And))
+
+    def _sequence(self, node: cst.Tuple | cst.List) -> Val:
+        return V.join(*(self.expr(e.value) for e in node.elements))
+
+    def _if_expression(self, node: cst.IfExp) -> Val:
+        return V.join(self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
+
+    def _unary(self, node: cst.UnaryOperation) -> Val:
+        val = self.expr(node.expression)
+        if isinstance(node.operator, (cst.Not, cst.BitInvert)):
+            return val.with_(bounds=())
+        if isinstance(node.operator, cst.Minus) and val.const is not None:
+            return val.with_(const=-val.const)
+        return val
+
+    def _attribute(self, node: cst.Attribute) -> Val:
+        base = self.expr(node.value)
+        if node.attr.value == "T" and base.rank == 2:
+            return _transposed(base)
+        if node.attr.value in ("dtype", "shape", "element_ty", "numel"):
+            return Val(constexpr=True)
+        return base
 
     def binop(self, op, a: Val, b: Val, node) -> Val:
         self.state.anchors[id(node)] = self.current
@@ -974,3 +976,16 @@ class Interpreter:
 def interpret(info: ModuleInfo, kernel: DiscoveredKernel, refine_padding: bool = False) -> KernelState:
     """The kernel's state for the rules (interpreted when a rule first reads what the walk finds)."""
     return KernelState(kernel, info, refine_padding)
+
+
+
+#: the evaluator of each libcst expression class (others are unknown)
+_EXPRESSIONS = {
+    cst.Name: Interpreter._name, cst.Integer: Interpreter._number, cst.Float: Interpreter._number,
+    cst.SimpleString: Interpreter._string, cst.ConcatenatedString: Interpreter._string,
+    cst.FormattedString: Interpreter._string, cst.UnaryOperation: Interpreter._unary,
+    cst.BinaryOperation: Interpreter._binary, cst.BooleanOperation: Interpreter._boolean,
+    cst.Comparison: Interpreter.compare, cst.Call: Interpreter.call, cst.Subscript: Interpreter.subscript,
+    cst.Attribute: Interpreter._attribute, cst.Tuple: Interpreter._sequence, cst.List: Interpreter._sequence,
+    cst.IfExp: Interpreter._if_expression,
+}
