@@ -28,11 +28,25 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     out = []
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        if _is_node(value):
             out.append(value)
         elif isinstance(value, (tuple, list)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+            out.extend(v for v in value if _is_node(v))
     return out
+
+
+#: class -> whether it is a libcst node class
+_NODE_CLASSES: dict[type, bool] = {}
+
+
+def _is_node(value) -> bool:
+    """``isinstance(value, cst.CSTNode)``, remembered per class: ``CSTNode`` is abstract, and
+    ``isinstance`` against it goes through ``ABCMeta`` each time."""
+    kind = type(value)
+    hit = _NODE_CLASSES.get(kind)
+    if hit is None:
+        hit = _NODE_CLASSES[kind] = issubclass(kind, cst.CSTNode)
+    return hit
 
 
 #: the modules whose nodes' text was asked last, each with (node, text) by node id (a node is held
@@ -122,15 +136,15 @@ def dotted(node: cst.BaseExpression, through_calls: bool = False) -> str | None:
     ``through_calls``, a call inside the chain is kept as ``()``: ``torch.cuda.Stream().wait_stream``."""
     parts = []
     while True:
-        while isinstance(node, cst.Attribute):
+        while type(node) is cst.Attribute:  # not isinstance: an abstract class's check is slow
             parts.append(node.attr.value)
             node = node.value
-        if through_calls and isinstance(node, cst.Call):
+        if through_calls and type(node) is cst.Call:
             parts.append("()")
             node = node.func
             continue
         break
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts)).replace(".()", "()")
