@@ -770,6 +770,10 @@ def _def_ranges(source: str, starts: list[int]) -> list[tuple[str, int, int, int
     return out
 
 
+#: the statements that hold blocks of statements
+_COMPOUND = frozenset((cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.If, cst.Try))
+
+
 def function_nodes(module: cst.Module) -> list[cst.FunctionDef]:
     """Every FunctionDef in document order, found by walking statements only."""
     out: list[cst.FunctionDef] = []
@@ -779,23 +783,24 @@ def function_nodes(module: cst.Module) -> list[cst.FunctionDef]:
         if stmt is None:
             stack.pop()
             continue
-        if isinstance(stmt, cst.FunctionDef):
+        kind = type(stmt)  # not isinstance: libcst's classes are abstract, and that check is slow
+        if kind is cst.FunctionDef:
             out.append(stmt)
         blocks = []
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.If, cst.Try)):
+        if kind in _COMPOUND:
             blocks.append(stmt.body)
             orelse = getattr(stmt, "orelse", None)
             if orelse is not None:
-                blocks.append(orelse if isinstance(orelse, cst.If) else orelse.body)
+                blocks.append(orelse if type(orelse) is cst.If else orelse.body)
             for handler in getattr(stmt, "handlers", ()):
                 blocks.append(handler.body)
             if getattr(stmt, "finalbody", None) is not None:
                 blocks.append(stmt.finalbody.body)
         inner = []
         for block in blocks:
-            if isinstance(block, cst.If):
+            if type(block) is cst.If:
                 inner.append(block)
-            elif isinstance(block, cst.IndentedBlock):
+            elif type(block) is cst.IndentedBlock:
                 inner.extend(block.body)
         if inner:
             stack.append(iter(inner))
