@@ -16,10 +16,10 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, combine,
-    const, int_val, int_var, mentions, move_axes, position, rank_of,
+    NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, at_least,
+    combine, const, int_val, int_var, mentions, move_axes, position, rank_of,
 )
-from kernlint.engine.terms import free_vars, int_op, summands
+from kernlint.engine.terms import conjunction, disjunction, free_vars, int_op, ite, negation, summands
 from kernlint.source.names import argument, assigned_names, child_nodes, source_text
 
 TL = "triton.language."
@@ -130,7 +130,7 @@ _COMPARISONS = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "Gre
 
 def _to_int(v) -> z3.ArithRef:
     term = v.term
-    return z3.If(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
+    return ite(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
 
 
 #: the variables that stand for what a kernel read from memory, or for what the engine cannot follow
@@ -150,7 +150,7 @@ def _program_independent(value) -> bool:
 
 def _to_bool(v) -> z3.BoolRef:
     term = v.term
-    return term if z3.is_bool(term) else term != 0
+    return term if z3.is_bool(term) else int_op("!=", term, int_val(0))
 
 
 class Evaluator:
@@ -419,7 +419,7 @@ class Evaluator:
             cond = z3.simplify(_to_bool(test))
         before = dict(self.env)
         branches = []  # (condition, env after, returned)
-        for body, c in ((stmt.body, cond), (stmt.orelse, None if cond is None else z3.Not(cond))):
+        for body, c in ((stmt.body, cond), (stmt.orelse, None if cond is None else negation(cond))):
             if body is not None and c is not None and z3.is_false(c):
                 continue  # a compile-time branch that cannot be taken
             self.env = dict(before)
@@ -440,7 +440,7 @@ class Evaluator:
         live = [(c, env) for c, env, returned in branches if not returned]
         for c, _, returned in branches:
             if returned and c is not None:
-                self.path.append(z3.Not(c))  # the rest of the block runs only where it did not return
+                self.path.append(negation(c))  # the rest of the block runs only where it did not return
         if not live:
             self.env = before
             raise _Return()
@@ -523,8 +523,8 @@ class Evaluator:
     def _boolean(self, node):
         a, b = self.expr(node.left), self.expr(node.right)
         if isinstance(a, Num) and isinstance(b, Num):
-            op = z3.And if isinstance(node.operator, cst.And) else z3.Or
-            return combine(op(_to_bool(a), _to_bool(b)), a, b)
+            op = conjunction if isinstance(node.operator, cst.And) else disjunction
+            return combine(op([_to_bool(a), _to_bool(b)]), a, b)
         return UNKNOWN
 
     def _sequence(self, node):
@@ -597,7 +597,8 @@ class Evaluator:
         d = z3.simplify(divisor)
         if z3.is_int_value(d) or any(n.startswith("lane!") for n in free_vars(d)):
             return
-        self.sym.domain.append(z3.Implies(z3.And(*self.path), d != 0) if self.path else d != 0)
+        nonzero = int_op("!=", d, int_val(0))
+        self.sym.domain.append(z3.Implies(conjunction(self.path), nonzero) if self.path else nonzero)
 
     def compare(self, node: cst.Comparison):
         left = self.expr(node.left)
@@ -750,7 +751,7 @@ class Evaluator:
         if axis not in self.model.pids:
             pid, grid = int_var(f"pid!{axis}"), int_var(f"grid!{axis}")
             self.sym.described[f"pid!{axis}"] = f"program_id({axis})"
-            self.sym.domain += [grid >= 1, pid >= 0, pid < grid]
+            self.sym.domain += [at_least(grid, 1), at_least(pid, 0), int_op("<", pid, grid)]
             self.model.pids[axis] = (pid, grid)
         return self.model.pids[axis]
 
@@ -1048,9 +1049,9 @@ def _narrowed(out: Num, a: Num, b: Num, node, path: list) -> Num:
 
 def _select(c, a, b):
     if isinstance(a, Num) and isinstance(b, Num) and a.is_bool == b.is_bool:
-        return combine(z3.If(c, a.term, b.term), a, b)
+        return combine(ite(c, a.term, b.term), a, b)
     if isinstance(a, Ptr) and isinstance(b, Ptr) and a.base == b.base:
-        return Ptr(a.base, combine(z3.If(c, a.offset.term, b.offset.term), a.offset, b.offset))
+        return Ptr(a.base, combine(ite(c, a.offset.term, b.offset.term), a.offset, b.offset))
     if a is NONE and b is NONE:
         return NONE
     if isinstance(a, Tup) and isinstance(b, Tup) and len(a.items) == len(b.items):

@@ -219,6 +219,25 @@ def conjunction(formulas: list) -> z3.BoolRef:
     return z3.BoolRef(C.Z3_mk_and(ctx.ref(), len(formulas), arr), ctx)
 
 
+def disjunction(formulas: list) -> z3.BoolRef:
+    """``z3.Or(formulas)`` for boolean terms of the main context, without the wrapper's coercions."""
+    ctx = z3.main_ctx()
+    arr = (z3.Ast * len(formulas))(*(f.as_ast() for f in formulas))
+    return z3.BoolRef(C.Z3_mk_or(ctx.ref(), len(formulas), arr), ctx)
+
+
+def negation(formula: z3.BoolRef) -> z3.BoolRef:
+    """``z3.Not(formula)`` for a boolean term of the main context, without the wrapper's coercions."""
+    ctx = z3.main_ctx()
+    return z3.BoolRef(C.Z3_mk_not(ctx.ref(), formula.as_ast()), ctx)
+
+
+def ite(cond: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    """``z3.If(cond, a, b)`` for terms of one sort in the main context, without the wrapper's coercions."""
+    ctx = z3.main_ctx()
+    return _to_expr_ref(C.Z3_mk_ite(ctx.ref(), cond.as_ast(), a.as_ast(), b.as_ast()), ctx)
+
+
 _VARIADIC = {"+": C.Z3_mk_add, "-": C.Z3_mk_sub, "*": C.Z3_mk_mul}
 _BINARY = {"/": C.Z3_mk_div, "%": C.Z3_mk_mod}
 _COMPARISONS = {"<": C.Z3_mk_lt, "<=": C.Z3_mk_le, ">": C.Z3_mk_gt, ">=": C.Z3_mk_ge, "==": C.Z3_mk_eq}
