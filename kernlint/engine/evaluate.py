@@ -553,8 +553,9 @@ class Evaluator:
         if not (isinstance(a, Num) and isinstance(b, Num)):
             return UNKNOWN
         if op in ("BitAnd", "BitOr", "BitXor") and a.is_bool and b.is_bool:
-            fn = {"BitAnd": z3.And, "BitOr": z3.Or, "BitXor": z3.Xor}[op]
-            return combine(fn(a.term, b.term), a, b)
+            if op == "BitXor":
+                return combine(z3.Xor(a.term, b.term), a, b)
+            return combine((conjunction if op == "BitAnd" else disjunction)([a.term, b.term]), a, b)
         x, y = _to_int(a), _to_int(b)
         if op == "Add":
             return combine(int_op("+", x, y), a, b)
