@@ -160,13 +160,14 @@ class HostEvaluator:
         if depth > MAX_EXPR_DEPTH:
             return UNKNOWN
         d = depth + 1
-        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        kind = type(node)  # not isinstance: libcst's classes are abstract, and that check is slow
+        if kind in (cst.Integer, cst.Float, cst.SimpleString):
             return _literal(node)
-        if isinstance(node, cst.Name):
+        if kind is cst.Name:
             if node.value in env:
                 return env[node.value].value
             return {"True": True, "False": False, "None": None}.get(node.value, UNKNOWN)
-        if isinstance(node, (cst.Tuple, cst.List)):
+        if kind in (cst.Tuple, cst.List):
             items = []
             for el in node.elements:
                 if isinstance(el, cst.StarredElement):
@@ -177,7 +178,7 @@ class HostEvaluator:
                 else:
                     items.append(self._value(el.value, env, d))
             return tuple(items) if isinstance(node, cst.Tuple) else list(items)
-        if isinstance(node, cst.Dict):
+        if kind is cst.Dict:
             out = {}
             for el in node.elements:
                 if not isinstance(el, cst.DictElement):
@@ -187,36 +188,36 @@ class HostEvaluator:
                     return UNKNOWN
                 out[key] = self._value(el.value, env, d)
             return out
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             return self._subscript(node, env, d)
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             a, b = self._value(node.left, env, d), self._value(node.right, env, d)
             return _binary(type(node.operator).__name__, a, b)
-        if isinstance(node, cst.UnaryOperation):
+        if kind is cst.UnaryOperation:
             a = self._value(node.expression, env, d)
             if not _const(a):
                 return UNKNOWN
             op = type(node.operator).__name__
             return {"Minus": lambda: -a, "Plus": lambda: +a, "Not": lambda: not a, "BitInvert": lambda: ~a}[op]()
-        if isinstance(node, cst.Comparison):
+        if kind is cst.Comparison:
             return self._comparison(node, env, d)
-        if isinstance(node, cst.BooleanOperation):
+        if kind is cst.BooleanOperation:
             a = self._value(node.left, env, d)
             if not _const(a):
                 return UNKNOWN
             if isinstance(node.operator, cst.And):
                 return self._value(node.right, env, d) if a else a
             return a if a else self._value(node.right, env, d)
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             test = self._value(node.test, env, d)
             if not _const(test):
                 return UNKNOWN
             return self._value(node.body if test else node.orelse, env, d)
-        if isinstance(node, cst.Lambda):
+        if kind is cst.Lambda:
             return _Lambda(node, env)
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             return self._attribute(node, env, d)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             return self._call(node, env, d)
         return UNKNOWN
 

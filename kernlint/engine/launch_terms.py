@@ -186,11 +186,12 @@ class _Wrapper:
 
     def _node(self, node):
         code = partial(source_text, self.state.info.module)
-        if isinstance(node, cst.Integer):
+        kind = type(node)  # not isinstance: libcst's classes are abstract, and that check is slow
+        if kind is cst.Integer:
             return int_val(int(node.value.replace("_", ""), 0))
-        if isinstance(node, cst.Name):
+        if kind is cst.Name:
             return self.name(node.value)
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             a, b = self.node(node.left), self.node(node.right)
             if a is None or b is None:
                 return None
@@ -199,7 +200,7 @@ class _Wrapper:
                 return int_val(a.as_long() ** b.as_long() if op == "Power" else a.as_long() << b.as_long())
             return {"Add": lambda: a + b, "Subtract": lambda: a - b, "Multiply": lambda: a * b,
                     "FloorDivide": lambda: a / b, "Modulo": lambda: a % b}.get(op, lambda: None)()
-        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        if kind is cst.Comparison and len(node.comparisons) == 1:
             a, b = self.node(node.left), self.node(node.comparisons[0].comparator)
             if a is None or b is None:
                 return None
@@ -207,18 +208,18 @@ class _Wrapper:
             return {"LessThan": lambda: a < b, "LessThanEqual": lambda: a <= b, "GreaterThan": lambda: a > b,
                     "GreaterThanEqual": lambda: a >= b, "Equal": lambda: a == b,
                     "NotEqual": lambda: a != b}.get(op, lambda: None)()
-        if isinstance(node, cst.IfExp):  # ``0 if q.size(2) == k.size(2) else k.size(2) - q.size(2)``
+        if kind is cst.IfExp:  # ``0 if q.size(2) == k.size(2) else k.size(2) - q.size(2)``
             test, a, b = self.node(node.test), self.node(node.body), self.node(node.orelse)
             if test is None or a is None or b is None or not z3.is_bool(test) or z3.is_bool(a) != z3.is_bool(b):
                 return None
             return z3.If(test, a, b)
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        if kind is cst.UnaryOperation and isinstance(node.operator, cst.Not):
             a = self.node(node.expression)
             return z3.Not(a) if a is not None and z3.is_bool(a) else None
-        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+        if kind is cst.BooleanOperation and isinstance(node.operator, cst.And):
             a, b = self.node(node.left), self.node(node.right)
             return None if a is None or b is None else z3.And(a, b)
-        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        if kind is cst.Subscript and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             index = node.slice[0].slice.value
             value = node.value
             if isinstance(value, cst.Attribute) and value.attr.value == "shape" and isinstance(value.value, cst.Name):
@@ -228,7 +229,7 @@ class _Wrapper:
                 key = index.evaluated_value
                 return self.constexpr_values.get(key)
             return None
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             func = node.func
             args = [a.value for a in node.args]
             fname = code(func).strip() if isinstance(func, (cst.Name, cst.Attribute)) else ""

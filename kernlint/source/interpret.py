@@ -255,17 +255,18 @@ def called(node: cst.CSTNode, attr: str) -> cst.Call | None:
 
 def _names(node: cst.BaseExpression) -> set[str]:
     """Plain names in an arithmetic expression (cheap: no visitor)."""
-    if isinstance(node, cst.Name):
+    kind = type(node)  # not isinstance: libcst's classes are abstract, and that check is slow
+    if kind is cst.Name:
         return {node.value}
-    if isinstance(node, cst.BinaryOperation):
+    if kind is cst.BinaryOperation:
         return _names(node.left) | _names(node.right)
-    if isinstance(node, cst.UnaryOperation):
+    if kind is cst.UnaryOperation:
         return _names(node.expression)
-    if isinstance(node, cst.Call):
+    if kind is cst.Call:
         return set().union(*(_names(a.value) for a in node.args)) if node.args else set()
-    if isinstance(node, cst.Attribute):
+    if kind is cst.Attribute:
         return {node.attr.value}
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if kind in (cst.Tuple, cst.List):
         return set().union(*(_names(e.value) for e in node.elements)) if node.elements else set()
     return set()
 

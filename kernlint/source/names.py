@@ -78,14 +78,14 @@ def source_text(module: cst.Module, node: cst.CSTNode) -> str:
 def _plain_text(node: cst.CSTNode) -> str | None:
     """The text of a name, number, string or dotted name without parentheses or inner spaces."""
     attrs = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:  # not isinstance: an abstract class's check is slow
         dot = node.dot
         if node.lpar or node.rpar or not isinstance(dot, cst.Dot) or not _no_space(dot.whitespace_before) \
                 or not _no_space(dot.whitespace_after):
             return None
         attrs.append(node.attr.value)
         node = node.value
-    if not isinstance(node, _PLAIN) or node.lpar or node.rpar:
+    if type(node) not in _PLAIN or node.lpar or node.rpar:
         return None
     return ".".join([node.value, *reversed(attrs)]) if attrs else node.value
 
@@ -257,16 +257,18 @@ def assigned_names(body) -> set[str]:
     todo = list(body.body if isinstance(body, cst.BaseSuite) else body)
     while todo:
         stmt = todo.pop()
-        if isinstance(stmt, cst.SimpleStatementLine):
+        kind = type(stmt)  # not isinstance: libcst's classes are abstract, and that check is slow
+        if kind is cst.SimpleStatementLine:
             for small in stmt.body:
-                if isinstance(small, cst.Assign):
+                small_kind = type(small)
+                if small_kind is cst.Assign:
                     for t in small.targets:
                         _targets(t.target, names)
-                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                elif small_kind in (cst.AugAssign, cst.AnnAssign):
                     _targets(small.target, names)
-                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.NamedExpr):
+                elif small_kind is cst.Expr and type(small.value) is cst.NamedExpr:
                     _targets(small.value.target, names)
-        elif isinstance(stmt, (cst.For, cst.While, cst.If, cst.With, cst.Try)):
+        elif kind in (cst.For, cst.While, cst.If, cst.With, cst.Try):
             if isinstance(stmt, cst.For):
                 _targets(stmt.target, names)
             if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.NamedExpr):
