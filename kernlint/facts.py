@@ -177,7 +177,7 @@ class HostEvaluator:
                     items.extend(inner)
                 else:
                     items.append(self._value(el.value, env, d))
-            return tuple(items) if isinstance(node, cst.Tuple) else list(items)
+            return tuple(items) if kind is cst.Tuple else list(items)
         if kind is cst.Dict:
             out = {}
             for el in node.elements:

@@ -1007,7 +1007,6 @@ class Evaluator:
         return Num(loaded, rank, data=True, bits=64)
 
 
-
 #: the expression evaluator of each libcst node class (others are UNKNOWN)
 _EXPRESSIONS = {
     cst.Name: Evaluator._name, cst.Integer: Evaluator._integer,
@@ -1016,6 +1015,7 @@ _EXPRESSIONS = {
     cst.Subscript: Evaluator.subscript, cst.Call: Evaluator.call, cst.Tuple: Evaluator._sequence,
     cst.List: Evaluator._sequence, cst.NamedExpr: Evaluator._named, cst.IfExp: Evaluator._if_expression,
 }
+
 
 def _claim_of(cmp, val) -> object | None:
     """The compare value of ``tl.atomic_cas(p, cmp, val)`` when the swap claims the element: both

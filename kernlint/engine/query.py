@@ -268,8 +268,7 @@ class Solving:
             # a context apart from the one-shot queries': their terms' ids, and so their answers
             # and witnesses, stay what they are without these questions
             if self.incremental_ctx is None:
-                _keep_freed_heap()
-                self.incremental_ctx = z3.Context()
+                self.incremental_ctx = _context()
             solver = self.incremental[key] = self._solver(self.incremental_ctx)
             facts = base()
             if facts:

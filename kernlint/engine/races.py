@@ -128,7 +128,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # question of one address, as a store's with itself
     one_address = same or first.ptr.offset.term.eq(other.ptr.offset.term)
     # the values two writes put there (a store twice: the same statement's, or two statements')
-    written = [a.value for a in (first, other)] if first.kind == other.kind == "store" and not exclusive else []
+    written = [a.value for a in (first, other)] if first.kind == other.kind == "store" else []
     values = (tuple(v.term for v in written)
               if written and all(isinstance(v, Num) and not v.is_bool for v in written) else None)
     # a scatter through loaded indices is not this question, nor an unmodelled value

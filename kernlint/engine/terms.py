@@ -210,20 +210,20 @@ def summands(term) -> list[str]:
     return out
 
 
+def _connective(make, formulas: list) -> z3.BoolRef:
+    ctx = z3.main_ctx()
+    arr = (z3.Ast * len(formulas))(*(f.as_ast() for f in formulas))
+    return z3.BoolRef(make(ctx.ref(), len(formulas), arr), ctx)
+
+
 def conjunction(formulas: list) -> z3.BoolRef:
     """``z3.And(formulas)`` for boolean terms of the main context, without the wrapper's coercions."""
-    ctx = z3.main_ctx()
-    arr = (z3.Ast * len(formulas))()
-    for i, f in enumerate(formulas):
-        arr[i] = f.as_ast()
-    return z3.BoolRef(C.Z3_mk_and(ctx.ref(), len(formulas), arr), ctx)
+    return _connective(C.Z3_mk_and, formulas)
 
 
 def disjunction(formulas: list) -> z3.BoolRef:
     """``z3.Or(formulas)`` for boolean terms of the main context, without the wrapper's coercions."""
-    ctx = z3.main_ctx()
-    arr = (z3.Ast * len(formulas))(*(f.as_ast() for f in formulas))
-    return z3.BoolRef(C.Z3_mk_or(ctx.ref(), len(formulas), arr), ctx)
+    return _connective(C.Z3_mk_or, formulas)
 
 
 def negation(formula: z3.BoolRef) -> z3.BoolRef:
