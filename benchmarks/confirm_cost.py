@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_FILES = ("fixtures/triton/block_ptr_bad.py", "fixtures/triton/layernorm_bad.py",
-                 "fixtures/dynamic/oob_no_mask.py")
+                 "fixtures/dynamic/oob_no_mask_bad.py")
 SELECT = "KL101,KL102,KL103,KL109,KL301,KL302,KL306"
 
 

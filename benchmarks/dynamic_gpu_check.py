@@ -33,12 +33,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from kernlint.dynamic import ncu, sanitizer  # noqa: E402
 from kernlint.dynamic.interp_check import run_interpreted  # noqa: E402
+from dynamic.fixture_marks import expected  # noqa: E402 - the records each fixture's snapshot asks for
 
 FIXTURES = ROOT / "fixtures" / "dynamic"
-MARK = re.compile(r"#\s*dyn-expect:\s*([a-z-]+(?:\s*,\s*[a-z-]+)*)")
 KERNEL = re.compile(r"^def (\w+)\(", re.M)
 NCU_METRICS = ncu.metrics_for(["bank-conflict", "divergence", "occupancy", "spill"])
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -47,15 +48,6 @@ SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 def fixtures(selected: list[str]) -> list[Path]:
     files = sorted(p for p in FIXTURES.glob("*.py") if not p.name.startswith("_"))
     return [p for p in files if not selected or p.stem in selected]
-
-
-def expected(path: Path) -> set[tuple[str, int]]:
-    out = set()
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        m = MARK.search(line)
-        if m:
-            out |= {(k.strip(), n) for k in m.group(1).split(",")}
-    return out
 
 
 def kernels(path: Path) -> list[str]:

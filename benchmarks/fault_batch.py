@@ -13,7 +13,7 @@ seed, one shape variant), kills the command's whole process group with SIGKILL o
 of the candidates have records, and runs the same command again, which resumes.
 
 Checks: every candidate has exactly one record (no id twice), every fault is classified as
-fixtures/eval/faults/expected.json says, every honest candidate passed, and after the second run
+the fault fixtures' snapshots (fixtures/eval/faults/*/NAME.expected) say, every honest candidate passed, and after the second run
 no executor process is left (counted, with the temporary folders the killed run left, under the
 batch's own TMPDIR). Writes OUT/fault_batch.md and OUT/fault_batch.json.
 """
@@ -35,6 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from helpers import expected_records  # noqa: E402 - the fixtures' snapshots, as the tests read them
 
 from gpu_eval_check import fault_classified  # noqa: E402
 
@@ -43,10 +46,9 @@ FIX = ROOT / "fixtures" / "eval"
 
 def build(folder: Path, n: int, fault_share: float, seed: int) -> dict[str, dict]:
     """Write the batch's candidates under ``folder``/<problem>/; id -> what its record must be."""
-    expected = json.loads((FIX / "expected.json").read_text())
-    honest = sorted(k for k, v in expected.items() if isinstance(v, dict) and v["verdict"] == "passed")
-    faults = json.loads((FIX / "faults" / "expected.json").read_text())
-    faults.pop("_doc")
+    expected = expected_records(FIX / "candidates")
+    honest = sorted(k for k, v in expected.items() if v["verdict"] == "passed")
+    faults = expected_records(FIX / "faults")
     n_faults = round(n * fault_share)
     plan = [("fault", sorted(faults)[i % len(faults)]) for i in range(n_faults)]
     plan += [("honest", honest[i % len(honest)]) for i in range(n - n_faults)]

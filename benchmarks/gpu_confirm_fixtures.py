@@ -6,7 +6,7 @@ Usage: python benchmarks/gpu_confirm_fixtures.py OUT_DIR [--jobs 4] [--folders f
 For every fixture (planted bugs and clean twins under fixtures/triton, fixtures/dynamic and
 fixtures/ir, the last with the IR phase on) it runs kernlint's own command line with the dynamic
 phase and records each finding's verdict and the measured numbers. A planted bug passes when every finding its ``.expected`` file lists comes back
-*confirmed*, and every ``# dyn-expect:`` marker of ``fixtures/dynamic`` has a confirmed finding at its
+*confirmed*, and every record a ``fixtures/dynamic`` snapshot's confirmed row stands for has a confirmed finding at its
 line (the bugs only a run shows come back as KL401/KL402/KL403 in the default discovery mode, and the
 other access of a confirmed race is the run evidence of the finding on it); a
 clean twin passes when it has no finding, or only *refuted* ones. What ``--confirm``

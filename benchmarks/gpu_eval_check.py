@@ -10,7 +10,7 @@ run's ``*_records.jsonl`` and evaluates only the candidates they lack.
 0. the trust-boundary attacks (result forgery, comparison patching, gc/frame walk, seed
    re-derivation, forged timings) and the honest relu with timing on, with the clock evidence;
 1. the hack + honest fixture suite on the GPU, each verdict and reason checked against
-   fixtures/eval/expected.json (including the GPU-only runtime reasons);
+   the candidates' snapshots (fixtures/eval/candidates/*/NAME.expected, with the GPU-only runtime reasons);
 2. timing quality: coefficient of variation of the median over N repeats for a >=20 us kernel,
    and the ratio to ncu's gpu__time_duration when ncu is on PATH;
 3. candidates per GPU-hour (wall time of the suite batch);
@@ -35,6 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from helpers import expected_records  # noqa: E402 - the fixtures' snapshots, as the tests read them
 FIX = ROOT / "fixtures" / "eval"
 
 KERNEL_SRC = '''
@@ -62,9 +65,8 @@ RECORDS = {"boundary": "boundary_records.jsonl", "suite": "suite_records.jsonl",
 
 
 def missing_reasons(rec: dict, exp: dict) -> list[str]:
-    """The reasons expected.json names for a candidate (with the GPU-only ones: this runs on a GPU)
-    that its record lacks (prefix match)."""
-    want = exp.get("reasons", []) + exp.get("gpu_reasons", [])
+    """The reasons a candidate's snapshot names for a GPU run that its record lacks (prefix match)."""
+    want = exp["gpu"]["reasons"] if exp else []
     return [w for w in want if not any(x.startswith(w) for x in rec.get("reasons", []))]
 
 
@@ -73,8 +75,7 @@ def check_suite(out: Path, only: set[str] | None = None) -> dict:
     from kernlint.eval.problems import load_candidates, load_problems
     from kernlint.eval.runner import run_batch
 
-    expected = json.loads((FIX / "expected.json").read_text())
-    expected.pop("_doc")
+    expected = expected_records(FIX / "candidates")
     probs = load_problems(FIX / "problems")
     cands = load_candidates(FIX / "candidates", probs)
     if only:
@@ -109,7 +110,7 @@ def check_boundary(out: Path) -> dict:
     from kernlint.eval.problems import load_candidates, load_problems
     from kernlint.eval.runner import run_batch
 
-    expected = json.loads((FIX / "expected.json").read_text())
+    expected = expected_records(FIX / "candidates")
     probs = {"relu": load_problems(FIX / "problems")["relu"]}
     cands = load_candidates(FIX / "candidates", probs)
     cands = [c for c in cands if c.problem_id == "relu"]
@@ -205,7 +206,7 @@ def timing_quality(out: Path, repeats: int, skip_ncu: bool) -> dict:
 
 
 def fault_classified(rec: dict, exp: dict) -> bool:
-    """A fault's record as fixtures/eval/faults/expected.json says: its verdict, one of its error
+    """A fault's record as its snapshot (fixtures/eval/faults/*/NAME.expected) says: its verdict, one of its error
     kinds, and the words its error must hold."""
     return (rec.get("verdict") == exp["verdict"] and rec.get("error_kind") in exp["error_kind"]
             and exp.get("error", "") in (rec.get("error") or ""))
@@ -216,8 +217,7 @@ def fault_batch(out: Path) -> dict:
     from kernlint.eval.problems import load_candidates, load_problems
     from kernlint.eval.runner import run_batch
 
-    expected = json.loads((FIX / "faults" / "expected.json").read_text())
-    expected.pop("_doc")
+    expected = expected_records(FIX / "faults")
     probs = load_problems(FIX / "problems")
     cands = load_candidates(FIX / "faults", probs)
     rec_path = out / RECORDS["faults"]

@@ -29,6 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from helpers import expected_records  # noqa: E402 - the fixtures' snapshots, as the tests read them
 
 from kernlint.eval.api import EvalOptions  # noqa: E402
 from kernlint.eval.problems import load_candidates, load_problems  # noqa: E402
@@ -38,7 +41,7 @@ from kernlint.eval.summary import stage_seconds  # noqa: E402
 from gpu_eval_check import missing_reasons  # noqa: E402
 from gpu_honest_check import flagged  # noqa: E402
 
-EXPECTED = ROOT / "fixtures" / "eval" / "expected.json"
+EXPECTED = ROOT / "fixtures" / "eval" / "candidates"
 
 
 def batch(suites, repeat: int, only: set[str] | None = None):
@@ -88,18 +91,18 @@ def rates(recs: list[dict], wall: float) -> dict:
 
 @functools.cache
 def _expected() -> dict:
-    return json.loads(EXPECTED.read_text())
+    return expected_records(EXPECTED)
 
 
 def as_expected(recs: list[dict]) -> list[dict]:
-    """Each record of a fixture candidate against fixtures/eval/expected.json, at the default
+    """Each record of a fixture candidate against its snapshot (fixtures/eval/candidates/*/NAME.expected), at the default
     options: a rejected candidate needs its verdict and every named reason; one expected to pass
     only needs not to be flagged (its verdict may be a speed verdict against the baselines)."""
     expected = _expected()
     rows = []
     for r in recs:
         exp = expected.get(r["id"].split("#")[0])
-        if not isinstance(exp, dict):
+        if exp is None:
             continue
         missing = missing_reasons(r, exp)
         ok = not flagged(r) if exp["verdict"] == "passed" else r["verdict"] == exp["verdict"] and not missing
@@ -132,7 +135,7 @@ def write(out: Path, report: dict) -> None:
     md += [f"| {k} | {v} |" for k, v in w["mean_stage_s"].items()]
     md += ["", "Mean wall seconds by verdict: " + ", ".join(f"{k} {v}" for k, v in w["mean_wall_s_by_verdict"].items())]
     rows = w["as_expected"]
-    md += ["", f"## Verdicts against fixtures/eval/expected.json: {sum(r['ok'] for r in rows)}/{len(rows)} as expected", "",
+    md += ["", f"## Verdicts against its snapshot (fixtures/eval/candidates/*/NAME.expected): {sum(r['ok'] for r in rows)}/{len(rows)} as expected", "",
            "A candidate expected to pass must not be flagged (a cheating verdict or a static or runtime hack reason); "
            "any other needs its verdict and every reason named there, the GPU-only ones included.", "",
            "| candidate | expected | got | ok | missing reasons | reasons |", "|---|---|---|---|---|---|"]

@@ -27,7 +27,7 @@ step() { local name=$1 limit=$2; shift 2; local t0=$SECONDS; timeout "$limit" "$
 if [ "$part" = discover ]; then
 step "pytest -m gpu" 130 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py > "$w/pytest_gpu.log" 2>&1
 step "confirm fixtures" 90 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 --folders fixtures/dynamic > "$w/confirm.log" 2>&1
-step "confirm cost" 230 python3 benchmarks/confirm_cost.py "$w" fixtures/dynamic/oob_no_mask.py fixtures/triton/layernorm_bad.py --repeats 2 > "$w/cost.log" 2>&1
+step "confirm cost" 230 python3 benchmarks/confirm_cost.py "$w" fixtures/dynamic/oob_no_mask_bad.py fixtures/triton/layernorm_bad.py --repeats 2 > "$w/cost.log" 2>&1
 elif [ "$part" != eval ]; then
 step "pytest -m gpu" 120 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_confirm.py tests/dynamic > "$w/pytest_gpu.log" 2>&1
 step "confirm fixtures" 300 python3 benchmarks/gpu_confirm_fixtures.py "$w" --jobs 8 > "$w/confirm.log" 2>&1
@@ -37,8 +37,8 @@ step "confirm cost" 240 python3 benchmarks/confirm_cost.py "$w" --repeats 2 > "$
 cd fixtures/dynamic
 entry() { echo "import sys, runpy; sys.path.insert(0, '.'); runpy.run_path('$1.py', run_name='fixture')['run']()"; }
 metrics=gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__thread_inst_executed_pred_on_per_inst_executed.ratio,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
-step "raw memcheck" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 -c "$(entry oob_no_mask)" > "$w/raw/oob_no_mask.memcheck.plain.txt" 2>&1
-step "raw memcheck padding" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --padding 64 python3 -c "$(entry oob_row_mask_only)" > "$w/raw/oob_row_mask_only.memcheck.padding.txt" 2>&1
+step "raw memcheck" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 -c "$(entry oob_no_mask_bad)" > "$w/raw/oob_no_mask_bad.memcheck.plain.txt" 2>&1
+step "raw memcheck padding" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --padding 64 python3 -c "$(entry oob_row_mask_only_bad)" > "$w/raw/oob_row_mask_only_bad.memcheck.padding.txt" 2>&1
 step "raw memcheck clean" 25 env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python3 -c "$(entry oob_no_mask_good)" > "$w/raw/oob_no_mask_good.memcheck.plain.txt" 2>&1
 step "raw racecheck" 25 compute-sanitizer --tool racecheck python3 -c "$(entry smem_matmul_good)" > "$w/raw/smem_matmul_good.racecheck.plain.txt" 2>&1
 step "raw synccheck" 25 compute-sanitizer --tool synccheck python3 -c "$(entry smem_matmul_good)" > "$w/raw/smem_matmul_good.synccheck.plain.txt" 2>&1

@@ -7,7 +7,7 @@
    and fp32 8192^3 matmuls (FLOP/s), next to the datasheet ceilings kernlint judges with;
 2. the structural fixture suite (fixtures/eval/structure) evaluated with timing and the default
    ``--profile`` (one ncu pass per correct candidate): each verdict and reason against
-   expected.json, the measured numbers behind each flaw, the efficiency;
+   its snapshot (NAME.expected), the measured numbers behind each flaw, the efficiency;
 3. what ``--profile`` costs per candidate: the profile pass's wall time against the candidate's
    whole evaluation, measured in the same run.
 
@@ -28,6 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from helpers import expected_records  # noqa: E402 - the fixtures' snapshots, as the tests read them
 STRUCT = ROOT / "fixtures" / "eval" / "structure"
 
 
@@ -75,14 +78,14 @@ def run_suite(rec_path: Path) -> tuple[dict, float]:
 
 
 def check(recs: dict) -> list[dict]:
-    expected = {k: v for k, v in json.loads((STRUCT / "expected.json").read_text()).items() if k != "_doc"}
+    expected = expected_records(STRUCT / "candidates")
     rows = []
     for cid, exp in sorted(expected.items()):
         rec = recs.get(cid, {})
         s = rec.get("structure") or {}
         prof = s.get("profile") or {}
         want = exp["gpu"]
-        reasons_ok = all(any(r.startswith(w) for r in rec.get("reasons", [])) for w in want.get("reasons", []))
+        reasons_ok = all(any(r.startswith(w) for r in rec.get("reasons", [])) for w in want["reasons"])
         rows.append({
             "id": cid, "verdict": rec.get("verdict"), "expected": want["verdict"],
             "ok": rec.get("verdict") == want["verdict"] and reasons_ok,

@@ -28,35 +28,84 @@ def lint(text: str, path: str = "example.py", select=None) -> RunResult:
     return result
 
 
-def _snapshot_rows(path: Path) -> list[tuple[int, int | None, str, Phase | None]]:
+def _snapshot_rows(path: Path) -> list[tuple[int, int | None, str, Phase | None, str | None]]:
+    """(line, column, code, the code's phase, verdict) per row of the fixture's snapshot."""
     rules = catalogue.all_rules()
     rows = []
     for line in path.with_suffix(".expected").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
-        pos, code = line.split()
+        pos, code, *verdict = line.split()
         ln, _, col = pos.partition(":")
-        rows.append((int(ln), int(col) if col else None, code, rules[code].phase if code in rules else None))
+        rows.append((int(ln), int(col) if col else None, code, rules[code].phase if code in rules else None,
+                     verdict[0] if verdict else None))
     return rows
 
 
 def expected_findings(path: Path, phase: Phase | None = None) -> set[tuple[int, int | None, str]]:
-    """The snapshot ``NAME.expected`` beside fixture ``NAME.py``: one ``LINE:COL CODE`` per expected
-    finding, of every phase (``LINE CODE`` where the column is the compiler's, not the source's:
-    IR-phase findings); ``#`` starts a comment. ``phase``: only the codes of that phase's rules."""
-    return {(ln, col, code) for ln, col, code, of in _snapshot_rows(path) if phase is None or of is phase}
+    """The snapshot ``NAME.expected`` beside fixture ``NAME.py``: one ``LINE:COL CODE [VERDICT]`` per
+    expected finding, of every phase (``LINE CODE`` where the column is the compiler's, not the
+    source's: IR-phase findings; the verdict a ``--confirm`` run gives it, for the fixtures the dynamic
+    phase runs); ``#`` starts a comment. ``phase``: only the codes of that phase's rules."""
+    return {(ln, col, code) for ln, col, code, of, _ in _snapshot_rows(path) if phase is None or of is phase}
 
 
-#: ``KERNLINT_UPDATE_SNAPSHOTS=1 pytest tests/test_fixtures.py tests/ir/test_ir_fixtures.py`` rewrites the
-#: fixtures' ``.expected`` files from what the phases report (review the diff), instead of failing
+def expected_verdicts(path: Path, phases: set[Phase]) -> dict[tuple[int, int | None, str], str | None]:
+    """The snapshot's rows of ``phases`` with their verdicts (None where a row has none)."""
+    return {(ln, col, code): verdict for ln, col, code, of, verdict in _snapshot_rows(path) if of in phases}
+
+
+#: ``KERNLINT_UPDATE_SNAPSHOTS=1 pytest tests/test_fixtures.py tests/ir/test_ir_fixtures.py
+#: tests/dynamic/test_dynamic_fixtures.py`` rewrites the fixtures' ``.expected`` files from what the
+#: phases report (review the diff), instead of failing
 UPDATE_SNAPSHOTS = os.environ.get("KERNLINT_UPDATE_SNAPSHOTS") == "1"
 
 
-def write_expected(path: Path, phase: Phase, found: set[tuple[int, int | None, str]]) -> None:
-    """Replace ``phase``'s lines of the fixture's snapshot with ``found``; the other phases' lines stay
-    (lines of codes no rule has are dropped)."""
-    kept = {(ln, col, code) for ln, col, code, of in _snapshot_rows(path) if of is not None and of is not phase}
-    rows = sorted(kept | found, key=lambda r: (r[0], 10**9 if r[1] is None else r[1], r[2]))
-    text = "".join(f"{line}{'' if col is None else f':{col}'} {code}\n" for line, col, code in rows)
+def write_expected(path: Path, phase: Phase, found: set[tuple[int, int | None, str]],
+                   verdicts: dict | None = None) -> None:
+    """Replace ``phase``'s lines of the fixture's snapshot with ``found`` (with their ``verdicts``; without
+    them a row keeps the verdict it had); the other phases' lines stay (lines of codes no rule has are
+    dropped)."""
+    rows = _snapshot_rows(path)
+    old = {(ln, col, code): verdict for ln, col, code, _, verdict in rows}
+    kept = {(ln, col, code) for ln, col, code, of, _ in rows if of is not None and of is not phase}
+    verdict_of = old if verdicts is None else {**{k: old[k] for k in kept}, **verdicts}
+    text = ""
+    for line, col, code in sorted(kept | found, key=lambda r: (r[0], 10**9 if r[1] is None else r[1], r[2])):
+        verdict = verdict_of.get((line, col, code))
+        text += f"{line}{'' if col is None else f':{col}'} {code}{'' if verdict is None else f' {verdict}'}\n"
     path.with_suffix(".expected").write_text(text)
+
+
+def expected_records(folder: Path) -> dict[str, dict]:
+    """The eval fixtures' snapshots under ``folder`` (``TASK/NAME.expected`` beside each candidate
+    ``TASK/NAME.py``), by candidate id ``TASK/NAME``: one ``FIELD VALUE`` row per expectation of its
+    record, ``gpu FIELD VALUE`` where it holds only with a CUDA device. Fields: ``verdict``; ``reason``
+    (each must begin one of the record's reasons); ``rule`` (IR rules its static structure must hold);
+    ``error-kind`` (the record's is one of them); ``error`` (words its error holds); ``task-degenerate``;
+    ``pattern`` (the cheat it plants, for the reader). ``exp["gpu"]`` is what a GPU run must show: its
+    own verdict where it has one, and every reason."""
+    out = {}
+    for path in sorted(folder.glob("*/*.expected")):
+        exp: dict = {"reasons": [], "rules": [], "error_kind": [], "gpu": {"reasons": []}}
+        for line in path.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            target = exp
+            if line.startswith("gpu "):
+                target, line = exp["gpu"], line[4:]
+            field, _, value = line.partition(" ")
+            if field in ("reason", "rule", "error-kind"):
+                target[{"reason": "reasons", "rule": "rules", "error-kind": "error_kind"}[field]].append(value)
+            elif field in ("verdict", "error", "pattern"):
+                target[field] = value
+            elif field == "task-degenerate":
+                target["task_degenerate"] = value == "true"
+            else:
+                raise ValueError(f"{path}: unknown field {field!r}")
+        exp["gpu"].setdefault("verdict", exp.get("verdict"))
+        exp["gpu"]["reasons"] = list(dict.fromkeys(exp["reasons"] + exp["gpu"]["reasons"]))
+        out[f"{path.parent.name}/{path.stem}"] = exp
+    return out

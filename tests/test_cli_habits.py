@@ -18,7 +18,7 @@ def kl(*args, cwd=ROOT, input=None):
 
 
 def test_statistics_counts_per_rule():
-    r = kl("check", BAD, ROOT / "fixtures/dynamic/oob_no_mask.py", "--statistics")
+    r = kl("check", BAD, ROOT / "fixtures/dynamic/oob_no_mask_bad.py", "--statistics")
     assert r.returncode == 1
     assert r.stdout.splitlines() == ["    3\tKL101\tout-of-bounds-load", "    2\tKL102\tout-of-bounds-store"]
 

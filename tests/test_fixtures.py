@@ -2,7 +2,8 @@
 
 Each fixture ``NAME.py`` has ``NAME.expected`` beside it: one ``LINE:COL CODE`` per expected
 finding (empty for a clean twin). This test checks the source phase's; the IR phase's (``LINE CODE``)
-are checked by tests/ir.
+are checked by tests/ir, and the verdicts a ``--confirm`` run gives (``LINE:COL CODE VERDICT``, for
+fixtures/dynamic) by tests/dynamic.
 """
 
 from pathlib import Path
@@ -35,8 +36,9 @@ def test_fixture_findings_match_expected(path):
     if UPDATE_SNAPSHOTS:
         write_expected(path, Phase.SOURCE, found)
     assert found == expected_findings(path, Phase.SOURCE)
-    ir_planted = bool(expected_findings(path, Phase.IR))  # IR-level bugs: tests/ir checks those
-    if path.stem.endswith("_bad") and not ir_planted:
+    # bugs the IR phase or only a run finds: tests/ir and tests/dynamic check those
+    planted_elsewhere = bool(expected_findings(path, Phase.IR) | expected_findings(path, Phase.DYNAMIC))
+    if path.stem.endswith("_bad") and not planted_elsewhere:
         assert found, "a planted-bug fixture must yield findings"
 
 

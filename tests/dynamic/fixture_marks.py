@@ -1,14 +1,14 @@
-"""The dynamic fixtures and what their ``# dyn-expect: KIND[, KIND]`` markers ask for."""
+"""The dynamic fixtures and the interpreter records their snapshots ask for: each row a ``--confirm``
+run confirms stands for a record of its kind at its line (``NAME.expected``, the one fixture format)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from helpers import expected_findings
+from helpers import expected_findings, expected_verdicts
+from kernlint.model import Phase
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dynamic"
-MARK = re.compile(r"#\s*dyn-expect:\s*([a-z-]+(?:\s*,\s*[a-z-]+)*)")
 #: interpreter record kind -> the static rule that predicts it
 RULE_OF_KIND = {"oob-read": "KL101", "oob-write": "KL102", "race-write": "KL103", "race-read": "KL103"}
 #: interpreter record kind -> the dynamic rule that reports it where no static finding predicted it
@@ -20,12 +20,21 @@ def fixture_files() -> list[Path]:
     return sorted(p for p in FIXTURES.glob("*.py") if not p.name.startswith("_"))
 
 
+#: a confirmed finding's rule -> the kind of interpreter record that confirms it (reads on a load's line)
+_RECORD_OF_RULE = {"KL101": "oob", "KL102": "oob", "KL104": "oob", "KL109": "oob", "KL401": "oob",
+                   "KL103": "race", "KL402": "race", "KL403": "unwritten-output"}
+
+
 def expected(path: Path) -> set[tuple[str, int]]:
+    """(record kind, line) of every record a run of the fixture makes: one per confirmed row of its
+    snapshot (``oob-read`` on a load's line, ``oob-write`` elsewhere; likewise ``race-*``)."""
+    lines = access_lines(path)
     out = set()
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
-        m = MARK.search(line)
-        if m:
-            out |= {(k.strip(), lineno) for k in m.group(1).split(",")}
+    for (line, _, code), verdict in expected_verdicts(path, {Phase.SOURCE, Phase.DYNAMIC}).items():
+        kind = _RECORD_OF_RULE.get(code)
+        if verdict == "confirmed" and kind is not None:
+            out.add((kind if kind == "unwritten-output" else f"{kind}-{'read' if lines.get(line) == 'load' else 'write'}",
+                     line))
     return out
 
 
@@ -41,14 +50,14 @@ def access_lines(path: Path) -> dict[int, str]:
 
 
 #: fixtures planted for discovery: bugs a run shows whatever the static phase makes of them
-DISCOVERY = ("oob_other_tensor_bound", "store_wrong_bound", "race_scatter_duplicates", "race_reader_writer",
-             "unwritten_narrow_tile", "unwritten_floor_grid", "block_ptr_overrun")
+DISCOVERY = ("oob_other_tensor_bound_bad", "store_wrong_bound_bad", "race_scatter_duplicates_bad", "race_reader_writer_bad",
+             "unwritten_narrow_tile_bad", "unwritten_floor_grid_bad", "block_ptr_overrun_bad")
 
 
 def discovery_fixtures() -> list[Path]:
     """The planted discovery fixtures, then their clean twins."""
     planted = [FIXTURES / f"{stem}.py" for stem in DISCOVERY]
-    return planted + [p.with_name(p.stem + "_good.py") for p in planted]
+    return planted + [p.with_name(p.stem.removesuffix("_bad") + "_good.py") for p in planted]
 
 
 def confirmed_at_mark(kind: str, line: int, findings: list[dict], static_lines: set[int]) -> bool:

@@ -23,7 +23,7 @@ def _f(rule, path, line, kernel):
 
 
 def test_plan_groups_one_process_per_tool():
-    path = FIXTURES / "oob_no_mask.py"
+    path = FIXTURES / "oob_no_mask_bad.py"
     findings = [_f("KL101", path, 14, "add_kernel"), _f("KL101", path, 15, "add_kernel"),
                 _f("KL102", path, 16, "add_kernel"), _f("KL103", path, 16, "add_kernel")]
     steps = plan(findings, str(path), gpu=True)
@@ -48,7 +48,7 @@ def test_no_gpu_require_gpu_raises(monkeypatch):
 
 
 def test_no_gpu_uses_interpreter_and_says_so():
-    path = FIXTURES / "oob_le_mask.py"
+    path = FIXTURES / "oob_le_mask_bad.py"
     findings = [_f("KL101", path, 15, "scale_kernel"), _f("KL102", path, 16, "scale_kernel")]
     result = confirm(findings, str(path), gpu=False)
     assert any("no CUDA GPU" in n for n in result.notices)
@@ -58,7 +58,7 @@ def test_no_gpu_uses_interpreter_and_says_so():
 
 
 def test_no_gpu_without_fallback_leaves_findings_suspected():
-    path = FIXTURES / "oob_le_mask.py"
+    path = FIXTURES / "oob_le_mask_bad.py"
     findings = [_f("KL101", path, 15, "scale_kernel")]
     result = confirm(findings, str(path), gpu=False, interpreter_fallback=False)
     assert result.findings[0].verdict == Verdict.SUSPECTED and result.steps == []
@@ -71,17 +71,17 @@ def test_sanitizer_command_rejects_unknown_tool():
 
 def test_gpu_script_dry_run_prints_batched_and_raw_commands():
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "dynamic_gpu_check.py"), "unused", "--dry-run",
-                          "--fixtures", "race_global_store"], capture_output=True, text=True, check=True).stdout
+                          "--fixtures", "race_global_store_bad"], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
     assert len(lines) == 10  # 4 sanitizer tools + ncu, batched and raw
     assert sum("--clock-control none" in ln for ln in lines) == 1
-    assert all("race_global_store.py" in ln for ln in lines)
+    assert all("race_global_store_bad.py" in ln for ln in lines)
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not confirm_mod.cuda_available(), reason="needs a CUDA GPU")
 def test_gpu_memcheck_confirms_planted_out_of_bounds():
-    path = FIXTURES / "oob_no_mask.py"
+    path = FIXTURES / "oob_no_mask_bad.py"
     findings = [_f("KL101", path, 14, "add_kernel"), _f("KL102", path, 16, "add_kernel")]
     result = confirm(findings, str(path), require_gpu=True)
     assert all(f.verdict == Verdict.CONFIRMED for f in result.findings)
@@ -97,17 +97,17 @@ def test_gpu_memcheck_refutes_clean_twin():
 
 
 def test_discovery_plan_without_a_gpu_is_one_interpreter_process_over_every_kernel():
-    steps = plan([], str(FIXTURES / "race_reader_writer.py"), gpu=False, discover=True)
+    steps = plan([], str(FIXTURES / "race_reader_writer_bad.py"), gpu=False, discover=True)
     assert [(s.kind, s.every_kernel) for s in steps] == [("interpreter", True)]
     # a KL104 joins it: the invalid access its wrap causes confirms it
-    kl104 = _f("KL104", FIXTURES / "race_reader_writer.py", 14, "diff_inplace_kernel")
-    (step,) = plan([kl104], str(FIXTURES / "race_reader_writer.py"), gpu=False, discover=True)
+    kl104 = _f("KL104", FIXTURES / "race_reader_writer_bad.py", 14, "diff_inplace_kernel")
+    (step,) = plan([kl104], str(FIXTURES / "race_reader_writer_bad.py"), gpu=False, discover=True)
     assert step.to_judge() == [kl104]
-    assert plan([kl104], str(FIXTURES / "race_reader_writer.py"), gpu=False) == []  # judge mode: skipped
+    assert plan([kl104], str(FIXTURES / "race_reader_writer_bad.py"), gpu=False) == []  # judge mode: skipped
 
 
 def test_discovery_plan_on_a_gpu_runs_memcheck_over_every_kernel_and_the_tools_the_source_needs():
-    path = FIXTURES / "oob_no_mask.py"
+    path = FIXTURES / "oob_no_mask_bad.py"
     findings = [_f("KL101", path, 14, "add_kernel")]
     steps = plan(findings, str(path), gpu=True, discover=True)
     assert [(s.kind, s.tool) for s in steps] == [("sanitizer", "memcheck"), ("interpreter", "interpreter")]
@@ -145,4 +145,4 @@ def test_entry_points_and_run_files(tmp_path):
     script = tmp_path / "script.py"
     script.write_text("def main():\n    pass\n\nif __name__ == '__main__':\n    main()\n")
     assert not has_entry_point(str(lib)) and has_entry_point(str(script))
-    assert has_entry_point(str(FIXTURES / "oob_no_mask.py"))
+    assert has_entry_point(str(FIXTURES / "oob_no_mask_bad.py"))

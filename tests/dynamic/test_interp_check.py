@@ -76,20 +76,20 @@ def test_clean_twins_refuted(results, path):
 
 
 def test_unpredicted_violations_become_dynamic_findings(results):
-    path = next(p for p in FILES if p.stem == "oob_le_mask")
+    path = next(p for p in FILES if p.stem == "oob_le_mask_bad")
     new = confirm_findings([], results[path])
     assert {(f.rule, f.span.line) for f in new} == {("KL401", ln) for _, ln in expected(path)}
     for f in new:
         assert f.phase == Phase.DYNAMIC and f.verdict == Verdict.CONFIRMED
         assert f.measurements["max_bytes_past_end"] == 4  # exactly one float past the end
         assert "past the end" in f.message
-    path = next(p for p in FILES if p.stem == "race_global_store")
+    path = next(p for p in FILES if p.stem == "race_global_store_bad")
     (race,) = confirm_findings([], results[path])
     assert race.rule == "KL402" and race.measurements["racing_programs"] == 8
 
 
 def test_line_not_executed_or_kernel_not_run_is_inconclusive(results, tmp_path):
-    path = next(p for p in FILES if p.stem == "oob_no_mask")
+    path = next(p for p in FILES if p.stem == "oob_no_mask_bad")
     other = tmp_path / "elsewhere.py"
     findings = [
         _finding(path, 3, "KL101", kernel="add_kernel"),  # the kernel ran, this line holds no access
@@ -102,7 +102,7 @@ def test_line_not_executed_or_kernel_not_run_is_inconclusive(results, tmp_path):
 
 
 def test_other_categories_pass_through(results):
-    path = next(p for p in FILES if p.stem == "oob_no_mask")
+    path = next(p for p in FILES if p.stem == "oob_no_mask_bad")
     f = _finding(path, 14, "KL501")
     judged, _, _ = judge([f], results[path])
     assert judged[0].verdict == Verdict.SUSPECTED
@@ -143,7 +143,7 @@ def test_reads_before_the_start_measured(tmp_path):
 
 
 def test_command_and_module_targets(results):
-    path = next(p for p in FILES if p.stem == "race_load_modify_store")
+    path = next(p for p in FILES if p.stem == "race_load_modify_store_bad")
     by_command = run_interpreted([sys.executable, str(path)])
     assert {(r.kind, r.line) for r in by_command.records} == expected(path)
     by_module = run_interpreted(f"{path.stem}:run", cwd=str(path.parent))
@@ -200,7 +200,7 @@ def test_unwritten_outputs_become_kl403(results, path):
 
 
 def test_a_block_pointer_runs_on_a_triton_without_them(results):
-    path = next(p for p in FILES if p.stem == "block_ptr_overrun")
+    path = next(p for p in FILES if p.stem == "block_ptr_overrun_bad")
     (rec,) = results[path].records
     # 80 rows in tiles of 32: the third tile's last 16 rows of 32 floats are past the end
     assert (rec.kind, rec.tensor, rec.lanes, rec.bytes_past_end) == ("oob-read", "a_ptr", 16 * 32, 16 * 32 * 4)

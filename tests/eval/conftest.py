@@ -34,8 +34,3 @@ def suite_records(tmp_path_factory):
     return {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}, out, probs, cands
 
 
-@pytest.fixture(scope="session")
-def expected():
-    data = json.loads((FIXTURES / "expected.json").read_text())
-    data.pop("_doc")
-    return data

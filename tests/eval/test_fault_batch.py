@@ -8,11 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import expected_records
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_killed_batch_with_faults_resumes_with_one_classified_record_each(tmp_path):
-    faults = len(json.loads((ROOT / "fixtures" / "eval" / "faults" / "expected.json").read_text())) - 1
+    faults = len(expected_records(ROOT / "fixtures" / "eval" / "faults"))
     n = 2 * faults
     proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fault_batch.py"), "--out", str(tmp_path),
                            "--candidates", str(n), "--fault-share", "0.5", "--kill-at", "0.25", "--timeout", "30"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import FIXTURES
+from helpers import expected_records
 
 
 def test_fault_batch_classified(tmp_path):
@@ -12,8 +13,7 @@ def test_fault_batch_classified(tmp_path):
     from kernlint.eval.problems import load_candidates, load_problems
     from kernlint.eval.runner import run_batch
 
-    expected = json.loads((FIXTURES / "faults" / "expected.json").read_text())
-    expected.pop("_doc")
+    expected = expected_records(FIXTURES / "faults")
     probs = load_problems(FIXTURES / "problems")
     cands = load_candidates(FIXTURES / "faults", probs)
     honest = load_candidates(FIXTURES / "candidates", probs)
