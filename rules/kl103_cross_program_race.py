@@ -88,9 +88,13 @@ What counts as a race:
   are a *warning* ("overlapping writes"), not an error: the result does not depend on which write
   lands last, but the writes still race (a data race in CUDA's memory model, and the traffic is
   repeated). A value the engine does not model (a float expression) counts as the same where it
-  reads nothing a program, lane, iteration or load changes (`1.0`, `scale * 0.5`); one that reads
-  loaded data may differ (two programs that copy one element write the same value, but the overlap
-  is what a reader needs to see);
+  reads nothing a program, lane, iteration or load changes (`1.0`, `scale * 0.5`). A value computed
+  from loaded data, or one a loop accumulates, is the same where the two programs load the same
+  addresses (with the same masks) in every trip of the same loops: two programs that split an
+  axis the value does not depend on (one computes a normalizer for each of several output column
+  blocks) write the same value. Where they load different elements, or the kernel also loads from
+  the tensor it stores to (a read-modify-write: what one reads may be what the other wrote), the
+  values may differ;
 - a kernel that never calls `tl.program_id` is asked under each launch that states its grid: every
   program of a grid of more than one does the same work. A store of a value that can differ between
   them (read from memory the kernel also writes, or drawn from an atomic) races (an error), and so

@@ -2,9 +2,7 @@ import libcst as cst
 
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.engine.run import may_branch_on_data
-from kernlint.source.interpret import calls
-from kernlint.source.values import Elected
+from kernlint.engine.run import data_branches
 from kernlint.source.rulebase import SourceRule
 
 
@@ -94,27 +92,17 @@ def fixed(x_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
     )
 
     def check(self, state):
-        if not may_branch_on_data(state):
-            return  # no test the engine sees read loaded data: the value walk is not needed
         seen = set()
-        for branch in state.branches:
-            if not branch.cond.data or id(branch.node) in seen:
-                continue
-            if isinstance(branch.node, cst.While) and calls(branch.node.test, "atomic_cas"):
-                continue  # a spin lock being taken, not work that differs between programs
-            if branch.cond.facts_of(Elected):
-                continue  # one program elected by an atomic ticket finishes up: not data-dependent work
+        for branch in data_branches(state):
+            if branch.elected or id(branch.node) in seen:
+                continue  # one program elected by an atomic ticket, or a lock: not data-dependent work
             seen.add(id(branch.node))
             node = branch.node
-            if isinstance(node, cst.For):
-                where, what = node.iter, "the trip count of this loop"
-            elif isinstance(node, (cst.If, cst.While)):
-                where, what = node.test, f"this `{'if' if isinstance(node, cst.If) else 'while'}`"
-            else:
-                continue
+            what = ("the trip count of this loop" if isinstance(node, cst.For)
+                    else f"this `{'if' if isinstance(node, cst.If) else 'while'}`")
             yield self.finding(
-                state, where,
+                state, branch.where,
                 f"data-dependent control flow: {what} depends on values loaded from memory, so programs do "
                 f"unequal work and skipped lanes stay predicated off",
-                condition=state.code(where),
+                condition=state.code(branch.where),
             )

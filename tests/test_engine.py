@@ -317,3 +317,40 @@ def run():
     (finding,) = result.findings
     assert finding.rule == "KL103" and finding.span.line == 11
     assert finding.evidence["store_line"] == 13 and "stores on line 13" in finding.message
+
+
+SPLIT_NORMALIZER = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def normalizer(q_ptr, z_ptr, T, BT: tl.constexpr):
+    i_v = tl.program_id(0)  # the programs of axis 0 split the value columns
+    i_t = tl.program_id(1)
+    offs = i_t * BT + tl.arange(0, BT)
+    acc = tl.zeros((BT,), dtype=tl.float32)
+    for s in range(0, T, BT):
+        acc += tl.load(READ, mask=offs < T, other=0.0)
+    tl.store(z_ptr + offs, acc, mask=offs < T)
+
+
+def run(q, z, NV):
+    T = z.numel()
+    normalizer[(NV, triton.cdiv(T, 64))](q, z, T, BT=64)
+'''
+
+
+def test_a_value_a_loop_accumulates_is_compared_through_what_it_loads():
+    """Programs that split an axis the accumulated value does not depend on store the same value
+    (a warning); loads that differ between them, or a read of the stored tensor, may not (an error)."""
+    rule = [catalogue.all_rules()["KL103"]()]
+
+    def found(read):
+        result, _ = lint_text("k.py", SPLIT_NORMALIZER.replace("READ", read), rule)
+        return [(f.level.value, "same value" in f.message) for f in result.findings]
+
+    assert found("q_ptr + s + offs") == [("warning", True)]
+    assert found("q_ptr + i_v * T + s + offs") == [("error", False)]
+    assert set(found("z_ptr + offs")) == {("error", False)}  # what one program reads, the other may have written

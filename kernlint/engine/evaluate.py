@@ -17,7 +17,7 @@ import z3
 
 from kernlint.engine.symbols import (
     NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, at_least,
-    combine, const, int_val, int_var, mentions, move_axes, position, rank_of,
+    combine, const, int_val, int_var, mentions, merged_reads, move_axes, position, rank_of,
 )
 from kernlint.engine.terms import conjunction, disjunction, free_vars, int_op, ite, negation, summands
 from kernlint.source.names import argument, assigned_names, child_nodes, source_text
@@ -59,6 +59,17 @@ class Access:
 
 
 @dataclass(frozen=True)
+class DataBranch:
+    """An ``if``/``while`` test or a ``for`` range computed from values the kernel loaded."""
+
+    node: cst.CSTNode  # the If, While or For
+    where: cst.BaseExpression  # its test, or its iterable
+    #: a test only an atomic's return value decides: one program elected by a ticket
+    #: (``tl.atomic_add(c, 1) == n - 1``), or a lock being taken (``while tl.atomic_cas(...)``)
+    elected: bool = False
+
+
+@dataclass(frozen=True)
 class BlockAxis:
     """One dimension of a block-pointer access: the index each lane reaches on it and the shape the
     block pointer declares there."""
@@ -95,8 +106,8 @@ class KernelModel:
     claims: dict = field(default_factory=dict)
     #: the last name of every function or method the kernel calls (``sum`` for ``tl.sum`` and ``x.sum``)
     called: set = field(default_factory=set)
-    #: ``if``/``while`` tests and ``for`` ranges that may read loaded data (or that the engine cannot read)
-    data_tests: int = 0
+    #: ``if``/``while`` tests and ``for`` ranges computed from loaded data
+    data_branches: list[DataBranch] = field(default_factory=list)
     #: the evaluation stopped short (nesting too deep) or left a helper out (inlined too deep)
     partial: bool = False
 
@@ -133,11 +144,24 @@ def _to_int(v) -> z3.ArithRef:
     return ite(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
 
 
-#: the variables that stand for what a kernel read from memory, or for what the engine cannot follow
-_DATA_LIKE = ("data!", "ticket!", "claim!", *UNMODELLED)
 #: the names of values that may differ from one program (lane, iteration, load) to the next: a
 #: program's own variables, and the unmodelled values standing in for them
 _PROGRAM_DEPENDENT = (*PER_PROGRAM, *UNMODELLED)
+
+
+#: the variables of the values an atomic returned
+_RETURNED = ("ticket!", "claim!")
+
+
+def _elects(test) -> bool:
+    """``ticket == c`` with ``c`` the same in every program: at most one program passes."""
+    if not z3.is_eq(test):
+        return False
+    left, right = (set(free_vars(side)) for side in test.children())
+    for ticket, other in ((left, right), (right, left)):
+        if any(n.startswith(_RETURNED) for n in ticket) and not any(n.startswith(PER_PROGRAM) for n in other):
+            return True
+    return False
 
 
 def _program_independent(value) -> bool:
@@ -203,13 +227,14 @@ class Evaluator:
             self.model.partial = True  # z3's C API met the recursion limit converting an argument
         return self.model
 
-    def _data_test(self, value, node) -> None:
-        """Count a branch test or loop range that may read loaded data (KL106's question)."""
-        if isinstance(value, Num) and not value.lanes:
-            if value.data or any(n.startswith(_DATA_LIKE) for n in free_vars(value.term)):
-                self.model.data_tests += 1
-        elif node is not None and not self._uniform(node):
-            self.model.data_tests += 1
+    def _data_branch(self, value, stmt) -> None:
+        """Record a branch test or loop range computed from loaded values (KL106's question; one in an
+        inlined helper is the helper's own, judged where the helper is)."""
+        if not self.recording or self.helpers or not isinstance(value, Num) or value.lanes or not value.loaded:
+            return
+        where = stmt.iter if isinstance(stmt, cst.For) else stmt.test
+        spin = isinstance(stmt, cst.While) and any(n.startswith("claim!") for n in free_vars(value.term))
+        self.model.data_branches.append(DataBranch(stmt, where, spin or _elects(value.term)))
 
     # -- statements ----------------------------------------------------------------------------
     def block(self, body, top: bool = False) -> None:
@@ -284,10 +309,10 @@ class Evaluator:
     def for_loop(self, stmt: cst.For) -> None:
         bounds = self._range(stmt.iter)
         if bounds is None:
-            self._data_test(self.expr(stmt.iter), stmt.iter)
-        elif self.recording:
+            self._data_branch(self.expr(stmt.iter), stmt)
+        else:
             for bound in bounds:
-                self._data_test(bound, None)
+                self._data_branch(bound, stmt)
         var = stmt.target.value if isinstance(stmt.target, cst.Name) else None
         carried = assigned_names(stmt.body)
         k = self.sym.fresh(f"iter_{var or 'loop'}", f"iteration of `for {var or '...'}`")
@@ -322,7 +347,8 @@ class Evaluator:
             self.path.pop()
             self.guards.pop()
         for name in carried | ({var} if var else set()):
-            self.env[name] = self._havoc(before.get(name), name)
+            first, last = before.get(name), self.env.get(name)
+            self.env[name] = self._havoc(first, name, last, self._loop_reads(first, last, bounds))
         if stmt.orelse is not None:
             self.block(stmt.orelse.body)
 
@@ -335,7 +361,8 @@ class Evaluator:
         if not any(_movable(v) for n, v in init.items() if n != var):
             # nothing here can move by a fixed step (accumulators of loaded data, unknowns): the trip
             # need not be evaluated to say what these become
-            return {n: self._havoc(v, n) if _movable(v, data=True) else UNKNOWN for n, v in init.items() if n != var}
+            return {n: self._havoc(v, n, reads=self._trip_reads(v)) if _movable(v, data=True) else UNKNOWN
+                    for n, v in init.items() if n != var}
         saved_env, saved_rec, saved_acc = dict(self.env), self.recording, len(self.model.accesses)
         self.recording = False
         if var:
@@ -376,23 +403,47 @@ class Evaluator:
             delta = z3.simplify(v1.term - v0.term)
             if not mentions(delta, k) and not v1.data and v1.lanes == v0.lanes:
                 return replace(v0, term=v0.term + k * delta)
-            return self._havoc(v0, "loop-carried value")
+            return self._havoc(v0, "loop-carried value", reads=self._trip_reads(v0))
         return UNKNOWN
 
-    def _havoc(self, value, name: str):
-        if isinstance(value, Num) and not value.is_bool:
-            return Num(self.sym.fresh("carried", f"value of `{name}` after a loop"), value.rank, data=True)
-        if isinstance(value, Ptr):
-            return Ptr(value.base, Num(self.sym.fresh("carried", f"`{name}` after a loop"), rank_of(value), data=True))
-        return UNKNOWN
+    def _havoc(self, value, name: str, last=None, reads: tuple | None = None):
+        """What a loop leaves in ``name``: unknown, made from ``value`` (before the loop) and ``last``
+        (after a trip: a value computed from loaded data makes the result loaded too); ``reads``:
+        what it is a function of (None: not known)."""
+        num = value.offset if isinstance(value, Ptr) else value
+        if not isinstance(num, Num) or num.is_bool:
+            return UNKNOWN
+        last = last.offset if isinstance(last, Ptr) else last
+        loaded = num.loaded or (isinstance(last, Num) and last.loaded)
+        out = Num(self.sym.fresh("carried", f"value of `{name}` after a loop"), num.rank, data=True,
+                  loaded=loaded, reads=reads)
+        return Ptr(value.base, out) if isinstance(value, Ptr) else out
+
+    @staticmethod
+    def _loop_reads(start, last, bounds) -> tuple | None:
+        """What a ``for`` loop leaves in a name is a function of where it started, of what one trip
+        makes of it (every trip: the iteration is the same variable in each program's question) and
+        of the trip count."""
+        if bounds is None:
+            return None
+        values = [v.offset if isinstance(v, Ptr) else v for v in (start, last)] + list(bounds)
+        if not all(isinstance(v, Num) for v in values):
+            return None
+        return merged_reads([v.reads for v in values], *(v.term for v in values))
+
+    @staticmethod
+    def _trip_reads(value) -> tuple | None:
+        """What a value a ``for`` loop carries is a function of during the loop: where it started
+        (each trip's reads come with the trip; what the loop leaves says the whole)."""
+        num = value.offset if isinstance(value, Ptr) else value
+        return merged_reads([num.reads], num.term) if isinstance(num, Num) else None
 
     def while_loop(self, stmt: cst.While) -> None:
         carried = assigned_names(stmt.body)
         for name in carried:
             self.env[name] = self._havoc(self.env.get(name), name)
         cond = self.expr(stmt.test)
-        if self.recording:
-            self._data_test(cond, stmt.test)
+        self._data_branch(cond, stmt)
         if isinstance(cond, Num) and not cond.lanes:
             self.path.append(_to_bool(cond))
         try:
@@ -407,8 +458,7 @@ class Evaluator:
 
     def if_stmt(self, stmt: cst.If) -> None:
         test = self.expr(stmt.test)
-        if self.recording:
-            self._data_test(test, stmt.test)
+        self._data_branch(test, stmt)
         if not isinstance(test, Num) or test.lanes:
             # a test the engine does not model: one every program reads alike (``if M is not None``)
             # only decides whether the kernel runs the branch at all; one that may differ between
@@ -513,6 +563,8 @@ class Evaluator:
             return replace(v, term=v.term == 0)
         if isinstance(node.operator, cst.Minus) and not v.is_bool:
             return replace(v, term=-v.term)
+        if isinstance(node.operator, cst.BitInvert):  # two's complement: ``~x == -x - 1``
+            return replace(v, term=-v.term - 1)
         if isinstance(node.operator, cst.Plus):
             return v
         return UNKNOWN
@@ -648,28 +700,36 @@ class Evaluator:
         return move_axes(base, mapping, new_rank)
 
     # -- calls ---------------------------------------------------------------------------------
+    def _cast(self, base, dtype: cst.BaseExpression | None):
+        """``x.to(dtype)`` and ``tl.cast(x, dtype)``: an integer keeps its value in its new width; any
+        other conversion (to a float) is a value the engine does not follow."""
+        target = (self.imports.resolve(dtype) or "" if dtype is not None else "").rsplit(".", 1)[-1]
+        if isinstance(base, Num):
+            if target.startswith(("int", "uint")) and target.lstrip("uint").isdigit():
+                bits = int(target.lstrip("uint"))
+                if bits > 32 and base.bits <= 32:
+                    self.model.late_casts |= base.narrow  # widened after the product wrapped
+                return replace(base, bits=bits)
+            return replace(base, data=True)
+        return base if isinstance(base, Ptr) and "pointer" not in target else UNKNOWN
+
     def call(self, node: cst.Call):
         name = self.imports.resolve(node.func) or ""
         self.model.called.add(_call_tail(node.func))
         if isinstance(node.func, cst.Attribute) and not name.startswith(TL):
             method = node.func.attr.value
             if method == "to":
-                base = self.expr(node.func.value)
-                target = self.imports.resolve(node.args[0].value) if node.args else ""
-                target = (target or "").rsplit(".", 1)[-1]
-                if isinstance(base, Num):
-                    if target.startswith(("int", "uint")) and target.lstrip("uint").isdigit():
-                        bits = int(target.lstrip("uint"))
-                        if bits > 32 and base.bits <= 32:
-                            self.model.late_casts |= base.narrow  # widened after the product wrapped
-                        return replace(base, bits=bits)
-                    return replace(base, data=True)
-                return base if isinstance(base, Ptr) and "pointer" not in target else UNKNOWN
+                return self._cast(self.expr(node.func.value), node.args[0].value if node.args else None)
             if method in ("trans", "reshape", "view", "permute", "expand_dims", "broadcast_to"):
                 args = [node.func.value] + [a.value for a in node.args]
                 return self.shape_call(TL + method, [self.expr(a) for a in args], args, node)
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if name == TL + "cast" and positional:
+            value = self.expr(positional[0])
+            if len(positional) > 3 or "bitcast" in keywords:  # a reinterpretation of the bits
+                return replace(value, data=True) if isinstance(value, Num) else UNKNOWN
+            return self._cast(value, positional[1] if len(positional) > 1 else keywords.get("dtype"))
         if name == TL + "program_id":
             axis = self._const_arg(positional[0] if positional else keywords.get("axis"))
             if axis is None:
@@ -734,7 +794,12 @@ class Evaluator:
                 rank = max(rank, rank_of(a))
             if name in (TL + "zeros", TL + "full") and args and isinstance(args[0], Tup):
                 rank = len(args[0].items)  # a block of the shape given
-            return Num(self.sym.fresh("data", f"the value of `{name.rsplit('.', 1)[-1]}`"), rank, data=True)
+            loaded = any(isinstance(a, Num) and a.loaded for a in args)
+            given = [a for a in args if a is not NONE and not isinstance(a, Tup)]
+            reads = (merged_reads([a.reads for a in given], *(a.term for a in given))
+                     if all(isinstance(a, Num) for a in given) else None)
+            return Num(self.sym.fresh("data", f"the value of `{name.rsplit('.', 1)[-1]}`"), rank, data=True,
+                       loaded=loaded, reads=reads)
         helper = self._helper(node, name)
         if helper is not None:
             return self.inline(helper, args, kwargs)
@@ -777,7 +842,7 @@ class Evaluator:
             return None
         old = self.sym.fresh("claim", "the value a compare-and-swap returned")
         self.model.claims[old.decl().name()] = cmp
-        return Num(old, data=True, bits=64)
+        return Num(old, data=True, bits=64, loaded=True)
 
     def _as_pointer(self, value: Num):
         """An address built from a parameter the engine took for a scalar (``Q + offs`` passed to
@@ -973,8 +1038,9 @@ class Evaluator:
             # a value the engine does not model that reads nothing a program, lane, iteration or load
             # changes (``1.0``, ``scale * 0.5``): whatever it is, every program stores the same
             value = Num(self.sym.fresh("same", "a value every program computes alike"))
-        if "other" in given:
-            self.expr(given["other"])
+        other = self.expr(given["other"]) if "other" in given else None
+        if "other" in given and not isinstance(other, Num) and self._uniform(given["other"]):
+            other = None  # ``other=0.0``: the same in every program
         checked: tuple = ()
         if "boundary_check" in given:
             bc = self.expr(given["boundary_check"])
@@ -996,7 +1062,7 @@ class Evaluator:
             return NONE
         # what a load returns has its tensor's dtype, which the kernel does not state: wide until cast
         if name == TL + "atomic_add":  # each program draws a different old value: a ticket
-            return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True, bits=64)
+            return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True, bits=64, loaded=True)
         if name == TL + "atomic_cas" and not rank:
             claimed = self._claim(given.get("cmp"), value)
             if claimed is not None:
@@ -1004,7 +1070,11 @@ class Evaluator:
         loaded = self.sym.fresh("data", "a loaded value")
         if rank:
             self.model.lane_data.add(loaded.decl().name())
-        return Num(loaded, rank, data=True, bits=64)
+        # what the load reads: the addresses, the mask, and what masked-off lanes get
+        parts = [ptr.offset if isinstance(ptr, Ptr) else ptr, *(v for v in (mask, other) if v is not None)]
+        reads = (merged_reads([v.reads for v in parts], *(v.term for v in parts))
+                 if all(isinstance(v, Num) for v in parts) else None)
+        return Num(loaded, rank, data=True, bits=64, loaded=True, reads=reads)
 
 
 #: the expression evaluator of each libcst node class (others are UNKNOWN)
@@ -1049,10 +1119,14 @@ def _narrowed(out: Num, a: Num, b: Num, node, path: list) -> Num:
 
 
 def _select(c, a, b):
+    # a test the engine does not read decides which value: what it is a function of is not known
+    blind = any(n.startswith(UNMODELLED) for n in free_vars(c))
     if isinstance(a, Num) and isinstance(b, Num) and a.is_bool == b.is_bool:
-        return combine(ite(c, a.term, b.term), a, b)
+        out = combine(ite(c, a.term, b.term), a, b)
+        return replace(out, reads=None) if blind else out
     if isinstance(a, Ptr) and isinstance(b, Ptr) and a.base == b.base:
-        return Ptr(a.base, combine(ite(c, a.offset.term, b.offset.term), a.offset, b.offset))
+        out = combine(ite(c, a.offset.term, b.offset.term), a.offset, b.offset)
+        return Ptr(a.base, replace(out, reads=None) if blind else out)
     if a is NONE and b is NONE:
         return NONE
     if isinstance(a, Tup) and isinstance(b, Tup) and len(a.items) == len(b.items):

@@ -25,7 +25,7 @@ from kernlint.engine import monotone, terms
 from kernlint.engine.evaluate import Access
 from kernlint.engine.query import Prover
 from kernlint.engine.launch_terms import MAX_SIZE
-from kernlint.engine.symbols import PER_PROGRAM, Num, Ptr, at_least, at_most, int_val, int_var
+from kernlint.engine.symbols import PER_PROGRAM, UNMODELLED, Num, Ptr, at_least, at_most, int_val, int_var
 from kernlint.engine.terms import free_vars, int_op
 
 SECOND = "@2"
@@ -127,18 +127,33 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # a load of the very element the store writes (``x = tl.load(p); tl.store(p, f(x))``): the
     # question of one address, as a store's with itself
     one_address = same or first.ptr.offset.term.eq(other.ptr.offset.term)
-    # the values two writes put there (a store twice: the same statement's, or two statements')
+    # the values two writes put there (a store twice: the same statement's, or two statements'),
+    # compared where the engine can say what they are a function of: a store with itself by what its
+    # value reads (``Num.reads``), two statements by their terms (a value the engine does not follow,
+    # such as what a loop carried out, may differ: not compared)
     written = [a.value for a in (first, other)] if first.kind == other.kind == "store" else []
-    values = (tuple(v.term for v in written)
-              if written and all(isinstance(v, Num) and not v.is_bool for v in written) else None)
-    # a scatter through loaded indices is not this question, nor an unmodelled value
-    plain = prover.modelled(first, *(values[:1] if values else ()))
-    plain_other = plain if same else prover.modelled(other, *(values[1:] if values else ()))
+    values, reads = None, None
+    if written and all(isinstance(v, Num) and not v.is_bool for v in written):
+        # (not where the kernel also loads from the pointer it stores to: what a program reads there
+        # may be what the other wrote, as in a read-modify-write)
+        reloads = any(a.kind != "store" and getattr(a.ptr, "base", None) == first.ptr.base for a in prover.model.accesses)
+        if same and written[0].reads is not None and not reloads:
+            values, reads = (written[0].term, written[0].term), written[0].reads
+        elif not any(n.startswith(UNMODELLED) for v in written for n in free_vars(v.term)):
+            values = tuple(v.term for v in written)
+    # a scatter through loaded indices is not this question
+    plain = prover.modelled(first)
+    plain_other = plain if same else prover.modelled(other)
     if plain is None or plain_other is None:
         return None
     cond, lanes, names = plain
     other_cond, other_lanes, other_names = plain_other
+    # the store's own lanes and iterations: where the two programs write from the same ones, what
+    # they write is compared through what the value reads
+    context = {n for n in {**names, **other_names} if n.startswith(("lane!", "iter_"))}
     names = {**names, **other_names}
+    for t in (*(values or ()), *(reads or ())):
+        names.update(free_vars(t))
     path_vars, fixed = prover._flag_launches(first)
     if not same:
         more, fixed_other = prover._flag_launches(other)
@@ -160,6 +175,16 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         if not pairs:
             return term
         return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(pairs), sources, targets), term.ctx)
+
+    # the second program's ids and what its atomics returned, its lanes, iterations and loaded values
+    # those of the first: two programs reading the same addresses load the same values
+    own_ids = [(a, b) for a, b in pairs if a.decl().name().startswith(("pid!", "ticket!", "claim!"))]
+    id_sources = (z3.Ast * len(own_ids))(*(a.as_ast() for a, _ in own_ids))
+    id_targets = (z3.Ast * len(own_ids))(*(b.as_ast() for _, b in own_ids))
+
+    def second_ids(term):
+        return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(own_ids), id_sources, id_targets),
+                            term.ctx) if own_ids else term
 
     own_facts = [f for f in prover.base if set(free_vars(f)) & set(own)]
     domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in other_lanes), *cond,
@@ -203,8 +228,13 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
             continue
         if alike:
             # the writes overlap: do the values differ too? (asked only of an overlap: most stores have none)
+            if reads is not None:
+                apart_values = z3.Or(*(own[n] != second(own[n]) for n in sorted(context)),
+                                     values[0] != second_ids(values[1]), *(r != second_ids(r) for r in reads))
+            elif values is not None:
+                apart_values = values[0] != second(values[1])
             differs = values is not None and _for_every_layout(
-                prover, facts, z3.And(*goal, values[0] != second(values[1])), layout_address, given, programs)
+                prover, facts, z3.And(*goal, apart_values), layout_address, given, programs)
             if differs:
                 return _race(prover, first, pids, differs, second, symmetric=same)
             return _race(prover, first, pids, witness, second, symmetric=same, same_value=True)

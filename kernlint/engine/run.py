@@ -177,12 +177,12 @@ def called_names(state) -> set | None:
         return None if engine is None or engine[0].partial else engine[0].called
 
 
-def may_branch_on_data(state) -> bool:
-    """Whether an ``if``/``while`` test or a ``for`` range of the kernel may read loaded data (True
-    where the engine cannot tell)."""
+def data_branches(state) -> list:
+    """The ``if``/``while`` tests and ``for`` ranges of the kernel computed from loaded values
+    (:class:`~kernlint.engine.evaluate.DataBranch`), in source order."""
     with _ENGINE_LOCK:
         engine = _engine(state)
-        return engine is None or engine[0].partial or engine[0].data_tests > 0
+        return engine[0].data_branches if engine is not None else []
 
 
 def late_casts(state) -> set:

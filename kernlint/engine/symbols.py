@@ -168,6 +168,13 @@ class Num:
     #: the int32 products this value is computed from (:class:`Narrow`): a cast to int64 afterwards
     #: keeps them, since the product has already wrapped
     narrow: frozenset = frozenset()
+    #: computed from what the kernel read from memory (a load, or an atomic's return), where ``data``
+    #: also covers what the engine cannot follow (an unmodelled operation, a value a loop carries)
+    loaded: bool = False
+    #: what the value is a function of beyond its term: the addresses and masks of the loads it comes
+    #: from, the terms a call it stands for was given, the bounds of the loops that carried it. Two
+    #: programs whose reads agree compute the same value. None where that is not known.
+    reads: tuple | None = ()
 
     @property
     def is_bool(self) -> bool:
@@ -253,7 +260,24 @@ def combine(term: z3.ExprRef, *values: Num, data: bool = False, bits: int | None
         data or any(v.data for v in values),
         bits if bits is not None else max((v.bits for v in values), default=32),
         narrow,
+        any(v.loaded for v in values),
+        merged_reads(v.reads for v in values),
     )
+
+
+def merged_reads(parts, *terms) -> tuple | None:
+    """The union of several values' ``reads`` and further ``terms`` (None if any is unknown)."""
+    parts = [*parts, terms]
+    if any(part is None for part in parts):
+        return None
+    nonempty = [part for part in parts if part]
+    if len(nonempty) <= 1:
+        return nonempty[0] if nonempty else ()
+    seen: dict = {}
+    for part in nonempty:
+        for t in part:
+            seen.setdefault(t.get_id(), t)
+    return tuple(seen.values())
 
 
 def move_axes(value, mapping: dict[int, int], rank: int):
@@ -270,7 +294,7 @@ def move_axes(value, mapping: dict[int, int], rank: int):
         if new != axis:
             moves[axis] = new
     term = _renamed(value.term, tuple(sorted(moves.items()))) if moves else value.term
-    return Num(term, rank, frozenset(lanes), value.data, value.bits, value.narrow)
+    return Num(term, rank, frozenset(lanes), value.data, value.bits, value.narrow, value.loaded, value.reads)
 
 
 #: (id of a term, its renamed axes) -> (the term, the term renamed): a block is broadcast the same
