@@ -106,6 +106,11 @@ class KernelModel:
     claims: dict = field(default_factory=dict)
     #: the last name of every function or method the kernel calls (``sum`` for ``tl.sum`` and ``x.sum``)
     called: set = field(default_factory=set)
+    #: the values atomics returned (besides tickets and claims)
+    returned: set = field(default_factory=set)
+    #: the kernel writes memory in a way the engine does not record as an access (a tensor
+    #: descriptor's ``store``, a scatter)
+    unrecorded_writes: bool = False
     #: ``if``/``while`` tests and ``for`` ranges computed from loaded data
     data_branches: list[DataBranch] = field(default_factory=list)
     #: the evaluation stopped short (nesting too deep) or left a helper out (inlined too deep)
@@ -151,6 +156,8 @@ _PROGRAM_DEPENDENT = (*PER_PROGRAM, *UNMODELLED)
 
 #: the variables of the values an atomic returned
 _RETURNED = ("ticket!", "claim!")
+#: the names of calls that write memory
+_WRITES = ("store", "atomic_", "scatter", "_experimental_descriptor_store")
 
 
 def _elects(test) -> bool:
@@ -233,7 +240,9 @@ class Evaluator:
         if not self.recording or self.helpers or not isinstance(value, Num) or value.lanes or not value.loaded:
             return
         where = stmt.iter if isinstance(stmt, cst.For) else stmt.test
-        spin = isinstance(stmt, cst.While) and any(n.startswith("claim!") for n in free_vars(value.term))
+        # a ``while`` on what an atomic returned waits for other programs (a lock, a barrier, a poll)
+        spin = isinstance(stmt, cst.While) and any(
+            n.startswith(_RETURNED) or n in self.model.returned for n in free_vars(value.term))
         self.model.data_branches.append(DataBranch(stmt, where, spin or _elects(value.term)))
 
     # -- statements ----------------------------------------------------------------------------
@@ -715,7 +724,10 @@ class Evaluator:
 
     def call(self, node: cst.Call):
         name = self.imports.resolve(node.func) or ""
-        self.model.called.add(_call_tail(node.func))
+        tail = _call_tail(node.func)
+        self.model.called.add(tail)
+        if tail.startswith(_WRITES) and name != TL + "store" and name not in ATOMICS:
+            self.model.unrecorded_writes = True
         if isinstance(node.func, cst.Attribute) and not name.startswith(TL):
             method = node.func.attr.value
             if method == "to":
@@ -1070,6 +1082,8 @@ class Evaluator:
         loaded = self.sym.fresh("data", "a loaded value")
         if rank:
             self.model.lane_data.add(loaded.decl().name())
+        if kind == "atomic":
+            self.model.returned.add(loaded.decl().name())
         # what the load reads: the addresses, the mask, and what masked-off lanes get
         parts = [ptr.offset if isinstance(ptr, Ptr) else ptr, *(v for v in (mask, other) if v is not None)]
         reads = (merged_reads([v.reads for v in parts], *(v.term for v in parts))

@@ -134,10 +134,13 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     written = [a.value for a in (first, other)] if first.kind == other.kind == "store" else []
     values, reads = None, None
     if written and all(isinstance(v, Num) and not v.is_bool for v in written):
-        # (not where the kernel also loads from the pointer it stores to: what a program reads there
-        # may be what the other wrote, as in a read-modify-write)
-        reloads = any(a.kind != "store" and getattr(a.ptr, "base", None) == first.ptr.base for a in prover.model.accesses)
-        if same and written[0].reads is not None and not reloads:
+        # (not where the kernel loads from a tensor it writes: what one program reads there may be
+        # what another wrote, as in a read-modify-write or a hand-off between programs)
+        accesses = prover.model.accesses
+        bases = {kind: {getattr(a.ptr, "base", None) for a in accesses if (a.kind == "load") == (kind == "load")}
+                 for kind in ("load", "write")}
+        if (same and written[0].reads is not None and not bases["load"] & bases["write"]
+                and not prover.model.unrecorded_writes):
             values, reads = (written[0].term, written[0].term), written[0].reads
         elif not any(n.startswith(UNMODELLED) for v in written for n in free_vars(v.term)):
             values = tuple(v.term for v in written)
@@ -152,8 +155,9 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # they write is compared through what the value reads
     context = {n for n in {**names, **other_names} if n.startswith(("lane!", "iter_"))}
     names = {**names, **other_names}
-    for t in (*(values or ()), *(reads or ())):
-        names.update(free_vars(t))
+    if reads is None:
+        for t in values or ():
+            names.update(free_vars(t))
     path_vars, fixed = prover._flag_launches(first)
     if not same:
         more, fixed_other = prover._flag_launches(other)
@@ -178,13 +182,26 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
 
     # the second program's ids and what its atomics returned, its lanes, iterations and loaded values
     # those of the first: two programs reading the same addresses load the same values
-    own_ids = [(a, b) for a, b in pairs if a.decl().name().startswith(("pid!", "ticket!", "claim!"))]
+    returned = {n: v for t in (*(values or ()), *(reads or ())) for n, v in free_vars(t).items()
+                if n.startswith(("ticket!", "claim!"))} if reads is not None else {}
+    own_ids = [(v, int_var(n + SECOND)) for n, v in {**own, **returned}.items() if n.startswith(("pid!", "ticket!", "claim!"))]
     id_sources = (z3.Ast * len(own_ids))(*(a.as_ast() for a, _ in own_ids))
     id_targets = (z3.Ast * len(own_ids))(*(b.as_ast() for _, b in own_ids))
 
     def second_ids(term):
         return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(own_ids), id_sources, id_targets),
                             term.ctx) if own_ids else term
+
+    # the second program's ids, lanes and iterations, and the first's stand-ins for the values the
+    # engine does not compute (a loaded block, a bitwise result, what a loop carried): one symbol
+    # each for every lane and trip, so equal where the reads say so, and only at the same lane
+    computed = [(a, b) for a, b in pairs if a.decl().name().startswith(("pid!", "lane!", "iter_", "ticket!", "claim!"))]
+    computed_sources = (z3.Ast * len(computed))(*(a.as_ast() for a, _ in computed))
+    computed_targets = (z3.Ast * len(computed))(*(b.as_ast() for _, b in computed))
+
+    def second_computed(term):
+        return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(computed), computed_sources,
+                                            computed_targets), term.ctx) if computed else term
 
     own_facts = [f for f in prover.base if set(free_vars(f)) & set(own)]
     domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in other_lanes), *cond,
@@ -229,15 +246,20 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         if alike:
             # the writes overlap: do the values differ too? (asked only of an overlap: most stores have none)
             if reads is not None:
-                apart_values = z3.Or(*(own[n] != second(own[n]) for n in sorted(context)),
-                                     values[0] != second_ids(values[1]), *(r != second_ids(r) for r in reads))
+                stand_ins = any(n.startswith(("data!", "bits!", *UNMODELLED)) for n in free_vars(values[0]))
+                elsewhere = [own[n] != second(own[n]) for n in sorted(context)] if stand_ins else []
+                apart_values = z3.Or(values[0] != second_computed(values[1]), *elsewhere,
+                                     *(r != second_ids(r) for r in reads))
             elif values is not None:
                 apart_values = values[0] != second(values[1])
             differs = values is not None and _for_every_layout(
                 prover, facts, z3.And(*goal, apart_values), layout_address, given, programs)
             if differs:
                 return _race(prover, first, pids, differs, second, symmetric=same)
-            return _race(prover, first, pids, witness, second, symmetric=same, same_value=True)
+            # the same value only where that is proven (an unknown answer leaves the values apart)
+            same_value = values is None or _refuted_in_every_layout(
+                prover, facts, z3.And(*goal, apart_values), layout_address, given, programs)
+            return _race(prover, first, pids, witness, second, symmetric=same, same_value=same_value)
         return _race(prover, first, pids, witness, second, symmetric=same)
     return True if exclusive and asked else None
 
