@@ -174,7 +174,7 @@ class Num:
     #: what the value is a function of beyond its term: the addresses and masks of the loads it comes
     #: from, the terms a call it stands for was given, the bounds of the loops that carried it. Two
     #: programs whose reads agree compute the same value. None where that is not known.
-    reads: tuple | None = ()
+    reads: "Reads | tuple | None" = ()
 
     @property
     def is_bool(self) -> bool:
@@ -249,35 +249,80 @@ def lanes_of(*values: Num) -> frozenset:
 
 
 def combine(term: z3.ExprRef, *values: Num, data: bool = False, bits: int | None = None) -> Num:
-    narrow: frozenset = frozenset()
-    for v in values:
+    """A value computed from ``values``: it has their lanes, rank, int32 products and reads, it is
+    data or loaded if any of them is, and as wide as the widest (unless ``bits`` says)."""
+    rank, lanes, narrow, loaded, reads, widest = 0, frozenset(), frozenset(), False, (), 32 if not values else 0
+    parts = None  # more than one value's reads: joined below
+    for v in values:  # one loop: this runs for every operation the engine evaluates
+        if v.rank > rank:
+            rank = v.rank
+        if v.lanes:
+            lanes = lanes | v.lanes
         if v.narrow:
-            narrow |= v.narrow
-    return Num(
-        term,
-        max((v.rank for v in values), default=0),
-        lanes_of(*values),
-        data or any(v.data for v in values),
-        bits if bits is not None else max((v.bits for v in values), default=32),
-        narrow,
-        any(v.loaded for v in values),
-        merged_reads(v.reads for v in values),
-    )
+            narrow = narrow | v.narrow
+        data = data or v.data
+        loaded = loaded or v.loaded
+        if v.bits > widest:
+            widest = v.bits
+        r = v.reads
+        if r is None or reads is None:
+            reads = None
+        elif r and r is not reads:
+            if not reads:
+                reads = r
+            else:
+                parts = (parts or [reads]) + [r]
+    if parts is not None and reads is not None:
+        reads = merged_reads(parts)
+    return Num(term, rank, lanes, data, bits if bits is not None else widest, narrow, loaded, reads)
 
 
-def merged_reads(parts, *terms) -> tuple | None:
+class Reads:
+    """What a value is a function of (:attr:`Num.reads`): terms of its own and the reads of the
+    values it was made from, joined by reference and listed once on demand (most are never asked)."""
+
+    __slots__ = ("terms", "parts", "_flat")
+
+    def __init__(self, terms: tuple, parts: tuple):
+        self.terms, self.parts, self._flat = terms, parts, None
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __iter__(self):
+        return iter(self.flat())
+
+    def flat(self) -> tuple:
+        """Every term once, by ast id (iterative: values can be made of long chains)."""
+        if self._flat is None:
+            seen: dict = {}
+            todo, visited = [self], set()
+            while todo:
+                node = todo.pop()
+                if id(node) in visited:
+                    continue
+                visited.add(id(node))
+                for t in node.terms:
+                    seen.setdefault(t.get_id(), t)
+                todo.extend(node.parts)
+            self._flat = tuple(seen.values())
+        return self._flat
+
+
+def merged_reads(parts, *terms) -> "Reads | tuple | None":
     """The union of several values' ``reads`` and further ``terms`` (None if any is unknown)."""
-    parts = [*parts, terms]
-    if any(part is None for part in parts):
-        return None
-    nonempty = [part for part in parts if part]
-    if len(nonempty) <= 1:
-        return nonempty[0] if nonempty else ()
-    seen: dict = {}
-    for part in nonempty:
-        for t in part:
-            seen.setdefault(t.get_id(), t)
-    return tuple(seen.values())
+    nonempty = []
+    for part in parts:
+        if part is None:
+            return None
+        if part:
+            nonempty.append(part)
+    if not terms:
+        if not nonempty:
+            return ()
+        if len(nonempty) == 1 or all(part is nonempty[0] for part in nonempty):
+            return nonempty[0]
+    return Reads(terms, tuple(nonempty))
 
 
 def move_axes(value, mapping: dict[int, int], rank: int):
