@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import libcst as cst
 
@@ -173,6 +172,9 @@ def _module_name(node: cst.BaseExpression) -> str:
 class ImportMap:
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        #: (id(node), through_calls) -> (node, its resolved name): every phase resolves the same
+        #: call nodes (the node is kept so that its id is not reused)
+        self._resolved: dict = {}
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportMap":
@@ -199,6 +201,7 @@ class ImportMap:
         return imports
 
     def _collect(self, stmt: cst.CSTNode) -> None:
+        self._resolved.clear()
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Import):
@@ -223,12 +226,16 @@ class ImportMap:
                 self._collect(inner)
 
     def resolve(self, node: cst.BaseExpression, through_calls: bool = False) -> str | None:
+        key = (id(node), through_calls)
+        hit = self._resolved.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
         name = dotted(node, through_calls)
-        if name is None:
-            return None
-        head = re.match(r"[^.(]+", name).group(0)
-        if head in self.aliases:
-            return self.aliases[head] + name[len(head):]
+        if name is not None:
+            head = name.split(".", 1)[0].split("(", 1)[0]
+            if head in self.aliases:
+                name = self.aliases[head] + name[len(head):]
+        self._resolved[key] = (node, name)
         return name
 
 

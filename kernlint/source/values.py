@@ -91,6 +91,10 @@ class Bound:
 class Fact(enum.Enum):
     """What produced a value, as far as the rules care (a value carries a set of facts)."""
 
+    # members are singletons compared by identity: hash them so too (Enum's own hash is a Python
+    # call, and the sets of facts are joined for every expression)
+    __hash__ = object.__hash__
+
     #: lanes a mask switched off hold nothing defined (a masked ``tl.load`` without ``other``)
     PAD_UNDEFINED = enum.auto()
     #: lanes a mask switched off hold 0 (``other=0``)
@@ -209,6 +213,8 @@ class Val:
 
 
 TOP = Val()
+#: every field of a value at its default (what ``join`` starts a value from)
+_DEFAULTS = dict(TOP.__dict__)
 
 
 def _align(val: Val, rank: int) -> tuple[dict[int, Lane], dict[int, Bound]]:
@@ -229,7 +235,10 @@ def join(*vals: Val, keep_bounds: bool = False) -> Val:
         return TOP
     if len(known) == 1 and not unknown and not (known[0].bounds and not keep_bounds):
         return known[0]
-    rank = max(v.rank for v in known)
+    rank = 0
+    for v in known:
+        if v.rank > rank:
+            rank = v.rank
     lanes: dict[int, Lane] = {}
     bounds: dict[int, Bound] = {}
     empty = frozenset()
@@ -262,21 +271,14 @@ def join(*vals: Val, keep_bounds: bool = False) -> Val:
         int64 = int64 or v.int64
         block_ptr = block_ptr or v.block_ptr
         constexpr = constexpr and v.constexpr
-    return Val(
-        rank=rank,
-        lanes=tuple(sorted(lanes.items())) if lanes else (),
-        pid=pid,
-        loops=loops,
-        index=index,
-        data=data,
-        runtime=runtime,
-        constexpr=constexpr,
-        bounds=tuple(sorted(bounds.items())) if bounds else (),
-        int64=int64,
-        block_ptr=block_ptr,
-        params=params,
-        facts=facts,
-    )
+    # built as ``with_`` builds: the dataclass constructor checks every field, and this runs for
+    # most expressions
+    new = object.__new__(Val)
+    new.__dict__.update(_DEFAULTS, rank=rank, lanes=tuple(sorted(lanes.items())) if lanes else (), pid=pid,
+                        loops=loops, index=index, data=data, runtime=runtime, constexpr=constexpr,
+                        bounds=tuple(sorted(bounds.items())) if bounds else (), int64=int64,
+                        block_ptr=block_ptr, params=params, facts=facts)
+    return new
 
 
 def add(a: Val, b: Val) -> Val:
