@@ -248,8 +248,10 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
             if reads is not None:
                 stand_ins = any(n.startswith(("data!", "bits!", *UNMODELLED)) for n in free_vars(values[0]))
                 elsewhere = [own[n] != second(own[n]) for n in sorted(context)] if stand_ins else []
-                apart_values = z3.Or(values[0] != second_computed(values[1]), *elsewhere,
-                                     *(r != second_ids(r) for r in reads))
+                # (a read that mentions no program id is the same in both programs: left out)
+                renamed = {a.decl().name() for a, _ in own_ids}
+                apart_reads = [r != second_ids(r) for r in reads if not renamed.isdisjoint(free_vars(r))]
+                apart_values = z3.Or(values[0] != second_computed(values[1]), *elsewhere, *apart_reads)
             elif values is not None:
                 apart_values = values[0] != second(values[1])
             differs = values is not None and _for_every_layout(
