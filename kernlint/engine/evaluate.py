@@ -17,7 +17,7 @@ import z3
 
 from kernlint.engine.symbols import (
     NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, at_least,
-    combine, const, int_val, int_var, mentions, merged_reads, move_axes, position, rank_of,
+    combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of,
 )
 from kernlint.engine.terms import conjunction, disjunction, free_vars, int_op, ite, negation, summands
 from kernlint.source.names import argument, assigned_names, child_nodes, source_text
@@ -415,7 +415,7 @@ class Evaluator:
             return self._havoc(v0, "loop-carried value", reads=self._trip_reads(v0))
         return UNKNOWN
 
-    def _havoc(self, value, name: str, last=None, reads: tuple | None = None):
+    def _havoc(self, value, name: str, last=None, reads=None):
         """What a loop leaves in ``name``: unknown, made from ``value`` (before the loop) and ``last``
         (after a trip: a value computed from loaded data makes the result loaded too); ``reads``:
         what it is a function of (None: not known)."""
@@ -429,23 +429,19 @@ class Evaluator:
         return Ptr(value.base, out) if isinstance(value, Ptr) else out
 
     @staticmethod
-    def _loop_reads(start, last, bounds) -> tuple | None:
+    def _loop_reads(start, last, bounds):
         """What a ``for`` loop leaves in a name is a function of where it started, of what one trip
         makes of it (every trip: the iteration is the same variable in each program's question) and
         of the trip count."""
         if bounds is None:
             return None
-        values = [v.offset if isinstance(v, Ptr) else v for v in (start, last)] + list(bounds)
-        if not all(isinstance(v, Num) for v in values):
-            return None
-        return merged_reads([v.reads for v in values], *(v.term for v in values))
+        return reads_of(*(v.offset if isinstance(v, Ptr) else v for v in (start, last)), *bounds)
 
     @staticmethod
-    def _trip_reads(value) -> tuple | None:
+    def _trip_reads(value):
         """What a value a ``for`` loop carries is a function of during the loop: where it started
         (each trip's reads come with the trip; what the loop leaves says the whole)."""
-        num = value.offset if isinstance(value, Ptr) else value
-        return merged_reads([num.reads], num.term) if isinstance(num, Num) else None
+        return reads_of(value.offset if isinstance(value, Ptr) else value)
 
     def while_loop(self, stmt: cst.While) -> None:
         carried = assigned_names(stmt.body)
@@ -807,9 +803,7 @@ class Evaluator:
             if name in (TL + "zeros", TL + "full") and args and isinstance(args[0], Tup):
                 rank = len(args[0].items)  # a block of the shape given
             loaded = any(isinstance(a, Num) and a.loaded for a in args)
-            given = [a for a in args if a is not NONE and not isinstance(a, Tup)]
-            reads = (merged_reads([a.reads for a in given], *(a.term for a in given))
-                     if all(isinstance(a, Num) for a in given) else None)
+            reads = reads_of(*(a for a in args if a is not NONE and not isinstance(a, Tup)))
             return Num(self.sym.fresh("data", f"the value of `{name.rsplit('.', 1)[-1]}`"), rank, data=True,
                        loaded=loaded, reads=reads)
         helper = self._helper(node, name)
@@ -1085,9 +1079,7 @@ class Evaluator:
         if kind == "atomic":
             self.model.returned.add(loaded.decl().name())
         # what the load reads: the addresses, the mask, and what masked-off lanes get
-        parts = [ptr.offset if isinstance(ptr, Ptr) else ptr, *(v for v in (mask, other) if v is not None)]
-        reads = (merged_reads([v.reads for v in parts], *(v.term for v in parts))
-                 if all(isinstance(v, Num) for v in parts) else None)
+        reads = reads_of(ptr.offset if isinstance(ptr, Ptr) else ptr, *(v for v in (mask, other) if v is not None))
         return Num(loaded, rank, data=True, bits=64, loaded=True, reads=reads)
 
 

@@ -136,11 +136,8 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     if written and all(isinstance(v, Num) and not v.is_bool for v in written):
         # (not where the kernel loads from a tensor it writes: what one program reads there may be
         # what another wrote, as in a read-modify-write or a hand-off between programs)
-        accesses = prover.model.accesses
-        bases = {kind: {getattr(a.ptr, "base", None) for a in accesses if (a.kind == "load") == (kind == "load")}
-                 for kind in ("load", "write")}
-        if (same and written[0].reads is not None and not bases["load"] & bases["write"]
-                and not prover.model.unrecorded_writes):
+        if (same and written[0].reads is not None and not prover.model.unrecorded_writes
+                and not _loads_what_it_writes(prover.model.accesses)):
             values, reads = (written[0].term, written[0].term), written[0].reads
         elif not any(n.startswith(UNMODELLED) for v in written for n in free_vars(v.term)):
             values = tuple(v.term for v in written)
@@ -169,40 +166,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     for a, pid in pids.items():
         names.setdefault(pid.decl().name(), pid)
     own = {n: v for n, v in names.items() if n.startswith(PER_PROGRAM)}
-    pairs = [(v, int_var(n + SECOND)) for n, v in own.items()]
-    # ``z3.substitute(term, *pairs)`` through the C API: the wrapper checks the sorts of every pair
-    # on each call, and a store's question renames a few dozen terms
-    sources = (z3.Ast * len(pairs))(*(a.as_ast() for a, _ in pairs))
-    targets = (z3.Ast * len(pairs))(*(b.as_ast() for _, b in pairs))
-
-    def second(term):
-        if not pairs:
-            return term
-        return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(pairs), sources, targets), term.ctx)
-
-    # the second program's ids and what its atomics returned, its lanes, iterations and loaded values
-    # those of the first: two programs reading the same addresses load the same values
-    returned = {n: v for t in (*(values or ()), *(reads or ())) for n, v in free_vars(t).items()
-                if n.startswith(("ticket!", "claim!"))} if reads is not None else {}
-    own_ids = [(v, int_var(n + SECOND)) for n, v in {**own, **returned}.items() if n.startswith(("pid!", "ticket!", "claim!"))]
-    id_sources = (z3.Ast * len(own_ids))(*(a.as_ast() for a, _ in own_ids))
-    id_targets = (z3.Ast * len(own_ids))(*(b.as_ast() for _, b in own_ids))
-
-    def second_ids(term):
-        return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(own_ids), id_sources, id_targets),
-                            term.ctx) if own_ids else term
-
-    # the second program's ids, lanes and iterations, and the first's stand-ins for the values the
-    # engine does not compute (a loaded block, a bitwise result, what a loop carried): one symbol
-    # each for every lane and trip, so equal where the reads say so, and only at the same lane
-    computed = [(a, b) for a, b in pairs if a.decl().name().startswith(("pid!", "lane!", "iter_", "ticket!", "claim!"))]
-    computed_sources = (z3.Ast * len(computed))(*(a.as_ast() for a, _ in computed))
-    computed_targets = (z3.Ast * len(computed))(*(b.as_ast() for _, b in computed))
-
-    def second_computed(term):
-        return _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(computed), computed_sources,
-                                            computed_targets), term.ctx) if computed else term
-
+    second = _renaming(own, PER_PROGRAM)
     own_facts = [f for f in prover.base if set(free_vars(f)) & set(own)]
     domain = [*prover.base, *(second(f) for f in own_facts), *lanes, *(second(f) for f in other_lanes), *cond,
               *(second(c) for c in other_cond)]
@@ -246,12 +210,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         if alike:
             # the writes overlap: do the values differ too? (asked only of an overlap: most stores have none)
             if reads is not None:
-                stand_ins = any(n.startswith(("data!", "bits!", *UNMODELLED)) for n in free_vars(values[0]))
-                elsewhere = [own[n] != second(own[n]) for n in sorted(context)] if stand_ins else []
-                # (a read that mentions no program id is the same in both programs: left out)
-                renamed = {a.decl().name() for a, _ in own_ids}
-                apart_reads = [r != second_ids(r) for r in reads if not renamed.isdisjoint(free_vars(r))]
-                apart_values = z3.Or(values[0] != second_computed(values[1]), *elsewhere, *apart_reads)
+                apart_values = _apart_through_reads(own, context, values[0], reads, second)
             elif values is not None:
                 apart_values = values[0] != second(values[1])
             differs = values is not None and _for_every_layout(
@@ -414,6 +373,42 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = Tru
 def _impossible(prover, facts: list) -> bool:
     """Whether ``facts`` alone have no model (a layout no launch can have)."""
     return prover.solving.solve(facts, z3.BoolVal(True), rlimit=RACE_RLIMIT)[0] == z3.unsat
+
+
+def _loads_what_it_writes(accesses) -> bool:
+    """Whether the kernel loads from a pointer it also stores to or updates atomically."""
+    loaded = {getattr(a.ptr, "base", None) for a in accesses if a.kind == "load"}
+    return any(getattr(a.ptr, "base", None) in loaded for a in accesses if a.kind != "load")
+
+
+def _renaming(own: dict, prefixes: tuple):
+    """The term with the second program's copy of each of ``own``'s variables whose name starts with
+    one of ``prefixes`` (``z3.substitute`` through the C API: the wrapper checks the sorts of every
+    pair on each call, and a store's question renames a few dozen terms)."""
+    pairs = [(v, int_var(n + SECOND)) for n, v in own.items() if n.startswith(prefixes)]
+    if not pairs:
+        return lambda term: term
+    sources = (z3.Ast * len(pairs))(*(a.as_ast() for a, _ in pairs))
+    targets = (z3.Ast * len(pairs))(*(b.as_ast() for _, b in pairs))
+    return lambda term: _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(pairs), sources, targets),
+                                     term.ctx)
+
+
+def _apart_through_reads(own: dict, context: set, value, reads, second):
+    """That the value a store writes differs between two programs, judged through what it reads
+    (:attr:`Num.reads`): the first program's stand-ins for what the engine does not compute (a
+    loaded block, a bitwise result, what a loop carried) stand for the second's too, one symbol for
+    every lane and trip, so the values are equal where the reads agree, and only at the same lane."""
+    ids = ("pid!", "ticket!", "claim!")
+    returned = {n: v for t in (value, *reads) for n, v in free_vars(t).items() if n.startswith(ids)}
+    second_ids = _renaming({**own, **returned}, ids)
+    second_computed = _renaming(own, (*ids, "lane!", "iter_"))
+    stand_ins = any(n.startswith(("data!", "bits!", *UNMODELLED)) for n in free_vars(value))
+    elsewhere = [own[n] != second(own[n]) for n in sorted(context)] if stand_ins else []
+    # (a read that mentions no program id is the same in both programs: left out)
+    renamed = {n for n in {**own, **returned} if n.startswith(ids)}
+    apart_reads = [r != second_ids(r) for r in reads if not renamed.isdisjoint(free_vars(r))]
+    return z3.Or(value != second_computed(value), *elsewhere, *apart_reads)
 
 
 def _race(prover, access, pids, witness, second, symmetric: bool = False, same_value: bool = False) -> Race:

@@ -309,6 +309,14 @@ class Reads:
         return self._flat
 
 
+def reads_of(*values) -> "Reads | tuple | None":
+    """What a value computed from ``values`` reads: their reads and their terms (None unless each is
+    a :class:`Num`, or if any's reads are unknown)."""
+    if not all(isinstance(v, Num) for v in values):
+        return None
+    return merged_reads([v.reads for v in values], *(v.term for v in values))
+
+
 def merged_reads(parts, *terms) -> "Reads | tuple | None":
     """The union of several values' ``reads`` and further ``terms`` (None if any is unknown)."""
     nonempty = []
