@@ -28,14 +28,17 @@ def lint(text: str, path: str = "example.py", select=None) -> RunResult:
     return result
 
 
+def _snapshot_lines(path: Path) -> list[str]:
+    """The rows of the snapshot ``NAME.expected`` beside ``NAME.py`` (``#`` starts a comment)."""
+    rows = (line.split("#", 1)[0].strip() for line in path.with_suffix(".expected").read_text().splitlines())
+    return [row for row in rows if row]
+
+
 def _snapshot_rows(path: Path) -> list[tuple[int, int | None, str, Phase | None, str | None]]:
     """(line, column, code, the code's phase, verdict) per row of the fixture's snapshot."""
     rules = catalogue.all_rules()
     rows = []
-    for line in path.with_suffix(".expected").read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
+    for line in _snapshot_lines(path):
         pos, code, *verdict = line.split()
         ln, _, col = pos.partition(":")
         rows.append((int(ln), int(col) if col else None, code, rules[code].phase if code in rules else None,
@@ -89,10 +92,7 @@ def expected_records(folder: Path) -> dict[str, dict]:
     out = {}
     for path in sorted(folder.glob("*/*.expected")):
         exp: dict = {"reasons": [], "rules": [], "error_kind": [], "gpu": {"reasons": []}}
-        for line in path.read_text().splitlines():
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
+        for line in _snapshot_lines(path):
             target = exp
             if line.startswith("gpu "):
                 target, line = exp["gpu"], line[4:]
