@@ -354,3 +354,22 @@ def test_a_value_a_loop_accumulates_is_compared_through_what_it_loads():
     assert found("q_ptr + s + offs") == [("warning", True)]
     assert found("q_ptr + i_v * T + s + offs") == [("error", False)]
     assert set(found("z_ptr + offs")) == {("error", False)}  # what one program reads, the other may have written
+
+
+def test_an_answer_first_asked_without_a_small_witness_gets_the_same_witness_when_one_is_asked():
+    import z3
+
+    from kernlint.engine.query import Solving
+
+    n, i = z3.Ints("n i")
+    facts = [n >= 1, i >= 0, i < 10 * n]
+    goal = n * i > 10 ** 9  # z3's first model has i = 99991, past every limit but the last
+    alone = Solving().solve(facts, goal)[1]
+    solving = Solving()
+    loose = solving.solve(facts, goal, tighten=False)
+    tightened = solving.solve(facts, goal)
+    assert loose[0] == tightened[0] == z3.sat
+    assert {d.name(): tightened[1][d].as_long() for d in tightened[1].decls()} == \
+        {d.name(): alone[d].as_long() for d in alone.decls()}
+    assert any(abs(loose[1][d].as_long()) > 1 << 16 for d in loose[1].decls())
+    assert all(abs(tightened[1][d].as_long()) <= 1 << 16 for d in tightened[1].decls())

@@ -169,7 +169,7 @@ def _grows(prover: Prover, domain: list, index, v) -> bool:
              if n not in prover.model.pointers]
     if len(sizes) == len(names) and monotone.refutes(sizes, step < 0):
         return True  # a product of sizes (``BLOCK``, ``BLOCK * stride``): no domain needed
-    result, _ = prover.solving.solve(domain, step < 0)
+    result, _ = prover.solving.solve(domain, step < 0, tighten=False)
     return result == z3.unsat
 
 

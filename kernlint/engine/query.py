@@ -240,6 +240,8 @@ class Solving:
 
     def __init__(self) -> None:
         self.answers: dict[str, tuple] = {}
+        #: keys of satisfiable answers whose witness was not tightened (``solve(tighten=False)``)
+        self.untightened: set[str] = set()
         self.incremental: dict = {}
         self.incremental_ctx: z3.Context | None = None
         self.refutations: dict = {}
@@ -283,19 +285,23 @@ class Solving:
         return self.refutations[asked]
 
     def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT,
-              limits: tuple = (256, 4096, SMALL), small_first: bool = False, certify: bool = True):
+              limits: tuple = (256, 4096, SMALL), small_first: bool = False, certify: bool = True,
+              tighten: bool = True):
         """Solve the conjunction of ``facts`` and ``goal`` (the negation of what is to be proven); a
         witness is sought with every variable within each of ``limits`` in turn. ``small_first``:
         most such questions have a witness within the last limit, so they are asked within it first
         (one question instead of two), then, where that has no answer, without it. ``certify``: seek
-        a certificate of unsatisfiability first (:mod:`~kernlint.engine.monotone`)."""
+        a certificate of unsatisfiability first (:mod:`~kernlint.engine.monotone`). ``tighten``:
+        False where only the answer matters (the witness is then whatever model came first; asked
+        again with ``tighten``, the question is solved afresh, so the witness is the one it would
+        have had)."""
         formulas = [*facts, goal]
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
         parts = sorted(dict(keyed_conjuncts(formulas)).items())
         key = "\n".join(k for k, _ in parts)
         hit = self.answers.get(key)
-        if hit is not None:
+        if hit is not None and (not tighten or key not in self.untightened):
             return hit
         if certify and monotone.refutes(facts, goal):  # proven without a solver (and without a context)
             self.answers[key] = (z3.unsat, None)
@@ -317,7 +323,10 @@ class Solving:
             solver.set("rlimit", rlimit)
         result = solver.check()
         model = solver.model().translate(main) if result == z3.sat else None
-        if model is not None and not _within_limit(model, variables, limits[0]):
+        loose = model is not None and not _within_limit(model, variables, limits[0])
+        if loose and not tighten:
+            self.untightened.add(key)
+        elif loose:
             # a small witness is the one a reader checks by hand: tighten while it stays satisfiable
             solver.set("rlimit", min(rlimit, TIGHTEN_RLIMIT))
             for limit in limits:
@@ -329,6 +338,8 @@ class Solving:
                 solver.pop()
         out = (result, model)
         self.answers[key] = out
+        if tighten:
+            self.untightened.discard(key)
         return out
 
 

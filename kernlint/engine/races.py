@@ -284,8 +284,10 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
         result, witness = answer
         if result != z3.sat:
             return None
-        first = first or witness
-    return first
+        if first is None:
+            first = values
+    # the witness shown is the first layout's, made small only now that every layout agrees
+    return _ask(prover, facts, sized, first, goal, tighten=True)[1] if first is not None else None
 
 
 def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=()) -> bool:
@@ -352,11 +354,11 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     return facts, sized, layouts()
 
 
-def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = True):
+def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = True, tighten: bool = False):
     """(result, witness) of ``goal`` in one layout, or None for a layout no tensor has (``retry``:
-    first asked again with the sizes free)."""
+    first asked again with the sizes free; ``tighten``: a witness small enough to show)."""
     sizes = [int_op("==", int_var(n), int_val(v)) for n, v in sized.items()]
-    result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT)
+    result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT, tighten=tighten)
     if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
         if not retry:
             return None
@@ -364,7 +366,7 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = Tru
         # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
         # other sizes free but not empty (a size of 0 is a degenerate layout too)
         free = [at_least(int_var(n), 1) for n in sized]
-        result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT)
+        result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT, tighten=tighten)
         if result == z3.unsat and _impossible(prover, [*facts, *free, *values]):
             return None
     return result, witness
@@ -372,7 +374,7 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = Tru
 
 def _impossible(prover, facts: list) -> bool:
     """Whether ``facts`` alone have no model (a layout no launch can have)."""
-    return prover.solving.solve(facts, z3.BoolVal(True), rlimit=RACE_RLIMIT)[0] == z3.unsat
+    return prover.solving.solve(facts, z3.BoolVal(True), rlimit=RACE_RLIMIT, tighten=False)[0] == z3.unsat
 
 
 def _loads_what_it_writes(accesses) -> bool:
