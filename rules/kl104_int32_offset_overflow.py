@@ -101,11 +101,11 @@ def _inside_one_row(state, params: frozenset) -> bool:
     if len(params) != 1:
         return False
     (param,) = tuple(params)
-    terms = state.stride_terms
-    if "long" in terms.get(param, ()):
-        return False
     per_launch = _strides_of_every_launch(state, param)
     if per_launch is None:
+        return False
+    terms = state.stride_terms
+    if "long" in terms.get(param, ()):
         return False
     for tensor, k, dims in per_launch:
         same = [(p, j) for p, (t, j) in dims.items() if t == tensor and p != param]
@@ -156,11 +156,16 @@ def _reads_an_index(state, access) -> bool:
 
 def _exempt(state, params: frozenset, accesses: list) -> bool:
     """The product stays small whatever the input, judged from how the kernel walks each dimension of
-    the tensor it addresses (``accesses``: the source phase's records of the accesses it feeds)."""
+    the tensor it addresses (``accesses``: the engine's accesses it feeds)."""
     cache = state.__dict__.setdefault("_kl104_exempt", {})
     if params not in cache:
         cache[params] = _inside_one_row(state, params)
-    return cache[params] or _one_element_per_program(state, params, accesses)
+    if cache[params]:
+        return True
+    if any(isinstance(a.ptr, Ptr) and a.ptr.offset.lanes for a in accesses):
+        return False  # a block of elements: not one element per program
+    nodes = {id(a.node) for a in accesses}
+    return _one_element_per_program(state, params, [a for a in state.accesses if id(a.node) in nodes])
 
 
 _WALKERS = (("pid!", "a program id"), ("iter_", "a loop counter"), ("data!", "a loaded value"),
@@ -388,9 +393,7 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
                 by_term[key] = (product, list(accesses))
         asked = {}
         for key, (product, accesses) in by_term.items():
-            nodes = {id(a.node) for a in accesses}
-            fed = [a for a in state.accesses if id(a.node) in nodes]
-            if not _exempt(state, frozenset(n for n in free_vars(product.size.term) if n in runtime), fed):
+            if not _exempt(state, frozenset(n for n in free_vars(product.size.term) if n in runtime), accesses):
                 asked[key] = (product, accesses)
         inner = {n.term.get_id() for product, _ in asked.values() for n in product.walker.narrow}
 
