@@ -373,3 +373,28 @@ def test_an_answer_first_asked_without_a_small_witness_gets_the_same_witness_whe
         {d.name(): alone[d].as_long() for d in alone.decls()}
     assert any(abs(loose[1][d].as_long()) > 1 << 16 for d in loose[1].decls())
     assert all(abs(tightened[1][d].as_long()) <= 1 << 16 for d in tightened[1].decls())
+
+
+def test_a_trip_count_computed_through_element_wise_math_of_loaded_values_is_data_dependent():
+    template = '''
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+
+@triton.jit
+def k(x_ptr, chunks_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    last = {last}
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for i in range(0, last, BLOCK):
+        acc += tl.load(x_ptr + i + tl.arange(0, BLOCK))
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+'''
+    rule = [catalogue.all_rules()["KL106"]()]
+    for last in ("tl.floor(tl.load(chunks_ptr + pid)).to(tl.int32)",
+                 "libdevice.ceil(tl.load(chunks_ptr + pid)).to(tl.int32)"):
+        result, _ = lint_text("k.py", template.format(last=last), rule)
+        assert [f.rule for f in result.findings] == ["KL106"], last
+    result, _ = lint_text("k.py", template.format(last="tl.floor(n * 1).to(tl.int32)"), rule)
+    assert result.findings == []

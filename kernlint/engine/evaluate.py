@@ -29,7 +29,10 @@ PASSTHROUGH = frozenset(TL + n for n in ("multiple_of", "max_contiguous", "max_c
 DATA_CALLS = frozenset(TL + n for n in (
     "sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "dot", "exp", "exp2", "log",
     "log2", "sqrt", "rsqrt", "abs", "sigmoid", "softmax", "fma", "math.exp", "math.log", "math.abs", "rand",
-    "randn", "randint", "zeros", "full", "zeros_like", "full_like", "histogram", "sort", "flip", "associative_scan"))
+    "randn", "randint", "zeros", "full", "zeros_like", "full_like", "histogram", "sort", "flip", "associative_scan",
+    "ceil", "cos", "div_rn", "erf", "fdiv", "floor", "sin", "sqrt_rn", "umulhi"))
+#: namespaces of element-wise math only (``tl.math``, CUDA's libdevice)
+ELEMENTWISE_MATH = ("triton.language.math.", "triton.language.extra.cuda.libdevice.", "triton.language.extra.libdevice.")
 #: how deep helpers are inlined (deeper calls evaluate to unknown)
 MAX_INLINE = 6
 POINTER_HINTS = ("ptr", "Ptr", "PTR", "pointer")
@@ -106,7 +109,7 @@ class KernelModel:
     claims: dict = field(default_factory=dict)
     #: the last name of every function or method the kernel calls (``sum`` for ``tl.sum`` and ``x.sum``)
     called: set = field(default_factory=set)
-    #: the values atomics returned (besides tickets and claims)
+    #: the names of the values atomics returned (tickets and claims among them)
     returned: set = field(default_factory=set)
     #: the kernel writes memory in a way the engine does not record as an access (a tensor
     #: descriptor's ``store``, a scatter)
@@ -241,8 +244,7 @@ class Evaluator:
             return
         where = stmt.iter if isinstance(stmt, cst.For) else stmt.test
         # a ``while`` on what an atomic returned waits for other programs (a lock, a barrier, a poll)
-        spin = isinstance(stmt, cst.While) and any(
-            n.startswith(_RETURNED) or n in self.model.returned for n in free_vars(value.term))
+        spin = isinstance(stmt, cst.While) and any(n in self.model.returned for n in free_vars(value.term))
         self.model.data_branches.append(DataBranch(stmt, where, spin or _elects(value.term)))
 
     # -- statements ----------------------------------------------------------------------------
@@ -796,7 +798,7 @@ class Evaluator:
             if "can_reorder" in keywords and source_text(self.info.module, keywords["can_reorder"]) != "False":
                 return UNKNOWN  # the compiler may order the elements as it likes
             return self.shape_call(name, args, positional, node)
-        if name in DATA_CALLS:
+        if name in DATA_CALLS or name.startswith(ELEMENTWISE_MATH):
             rank = 0
             for a in args:
                 rank = max(rank, rank_of(a))
@@ -848,6 +850,7 @@ class Evaluator:
             return None
         old = self.sym.fresh("claim", "the value a compare-and-swap returned")
         self.model.claims[old.decl().name()] = cmp
+        self.model.returned.add(old.decl().name())
         return Num(old, data=True, bits=64, loaded=True)
 
     def _as_pointer(self, value: Num):
@@ -1068,7 +1071,9 @@ class Evaluator:
             return NONE
         # what a load returns has its tensor's dtype, which the kernel does not state: wide until cast
         if name == TL + "atomic_add":  # each program draws a different old value: a ticket
-            return Num(self.sym.fresh("ticket", "the value an atomic returned"), rank, data=True, bits=64, loaded=True)
+            ticket = self.sym.fresh("ticket", "the value an atomic returned")
+            self.model.returned.add(ticket.decl().name())
+            return Num(ticket, rank, data=True, bits=64, loaded=True)
         if name == TL + "atomic_cas" and not rank:
             claimed = self._claim(given.get("cmp"), value)
             if claimed is not None:
