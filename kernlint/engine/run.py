@@ -42,7 +42,7 @@ def _describer(model, state):
             text = (" ".join(code(term.mask_node).split()) if term.mask_node is not None
                     else f"boundary_check={term.checked}" if term.checked else "?")
             text = text if len(text) <= 80 else text[:77] + "..."
-            line = state.kernel.locator.span(term.node, state.anchors.get(id(term.node))).line
+            line = state.kernel.locator.span(term.node, state.anchor(term.node)).line
             return f"`{text}` on line {line}" if term.helper is None else f"`{text}` in `{term.helper}`"
         def name(m):
             if m.group(1):

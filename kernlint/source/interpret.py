@@ -132,6 +132,12 @@ class KernelState:
     def name(self) -> str:
         return self.kernel.kernel.name
 
+    def anchor(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement the walk met ``node`` in, where the walk has run (locating a node needs no
+        walk: the locator finds the statement that holds it by itself)."""
+        anchors = self.__dict__.get("anchors")
+        return anchors.get(id(node)) if anchors is not None else None
+
     def unused_masks(self) -> list[tuple[str, Val]]:
         """Masks computed into a variable that nothing ever reads: computed but not passed."""
         return [(n, v) for n, (v, _) in self.mask_vars.items() if n not in self.used_names]
