@@ -1,6 +1,6 @@
 import libcst as cst
 
-from kernlint.engine.run import called_names
+from kernlint.engine.run import called_names, masks_a_load
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.interpret import REDUCTIONS
@@ -169,6 +169,8 @@ def norm_bwd(dy_ptr, x_ptr, mean_ptr, var_ptr, dx_ptr, n, eps, BLOCK: tl.constex
         called = called_names(state)
         if called is not None and not called & {name.rsplit(".", 1)[-1] for name in REDUCTIONS}:
             return  # no reduction to judge: the padding walk is not needed
+        if masks_a_load(state) is False:
+            return  # no load pads lanes (block pointers with boundary_check among them): nothing to judge
         for red in state.reductions:
             arg = red.arg
             axis_node = red.node.args[1].value if len(red.node.args) > 1 else next(

@@ -177,6 +177,16 @@ def called_names(state) -> set | None:
         return None if engine is None or engine[0].partial else engine[0].called
 
 
+def masks_a_load(state) -> bool | None:
+    """Whether a ``tl.load`` of the kernel (or of a helper it inlines) is given a mask (only such a
+    load pads lanes); None where the engine does not model the kernel whole."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        if engine is None or engine[0].partial:
+            return None
+        return any(a.kind == "load" and a.mask_node is not None for a in engine[0].accesses)
+
+
 def data_branches(state) -> list:
     """The ``if``/``while`` tests and ``for`` ranges of the kernel computed from loaded values
     (:class:`~kernlint.engine.evaluate.DataBranch`), in source order."""
