@@ -1,12 +1,13 @@
 """Source phase vs the bare libcst parse of the same files (a ratio, measured in one run).
 
-Usage: python benchmarks/source_bench.py [--corpus PATH] [--tree DIR] [--repeat N] [--out FILE]
+Usage: python benchmarks/source_bench.py [--corpus PATH] [--tree DIR] [--repeat N] [--by-rule] [--out FILE]
 
 Runs on the 184 TritonBench-G reference modules (the ``output`` field of TritonBench_G_v1.json),
 or with ``--tree`` on every ``.py`` file under a directory (e.g. ``../shared/corpora/fla``).
 Each repeat times, file by file, the bare parse and the full source phase (parse + discovery +
 interpretation + every source rule + locating findings); the median of the per-repeat ratios is
-reported with files/s and kernels/s.
+reported with files/s and kernels/s. ``--by-rule`` adds one more pass that times each rule's
+``check`` (the first rule to ask the engine pays for evaluating the kernel), to say where the time goes.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpora" / "tritonbench")
     parser.add_argument("--tree", type=Path, default=None, help="every .py file under this directory instead")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--by-rule", action="store_true", help="one more pass, timing each rule")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.tree is not None:
@@ -94,10 +96,51 @@ def main() -> None:
 | kernels/s (source phase) | {kernels / phase_s:.1f} |
 | lines/s (source phase) | {lines / phase_s:.0f} |
 """
+    if args.by_rule:
+        report += _by_rule(sources, rules, phase_s)
     print(report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(report)
+
+
+def _by_rule(sources: list[str], rules: list, phase_s: float) -> str:
+    """One more pass with each rule's ``check`` timed: the seconds each rule's checks take, and the
+    rest of the phase (parse, discovery, what no rule's check pays for)."""
+    spent = dict.fromkeys((r.code for r in rules), 0.0)
+
+    def timed(rule, check):
+        def run(state):
+            t = time.perf_counter()
+            try:
+                return list(check(state))
+            finally:
+                spent[rule.code] += time.perf_counter() - t
+        return run
+
+    originals = [(rule, rule.check) for rule in rules]
+    for rule, check in originals:
+        rule.check = timed(rule, check)
+    query.clear_cache()
+    t0 = time.perf_counter()
+    try:
+        for i, s in enumerate(sources):
+            lint_text(f"tb{i:03d}.py", s, rules)
+    finally:
+        for rule, check in originals:
+            rule.check = check
+    total = time.perf_counter() - t0
+    rows = "\n".join(f"| {code} | {t:.2f} s | {t / total:.0%} |" for code, t in
+                     sorted(spent.items(), key=lambda kv: -kv[1]) if t >= 0.005)
+    rest = total - sum(spent.values())
+    return f"""
+## Where the time goes (one more pass, {total:.2f} s; the median pass above took {phase_s:.2f} s)
+
+| rule | seconds in its checks | share |
+| --- | --- | --- |
+{rows}
+| parse, discovery and the rest | {rest:.2f} s | {rest / total:.0%} |
+"""
 
 
 if __name__ == "__main__":

@@ -21,12 +21,18 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var
+from kernlint.engine.terms import disjunction, int_op
 from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, size_arguments
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 from kernlint.source.names import int_literal, source_text
 
 MAX_SIZE = 2 ** 31
+
+
+def _power_of_two(p):
+    """``p`` is one of 2**0 ... 2**19 (``z3.Or`` of the equations, made through the C API)."""
+    return disjunction([int_op("==", p, int_val(2 ** k)) for k in range(20)])
 
 
 @dataclass
@@ -262,7 +268,7 @@ class _Wrapper:
                 if a is None:
                     return None
                 p = self.size(f"next_power_of_2({code(args[0]).strip()})", f"triton.next_power_of_2({code(args[0]).strip()})")
-                self.facts.assumptions += [p >= a, z3.Implies(a >= 1, p < 2 * a), z3.Or([p == 2 ** k for k in range(20)])]
+                self.facts.assumptions += [p >= a, z3.Implies(a >= 1, p < 2 * a), _power_of_two(p)]
                 return p
             return None
         return None
