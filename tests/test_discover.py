@@ -144,3 +144,27 @@ def go():
     result = lint(src)
     assert sorted((k.span.line, k.span.end_line) for k in result.kernels) == [(6, 8), (11, 13)]
     assert sorted(f.span.line for f in result.findings) == [8, 13]
+
+
+def test_triton_re_exported_by_a_project_module_is_triton():
+    """``from pkg._triton import triton, tl`` (a module that imports without Triton installed):
+    the kernel is found and its ``tl`` calls are Triton's, so the rules read them."""
+    from kernlint import catalogue
+    from kernlint.source.phase import lint_text
+
+    src = '''
+from pkg.ops._triton import triton, tl
+
+
+@triton.jit
+def copy_rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols)
+    tl.store(y_ptr + row * stride + cols, x, mask=cols < n_cols)
+'''
+    kernels, info = _kernels(src)
+    assert list(kernels) == ["copy_rows"]
+    assert info.imports.resolve(cst.parse_expression("tl.program_id")) == "triton.language.program_id"
+    result, _ = lint_text("m.py", src, [catalogue.all_rules()["KL104"]()])
+    assert [f.rule for f in result.findings] == ["KL104"]

@@ -169,6 +169,10 @@ def _module_name(node: cst.BaseExpression) -> str:
     return dotted(node) or ""
 
 
+#: the names a module that re-exports Triton gives it
+_REEXPORTED = {"triton": "triton", "tl": "triton.language"}
+
+
 class ImportMap:
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
@@ -219,7 +223,10 @@ class ImportMap:
                     for alias in small.names:
                         name = _module_name(alias.name)
                         local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
-                        self.aliases[local] = f"{base}.{name}"
+                        # a project module that re-exports Triton under its usual names
+                        # (``from pkg._triton import triton, tl``, made to import without Triton)
+                        reexported = _REEXPORTED.get(name) if name == local and base.split(".")[0] != "triton" else None
+                        self.aliases[local] = reexported or f"{base}.{name}"
         elif isinstance(stmt, (cst.If, cst.Try)):
             # imports under `if TYPE_CHECKING:` / `try: ... except ImportError:`
             for inner in stmt.body.body:
