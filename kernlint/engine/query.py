@@ -257,6 +257,9 @@ class Solving:
         # draws on it, answers those queries in a fraction of a second
         solver.set("arith.nl.grobner", False)
         solver.set("arith.nl.horner", False)
+        # Hermite-normal-form cuts over the layouts' stride stand-ins (numbers of hundreds of digits)
+        # ran for up to half a second a question, again without drawing on the budget
+        solver.set("arith.enable_hnf", False)
         return solver
 
     def refuted(self, key, base: Callable[[], list], formulas: list) -> bool:
