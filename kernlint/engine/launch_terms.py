@@ -196,6 +196,8 @@ class _Wrapper:
         if kind is cst.Integer:
             return int_val(int(node.value.replace("_", ""), 0))
         if kind is cst.Name:
+            if node.value in ("True", "False"):  # a flag passed as a literal: fixed like any number
+                return z3.BoolVal(node.value == "True")
             return self.name(node.value)
         if kind is cst.BinaryOperation:
             a, b = self.node(node.left), self.node(node.right)

@@ -576,9 +576,10 @@ class Prover:
         if self._walks[key] is None:
             return None
         index, extent = self._walks[key]
-        domain = self.base + _lane_domain(access.ptr.offset, access.mask)
+        lanes = _lane_domain(access.ptr.offset, access.mask)
+        domain = self.base + lanes
         mentioned = set()
-        for t in (offset, extent, *cond):
+        for t in (offset, extent, *cond, *lanes):  # the block sizes too: a witness keeps the launch's
             mentioned |= set(free_vars(t))
         for n in mentioned & self.scalars:
             domain.append(at_least(self.model.params[n], 1))
@@ -670,9 +671,10 @@ class Prover:
             if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
                    for n in free_vars(bound)):
                 continue  # the bound moves with a loop (or value) this access does not see
-            domain = self.base + _lane_domain(access.ptr.offset, access.mask, other.mask)
+            lanes = _lane_domain(access.ptr.offset, access.mask, other.mask)
+            domain = self.base + lanes
             mentioned = set()
-            for t in (offset, index, bound, *cond):
+            for t in (offset, index, bound, *cond, *lanes):  # the block sizes too: a witness keeps the launch's
                 mentioned |= set(free_vars(t))
             for n in mentioned & self.scalars:
                 domain.append(at_least(self.model.params[n], 1))
