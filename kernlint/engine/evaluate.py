@@ -28,10 +28,10 @@ ATOMICS = frozenset(TL + n for n in (
 PASSTHROUGH = frozenset(TL + n for n in ("multiple_of", "max_contiguous", "max_constancy", "constexpr", "broadcast_to"))
 DATA_CALLS = frozenset(TL + n for n in (
     "sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "dot", "exp", "exp2", "log",
-    "log2", "sqrt", "rsqrt", "abs", "sigmoid", "softmax", "fma", "math.exp", "math.log", "math.abs", "rand",
+    "log2", "sqrt", "rsqrt", "abs", "sigmoid", "softmax", "fma", "rand",
     "randn", "randint", "zeros", "full", "zeros_like", "full_like", "histogram", "sort", "flip", "associative_scan",
     "ceil", "cos", "div_rn", "erf", "fdiv", "floor", "sin", "sqrt_rn", "umulhi"))
-#: namespaces of element-wise math only (``tl.math``, CUDA's libdevice)
+#: namespaces of element-wise math only (``tl.math``, CUDA's libdevice): every call there is data
 ELEMENTWISE_MATH = ("triton.language.math.", "triton.language.extra.cuda.libdevice.", "triton.language.extra.libdevice.")
 #: how deep helpers are inlined (deeper calls evaluate to unknown)
 MAX_INLINE = 6

@@ -576,14 +576,7 @@ class Prover:
         if self._walks[key] is None:
             return None
         index, extent = self._walks[key]
-        lanes = _lane_domain(access.ptr.offset, access.mask)
-        domain = self.base + lanes
-        mentioned = set()
-        for t in (offset, extent, *cond, *lanes):  # the block sizes too: a witness keeps the launch's
-            mentioned |= set(free_vars(t))
-        for n in mentioned & self.scalars:
-            domain.append(at_least(self.model.params[n], 1))
-        domain += self._bindings(facts, mentioned & set(self.model.params))
+        domain = self._stated_domain(_lane_domain(access.ptr.offset, access.mask), (offset, extent, *cond), facts)
         result, witness = self.solving.solve([*domain, *cond], index >= extent)
         if result != z3.sat:
             return None
@@ -645,6 +638,18 @@ class Prover:
             return None
         return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
 
+    def _stated_domain(self, lanes: list, terms: tuple, facts) -> list:
+        """The domain of a question against a bound the kernel states: the kernel's, the lanes', every
+        runtime size the terms or the lanes mention at least 1, and what the launch fixes of them (the
+        block sizes the lanes range over too: a witness keeps the launch's)."""
+        domain = self.base + lanes
+        mentioned = set()
+        for t in (*terms, *lanes):
+            mentioned |= set(free_vars(t))
+        for n in mentioned & self.scalars:
+            domain.append(at_least(self.model.params[n], 1))
+        return domain + self._bindings(facts, mentioned & set(self.model.params))
+
     def _bindings(self, facts: LaunchFacts | None, names) -> list:
         """What a launch fixes of the named parameters, and its grid."""
         if facts is None:
@@ -671,14 +676,8 @@ class Prover:
             if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
                    for n in free_vars(bound)):
                 continue  # the bound moves with a loop (or value) this access does not see
-            lanes = _lane_domain(access.ptr.offset, access.mask, other.mask)
-            domain = self.base + lanes
-            mentioned = set()
-            for t in (offset, index, bound, *cond, *lanes):  # the block sizes too: a witness keeps the launch's
-                mentioned |= set(free_vars(t))
-            for n in mentioned & self.scalars:
-                domain.append(at_least(self.model.params[n], 1))
-            domain += self._bindings(facts, mentioned & set(self.model.params))
+            domain = self._stated_domain(_lane_domain(access.ptr.offset, access.mask, other.mask),
+                                         (offset, index, bound, *cond), facts)
             result, witness = self.solving.solve([*domain, *cond], index >= bound)
             if result != z3.sat:
                 continue

@@ -172,19 +172,22 @@ def first_int32_overflow(state, asked: list[tuple]):
 def called_names(state) -> set | None:
     """The last names of the functions and methods the kernel (with its inlined helpers) calls
     (``sum`` for ``tl.sum`` and ``x.sum``); None where the engine does not model the kernel whole."""
-    with _ENGINE_LOCK:
-        engine = _engine(state)
-        return None if engine is None or engine[0].partial else engine[0].called
+    model = _whole_model(state)
+    return model.called if model is not None else None
 
 
 def masks_a_load(state) -> bool | None:
     """Whether a ``tl.load`` of the kernel (or of a helper it inlines) is given a mask (only such a
     load pads lanes); None where the engine does not model the kernel whole."""
+    model = _whole_model(state)
+    return any(a.kind == "load" and a.mask_node is not None for a in model.accesses) if model is not None else None
+
+
+def _whole_model(state):
+    """The kernel's evaluated model, or None where the engine does not model it whole."""
     with _ENGINE_LOCK:
         engine = _engine(state)
-        if engine is None or engine[0].partial:
-            return None
-        return any(a.kind == "load" and a.mask_node is not None for a in engine[0].accesses)
+        return None if engine is None or engine[0].partial else engine[0]
 
 
 def data_branches(state) -> list:
