@@ -37,7 +37,7 @@ import secrets
 import time
 from typing import Any
 
-from kernlint.eval import correctness as C, device_trace, roofline
+from kernlint.eval import correctness as C, cpu_wait, device_trace, roofline
 from kernlint.eval.cutlass_baseline import default_cache as cutlass_cache
 from kernlint.eval.device_share import Unshared
 from kernlint.eval.reuse import ProblemCache, Reuse
@@ -450,11 +450,14 @@ class Judge:
 
     def outside_clock(self, proc: Process, function: str | None, n: int) -> dict:
         """The executor's ``n`` synchronized calls timed by this process's clock, less the
-        handshake (a request of no call, measured three times; its spread is the noise)."""
+        handshake (a request of no call, measured three times; its spread is the noise), and less
+        the time the executor waited for a CPU (:mod:`kernlint.eval.cpu_wait`)."""
         def timed(k: int):
+            before = cpu_wait.sample(proc.proc.pid)
             t0 = time.perf_counter()
             head, _ = self.ask(proc, {"op": "wall", "n": k, "function": function})
-            return (time.perf_counter() - t0) * 1e3, head.get("samples_ms", [])
+            wall = (time.perf_counter() - t0) * 1e3
+            return wall - cpu_wait.waited_ms(before, cpu_wait.sample(proc.proc.pid), wall), head.get("samples_ms", [])
 
         hand = sorted(timed(0)[0] for _ in range(5))
         runs = [timed(n) for _ in range(2)]
