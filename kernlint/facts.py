@@ -24,6 +24,7 @@ import libcst as cst
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
 from kernlint.source.names import source_text
+from kernlint.source.launch_helpers import launch_through
 
 #: helpers are followed this many calls deep; beyond, a value is unknown
 MAX_CALL_DEPTH = 4
@@ -696,33 +697,40 @@ def _sized_tensor(node: cst.BaseExpression) -> str | None:
 
 
 class _LaunchCalls(cst.CSTVisitor):
-    """``k[grid](...)`` calls of the module's kernels inside one statement (nested defs excluded)."""
+    """``k[grid](...)`` calls of the module's kernels inside one statement (nested defs excluded),
+    and calls of the helpers that launch the kernel they receive."""
 
-    def __init__(self, kernels: set[str]) -> None:
-        self.kernels = kernels
+    def __init__(self, kernels: set[str], helpers: dict) -> None:
+        self.kernels, self.helpers = kernels, helpers
         self.found: list[tuple[str, cst.Call]] = []
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return True
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Subscript):
-            name = N.dotted(func.value)
-            if name is not None and name.rsplit(".", 1)[-1] in self.kernels:
-                self.found.append((name.rsplit(".", 1)[-1], node))
+        found = _launch_call(node, self.kernels, self.helpers)
+        if found is not None:
+            self.found.append(found)
 
 
-def _shallow_launch(small: cst.BaseSmallStatement, names: set[str]) -> tuple[str, cst.Call] | None:
+def _launch_call(call: cst.Call, names: set[str], helpers: dict) -> tuple[str, cst.Call] | None:
+    """(kernel, launch) of a call that launches one of ``names``: itself (``k[g](...)``) or the
+    launch a helper makes."""
+    func = call.func
+    if isinstance(func, cst.Subscript):
+        name = N.dotted(func.value)
+        if name is not None and name.rsplit(".", 1)[-1] in names:
+            return name.rsplit(".", 1)[-1], call
+    elif isinstance(func, cst.Name) and func.value in helpers:
+        return launch_through(helpers[func.value], call, names)
+    return None
+
+
+def _shallow_launch(small: cst.BaseSmallStatement, names: set[str], helpers: dict) -> tuple[str, cst.Call] | None:
     """A launch that is the whole value of a statement (``k[g](...)``, ``y = k[g](...)``,
     ``return k[g](...)``): found without visiting the statement's expressions."""
     value = getattr(small, "value", None)
-    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Subscript):
-        return None
-    name = N.dotted(value.func.value)
-    if name is not None and name.rsplit(".", 1)[-1] in names:
-        return name.rsplit(".", 1)[-1], value
-    return None
+    return _launch_call(value, names, helpers) if isinstance(value, cst.Call) else None
 
 
 @dataclass
@@ -810,7 +818,7 @@ def function_nodes(module: cst.Module) -> list[cst.FunctionDef]:
 
 def build(info) -> ModuleFacts:
     """The facts of a module the source phase discovered (:class:`kernlint.source.discover.ModuleInfo`)."""
-    from kernlint.source.discover import find_launches
+    from kernlint.source.discover import scan_launches
 
     facts = ModuleFacts(info.path, [k.kernel for k in info.kernels])
     kernels = {k.kernel.name: k.kernel for k in info.kernels}
@@ -825,8 +833,7 @@ def build(info) -> ModuleFacts:
         if name not in _PATH_ENTRIES and not name.startswith("__") and _const(v.value):
             facts.constants[name] = HostValue(v.value, "module constant")
     if not info._launches and info.kernels:
-        info._launches = find_launches(info.source, set(kernels))
-        info._launches.setdefault("", [])
+        scan_launches(info)
     sites = [s for name in kernels for s in info._launches.get(name, [])]
     if not sites:
         return facts
@@ -905,11 +912,11 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
 
     def on_statement(stmt: cst.SimpleStatementLine, env: dict) -> None:
         if deep[0]:
-            visitor = _LaunchCalls(names)
+            visitor = _LaunchCalls(names, info.launch_helpers)
             stmt.visit(visitor)
             calls = visitor.found
         else:
-            calls = [c for small in stmt.body if (c := _shallow_launch(small, names)) is not None]
+            calls = [c for small in stmt.body if (c := _shallow_launch(small, names, info.launch_helpers)) is not None]
         for kernel, call in calls:
             found.append((kernel, call, dict(env)))
 

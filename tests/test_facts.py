@@ -282,3 +282,56 @@ def launch(M, N, n_bins):
     assert first.args["c_ptr"].tensor.shape == ("N",)
     assert second.args["a_ptr"].tensor.shape == ("M",)
     assert second.args["c_ptr"].tensor.shape == ("M", "N")
+
+
+def test_a_helper_that_receives_the_kernel_launches_it_with_the_callers_arguments():
+    f = facts('''
+def _launch(kernel, grid, args, meta, extra=None, **options):
+    nt_len = 3
+    kernel[grid](*args, **meta, **options)
+
+
+def run_mm(a, c, M, N):
+    nt_len = 99
+    _launch(mm, (triton.cdiv(M, 128), nt_len), (a, c, M, N), dict(BLOCK_M=128, BLOCK_K=BLOCK_K),
+            num_warps=4)
+    _launch(mm, (M,), [a, c], {"BLOCK_N": 32})
+''')
+    first, second = f.launches_of("mm")
+    assert first.caller == "run_mm"
+    assert first.value("BLOCK_M").value == 128 and first.value("BLOCK_K").value == 64
+    assert first.value("num_warps").value == 4
+    assert first.args["a_ptr"].text == "a" and first.args["N"].text == "N"
+    assert first.grid[0].text == "triton.cdiv(M, 128)"
+    # the caller's grid names its own `nt_len`; a name the helper's body binds would mean the helper's
+    assert first.grid[1].text == "nt_len" and first.grid[1].value.value == 99
+    assert second.value("BLOCK_N").value == 32 and set(second.args) == {"a_ptr", "c_ptr", "BLOCK_N"}
+
+
+def test_a_helper_launching_its_own_local_names_leaves_them_unknown_to_the_caller():
+    f = facts('''
+def _launch(kernel, n):
+    grid = (n, 2)
+    kernel[grid](n=n)
+
+
+def run_mm(M):
+    grid = (1000, 1)
+    _launch(mm, M)
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.grid is None or all(g.value is None for g in launch.grid)
+
+
+def test_a_call_that_does_not_pass_a_kernel_or_cannot_be_bound_is_no_launch():
+    f = facts('''
+def _launch(kernel, grid, args):
+    kernel[grid](*args)
+
+
+def other(a, c, M):
+    _launch(print, (1,), (a,))
+    _launch(mm, *(1, 2))
+    _launch(mm, (1,), (a,), unexpected=3)
+''')
+    assert f.launches_of("mm") == []

@@ -9,6 +9,7 @@ import libcst as cst
 
 from kernlint.model import Decorator, Frontend, Kernel, Param, Span
 from kernlint.source import names as N
+from kernlint.source.launch_helpers import find_helpers, launch_through
 from kernlint.source.locate import KernelLocator
 from kernlint.source.names import source_text
 
@@ -134,6 +135,9 @@ class ModuleInfo:
     #: every function defined in the module, by name (the first definition)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
 
+    #: the module's functions that launch a kernel they receive, by name
+    launch_helpers: dict = field(default_factory=dict)
+
     _facts: object = None
     _mentions: dict[str, bool] = field(default_factory=dict)
 
@@ -216,11 +220,47 @@ _SUBSCRIPT = re.compile(r"(?<![\w.])(?:\w+\.)*(\w+)\s*\[")
 def launch_index(info: "ModuleInfo") -> dict[str, list[Launch]]:
     """Every ``kernel[grid](args)`` of the module's kernels, by kernel name: one scan of the text."""
     if not info._launches and info.kernels:
-        info._launches = find_launches(info.source, {k.kernel.name for k in info.kernels})
-        info._launches.setdefault("", [])  # marks the index as built
+        scan_launches(info)
         if len(info._launches) > 1:
             info.facts  # noqa: B018 - matches each site to its node in the tree: no re-parse of its text
     return info._launches
+
+
+def scan_launches(info: "ModuleInfo") -> None:
+    """Fill ``info._launches``: the launches written as such, and the calls of functions that launch
+    the kernel they receive (:mod:`kernlint.source.launch_helpers`), as launches of that kernel."""
+    kernels = {k.kernel.name for k in info.kernels}
+    info._launches = find_launches(info.source, kernels)
+    info._launches.setdefault("", [])  # marks the index as built
+    params = {p.name.value for fn in info.functions.values()
+              for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]} - kernels
+    subscripted = set(find_launches(info.source, params)) if params else set()
+    info.launch_helpers = find_helpers(info.functions, subscripted) if subscripted else {}
+    if not info.launch_helpers:
+        return
+    code = cst.Module([]).code_for_node
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, info.launch_helpers)) + r")\s*\(")
+    for m in pattern.finditer(info.source):
+        line_start = info.source.rfind("\n", 0, m.start()) + 1
+        before = info.source[line_start:m.start()].lstrip()
+        if before.startswith("#") or before.rstrip().endswith("def"):
+            continue
+        close = _matching(info.source, m.end() - 1, "(", ")")
+        try:
+            call = cst.parse_expression(info.source[m.start():close + 1]) if close > 0 else None
+        except Exception:  # noqa: BLE001 - unreadable: not a launch
+            call = None
+        found = launch_through(info.launch_helpers[m.group(1)], call, kernels) if isinstance(call, cst.Call) else None
+        if found is None:
+            continue
+        kernel, launch = found
+        text = code(launch)
+        open_sq = len(kernel)
+        close_sq = _matching(text, open_sq, "[", "]")
+        info._launches.setdefault(kernel, []).append(
+            Launch(kernel, text[open_sq + 1:close_sq], "_k" + text[close_sq + 1:], m.start(), close + 1))
+    for sites in info._launches.values():
+        sites.sort(key=lambda site: site.start)
 
 
 def find_launches(source: str, names: str | set[str]) -> dict[str, list[Launch]] | list[Launch]:

@@ -1,0 +1,200 @@
+"""Launches through a function that receives the kernel.
+
+``def _launch(kernel, grid, args, constexprs, **options): kernel[grid](*args, **constexprs, **options)``
+called as ``_launch(my_kernel, (n,), (x, y), dict(BLOCK=64), num_warps=4)`` launches ``my_kernel``:
+the call is read as the helper's launch with each parameter replaced by what the call passes
+(``my_kernel[(n,)](x, y, BLOCK=64, num_warps=4)``), a tuple or list passed for ``*args`` spread into
+positional arguments and a ``dict(...)`` or ``{...}`` passed for ``**kwargs`` into keywords.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from kernlint.source import names as N
+
+
+@dataclass(frozen=True)
+class LaunchHelper:
+    fn: cst.FunctionDef
+    #: the parameter the kernel is passed in
+    kernel_param: str
+    #: the helper's own ``kernel[grid](...)``
+    launch: cst.Call
+    #: the names the helper assigns (its own variables)
+    local_names: frozenset[str]
+
+
+def find_helpers(functions: dict[str, cst.FunctionDef], subscripted: set[str]) -> dict[str, LaunchHelper]:
+    """The module's functions that launch a kernel they receive (``subscripted``: the names the
+    text shows as ``name[...](...)``, of which a helper's kernel parameter must be one)."""
+    out = {}
+    for name, fn in functions.items():
+        params = {p.name.value for p in _positional(fn) + list(fn.params.kwonly_params)}
+        wanted = params & subscripted
+        if not wanted:
+            continue
+        calls = _SubscriptCalls(wanted)
+        fn.body.visit(calls)
+        if len(calls.found) == 1:  # several launches in one helper: which one a call makes is not known
+            param, call = calls.found[0]
+            assigned = _Assigned()
+            fn.body.visit(assigned)
+            out[name] = LaunchHelper(fn, param, call, frozenset(assigned.names))
+    return out
+
+
+def launch_through(helper: LaunchHelper, call: cst.Call, kernels: set[str]) -> tuple[str, cst.Call] | None:
+    """(kernel name, the launch the helper makes) for a call of ``helper``, or None where the call
+    does not pass one of ``kernels`` or cannot be bound to the helper's parameters."""
+    bound = _bind(helper.fn, call)
+    if bound is None:
+        return None
+    kernel = N.dotted(bound.get(helper.kernel_param, cst.Name("_")))
+    kernel = kernel.rsplit(".", 1)[-1] if kernel else None
+    if kernel not in kernels:
+        return None
+    # the helper's own variables mean nothing where it is called: names no caller binds
+    unbound = {name: cst.Name(f"{name}__of_{helper.fn.name.value}") for name in helper.local_names}
+    launch = helper.launch.visit(_Substitute({**unbound, **bound}))
+    if not isinstance(launch, cst.Call) or not isinstance(launch.func, cst.Subscript):
+        return None
+    args = []
+    for arg in launch.args:
+        args.extend(_spread(arg))
+    return kernel, launch.with_changes(func=launch.func.with_changes(value=cst.Name(kernel)), args=args)
+
+
+def _positional(fn: cst.FunctionDef) -> list[cst.Param]:
+    return [*fn.params.posonly_params, *fn.params.params]
+
+
+def _bind(fn: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
+    """Each parameter's expression at the call (a default where the call passes none); the extra
+    keywords, as a ``dict(...)``, for a ``**kwargs`` parameter. None where the call spreads its own
+    arguments or misses a parameter."""
+    positional = _positional(fn)
+    bound: dict[str, cst.BaseExpression] = {}
+    extra: list[cst.Arg] = []
+    known = {p.name.value for p in positional + list(fn.params.kwonly_params)}
+    at = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if at >= len(positional):
+                return None
+            bound[positional[at].name.value] = arg.value
+            at += 1
+        elif arg.keyword.value in known:
+            bound[arg.keyword.value] = arg.value
+        else:
+            extra.append(arg)
+    for p in positional + list(fn.params.kwonly_params):
+        if p.name.value not in bound:
+            if p.default is None:
+                return None
+            bound[p.name.value] = p.default
+    star_kwarg = fn.params.star_kwarg
+    if isinstance(star_kwarg, cst.Param):
+        bound[star_kwarg.name.value] = cst.Call(cst.Name("dict"), [a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                                                                   for a in extra])
+    elif extra:
+        return None
+    return bound
+
+
+def _spread(arg: cst.Arg) -> list[cst.Arg]:
+    """``*(a, b)`` as ``a, b``; ``**dict(k=v)`` and ``**{"k": v}`` as ``k=v``; any other argument as it is."""
+    plain = cst.MaybeSentinel.DEFAULT
+    value = arg.value
+    if arg.star == "*" and isinstance(value, (cst.Tuple, cst.List)) and not any(
+            isinstance(e, cst.StarredElement) for e in value.elements):
+        return [cst.Arg(e.value, comma=plain) for e in value.elements]
+    if arg.star == "**":
+        if (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict"
+                and all(a.keyword is not None and not a.star for a in value.args)):
+            return [cst.Arg(a.value, keyword=a.keyword, equal=a.equal, comma=plain) for a in value.args]
+        if isinstance(value, cst.Dict) and all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                and e.key.evaluated_value.isidentifier() for e in value.elements):
+            return [cst.Arg(e.value, keyword=cst.Name(e.key.evaluated_value), comma=plain) for e in value.elements]
+    return [arg.with_changes(comma=plain)]
+
+
+class _SubscriptCalls(cst.CSTVisitor):
+    """``name[...](...)`` calls of the given names (nested functions excluded)."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.found: list[tuple[str, cst.Call]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if (isinstance(node.func, cst.Subscript) and isinstance(node.func.value, cst.Name)
+                and node.func.value.value in self.names):
+            self.found.append((node.func.value.value, node))
+
+
+class _Assigned(cst.CSTVisitor):
+    """The names a function's body binds (nested functions excluded, comprehensions included)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+
+class _Substitute(cst.CSTTransformer):
+    """Each parameter's name (where it is read, not a keyword's or an attribute's name) replaced
+    by its expression at the call."""
+
+    def __init__(self, bound: dict[str, cst.BaseExpression]) -> None:
+        self.bound = bound
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False  # its own parameters may shadow the helper's
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.bound.get(original.value, updated)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
