@@ -26,6 +26,14 @@ an atomic, and found an address written by two programs of the same launch, or r
 while another program of the launch writes it, at a line no static rule had flagged. The finding
 carries the tensor, the number of programs involved and the bytes they share.
 
+A read that atomics order after the other program's write, in the run, is not reported: the
+writer made a releasing atomic (the default, `acq_rel`) after its write, and the reader an
+acquiring one on the same element before its read, later than the writer's. This is the
+last-arriver reduction (each program stores its part, then `tl.atomic_add`s a counter; the one
+that draws the last ticket reads every part). As in any dynamic race detector, the order is the
+one the run took: a read that the atomics order only by the luck of that order is missed, and an
+order through a third program is not followed (that read is reported).
+
 ## Why is this bad?
 Programs of a launch run in no defined order and have no way to wait for each other: the value
 left behind is whichever write landed last, and a read sees the old or the new value by chance.

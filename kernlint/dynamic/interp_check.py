@@ -12,7 +12,8 @@ What this method sees and what it does not:
   caught; an access that lands inside *another* argument tensor is not out of bounds to it;
 - it sees races between programs on global memory (writes of one address by two programs, a
   plain write of an address another program updates atomically, and reads of an address another
-  program of the launch writes), which no sanitizer reports; it
+  program of the launch writes, unless atomics order the read after the write in the run:
+  the last-arriver ticket), which no sanitizer reports; it
   cannot see races *within* a program (a Triton program is one logical thread of tensor ops) nor
   ordering bugs between launches;
 - the interpreter runs the programs one after another, in order: what depends on timing (a

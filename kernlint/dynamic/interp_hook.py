@@ -105,6 +105,10 @@ class Launch:
     writes: list = field(default_factory=list)  # (element addresses, itemsize, program, site)
     reads: list = field(default_factory=list)
     atomics: list = field(default_factory=list)  # atomic_rmw updates, as writes
+    #: atomics that order memory (not relaxed): (element addresses, program, clock, semantic name)
+    syncs: list = field(default_factory=list)
+    #: the order of the accesses the launch made (the interpreter runs one program after another)
+    clock: int = 0
     tracked_bytes: int = 0
     race_tracking_truncated: bool = False
     held_locks: dict = field(default_factory=dict)  # program -> set of lock addresses
@@ -281,8 +285,9 @@ class Recorder:
 
     # -- the checks ------------------------------------------------------------------------------
 
-    def check(self, op: str, ptrs, mask, itemsize: int, *, write: bool, atomic: bool, value=None):
-        """Judge one access; returns the mask with out-of-bounds lanes switched off."""
+    def check(self, op: str, ptrs, mask, itemsize: int, *, write: bool, atomic: bool, value=None, sem=None):
+        """Judge one access; returns the mask with out-of-bounds lanes switched off (``sem``: an
+        atomic's memory semantic)."""
         launch = self.launch
         if launch is None:
             return mask
@@ -326,6 +331,10 @@ class Recorder:
         if write and home is not None and addrs.size and launch.fresh and launch.fresh[home] is not None:
             self.fresh.mark(launch.fresh[home], addrs, itemsize,
                             (launch.kernel, launch.index, self._grid(), launch.allocations[home].name), sid)
+        seq = launch.clock
+        launch.clock += 1
+        if atomic and addrs.size and getattr(sem, "name", "RELAXED") != "RELAXED":
+            launch.syncs.append((addrs.copy(), pid, seq, sem.name))
         if addrs.size == 0 or launch.race_tracking_truncated or (atomic and op != "atomic_rmw"):
             return mask
         if not atomic and launch.held_locks.get(pid):
@@ -336,10 +345,11 @@ class Recorder:
             launch.writes.clear()
             launch.reads.clear()
             launch.atomics.clear()
+            launch.syncs.clear()
             return mask
         launch.tracked_bytes += nbytes
         sink = launch.atomics if atomic else launch.writes if write else launch.reads
-        sink.append((addrs.copy(), itemsize, pid, sid))
+        sink.append((addrs.copy(), itemsize, pid, sid, seq))
         return mask
 
     def _grid(self) -> tuple[int, int, int]:
@@ -482,7 +492,7 @@ class Recorder:
     def _race_records(self, launch: Launch) -> list[dict]:
         if launch.race_tracking_truncated or not launch.writes:
             return []
-        w_addr, w_prog, w_site = _expand(launch.writes)
+        w_addr, w_prog, w_site, w_seq = _expand(launch.writes)
         # an address with two programs is a write-write race
         uaddr, counts, minp, maxp = _program_range(w_addr, w_prog)
         racing_addr = uaddr[counts > 1]
@@ -491,15 +501,17 @@ class Recorder:
             hit = np.isin(w_addr, racing_addr)
             out += self._group_races(launch, "race-write", w_addr[hit], w_prog[hit], w_site[hit])
         if launch.reads:
-            r_addr, r_prog, r_site = _expand(launch.reads)
+            r_addr, r_prog, r_site, r_seq = _expand(launch.reads)
             other = _by_another(r_addr, r_prog, uaddr, minp, maxp)
+            if other.any() and launch.syncs:
+                other &= ~_ordered_by_atomics((r_addr, r_prog, r_seq), (w_addr, w_prog, w_seq), other, launch.syncs)
             if other.any():
                 out += self._group_races(launch, "race-read", r_addr[other], r_prog[other], r_site[other],
                                          writers=(uaddr, minp, maxp))
         if launch.atomics:
             # a plain write of an address another program updates atomically: the atomic does not
             # order it, and which lands last decides the value
-            a_addr, a_prog, _ = _expand(launch.atomics)
+            a_addr, a_prog, _, _ = _expand(launch.atomics)
             a_uaddr, _, a_min, a_max = _program_range(a_addr, a_prog)
             other = _by_another(w_addr, w_prog, a_uaddr, a_min, a_max)
             if other.any():
@@ -512,7 +524,7 @@ class Recorder:
         addresses (a plain store would do), else ``atomic-shared`` (the atomic is needed)."""
         if launch.race_tracking_truncated or not launch.atomics:
             return []
-        a_addr, a_prog, a_site = _expand(launch.atomics)
+        a_addr, a_prog, a_site, _ = _expand(launch.atomics)
         out = []
         for sid in np.unique(a_site):
             sel = a_site == sid
@@ -581,15 +593,70 @@ def _by_another(addr: np.ndarray, prog: np.ndarray, uaddr: np.ndarray, minp: np.
     return found & ((minp[idx_c] != prog) | (maxp[idx_c] != prog))
 
 
-def _expand(accesses) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(byte address, program, site) for every byte each access touched."""
-    addrs, progs, sites = [], [], []
-    for a, itemsize, pid, sid in accesses:
+def _expand(accesses) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(byte address, program, site, clock) for every byte each access touched."""
+    addrs, progs, sites, clocks = [], [], [], []
+    for a, itemsize, pid, sid, seq in accesses:
         b = (a[:, None] + np.arange(itemsize, dtype=np.uint64)[None, :]).reshape(-1)
         addrs.append(b)
         progs.append(np.full(b.shape, pid, dtype=np.int64))
         sites.append(np.full(b.shape, sid, dtype=np.int64))
-    return np.concatenate(addrs), np.concatenate(progs), np.concatenate(sites)
+        clocks.append(np.full(b.shape, seq, dtype=np.int64))
+    return np.concatenate(addrs), np.concatenate(progs), np.concatenate(sites), np.concatenate(clocks)
+
+
+#: the most read bytes of another program's writes whose ordering through atomics is looked at
+#: (past it, every such read is reported, as before)
+MAX_ORDERING_CHECKED = 1 << 18
+_RELEASES, _ACQUIRES = {"RELEASE", "ACQUIRE_RELEASE"}, {"ACQUIRE", "ACQUIRE_RELEASE"}
+
+
+def _ordered_by_atomics(reads, writes, candidates: np.ndarray, syncs: list) -> np.ndarray:
+    """Which of the ``candidates`` reads are ordered with every other program's write of their
+    address in this run, as a dynamic race detector orders them: the first access's program makes
+    a releasing atomic after it, and the second's an acquiring atomic on the same element before
+    its access, later than that release (the ticket of a last-arriver reduction: each program
+    stores its part, then adds to a counter; the one that adds last reads every part). Orders
+    through a third program are not followed (those reads stay races)."""
+    r_addr, r_prog, r_seq = reads
+    w_addr, w_prog, w_seq = writes
+    out = np.zeros(r_addr.shape, dtype=bool)
+    picked = np.nonzero(candidates)[0]
+    if picked.size > MAX_ORDERING_CHECKED:
+        return out
+    writers: dict[int, set] = {}
+    hot = np.isin(w_addr, r_addr[picked])
+    for a, p, t in zip(w_addr[hot].tolist(), w_prog[hot].tolist(), w_seq[hot].tolist()):
+        writers.setdefault(a, set()).add((p, t))
+    by_program: dict[int, list] = {}
+    for addrs, pid, seq, sem in syncs:
+        by_program.setdefault(pid, []).append((seq, set(addrs.tolist()), sem))
+
+    def before(p1: int, t1: int, p2: int, t2: int) -> bool:
+        """Whether program p1's access at t1 happens before program p2's at t2."""
+        for s1, x1, sem1 in by_program.get(p1, ()):
+            if s1 <= t1 or sem1 not in _RELEASES:
+                continue
+            for s2, x2, sem2 in by_program.get(p2, ()):
+                if s1 < s2 < t2 and sem2 in _ACQUIRES and not x1.isdisjoint(x2):
+                    return True
+        return False
+
+    judged: dict[tuple, bool] = {}
+    for i in picked.tolist():
+        a, p, t = int(r_addr[i]), int(r_prog[i]), int(r_seq[i])
+        ordered = True
+        for wp, wt in writers.get(a, ()):
+            if wp == p:
+                continue
+            key = (p, t, wp, wt)
+            if key not in judged:
+                judged[key] = before(wp, wt, p, t) if wt < t else before(p, t, wp, wt)
+            if not judged[key]:
+                ordered = False
+                break
+        out[i] = ordered
+    return out
 
 
 def _unlinear(p: int, gx: int, gy: int) -> list[int]:
@@ -620,7 +687,7 @@ class _InterpreterProxy:
 
     def atomic_rmw(self, op, ptrs, value, mask, *rest):
         itemsize = np.asarray(value).dtype.itemsize
-        mask = self._rec.check("atomic_rmw", ptrs, mask, itemsize, write=True, atomic=True)
+        mask = self._rec.check("atomic_rmw", ptrs, mask, itemsize, write=True, atomic=True, sem=rest[0] if rest else None)
         out = self._real.atomic_rmw(op, ptrs, value, mask, *rest)
         if self._xchg is not None and op == self._xchg:
             self._rec.note_release(ptrs, mask)
@@ -629,7 +696,7 @@ class _InterpreterProxy:
 
     def atomic_cas(self, ptrs, cmp, value, *rest):
         itemsize = np.asarray(value).dtype.itemsize
-        mask = self._rec.check("atomic_cas", ptrs, None, itemsize, write=True, atomic=True)
+        mask = self._rec.check("atomic_cas", ptrs, None, itemsize, write=True, atomic=True, sem=rest[0] if rest else None)
         if mask is not None and not np.asarray(mask).all():
             # the C entry point has no mask: out-of-bounds lanes are pointed at an in-bounds lane
             ptrs = np.array(ptrs, copy=True)

@@ -51,7 +51,8 @@ def access_lines(path: Path) -> dict[int, str]:
 
 #: fixtures planted for discovery: bugs a run shows whatever the static phase makes of them
 DISCOVERY = ("oob_other_tensor_bound_bad", "store_wrong_bound_bad", "race_scatter_duplicates_bad", "race_reader_writer_bad",
-             "unwritten_narrow_tile_bad", "unwritten_floor_grid_bad", "block_ptr_overrun_bad")
+             "unwritten_narrow_tile_bad", "unwritten_floor_grid_bad", "block_ptr_overrun_bad",
+             "race_ticket_reduction_bad")
 
 
 def discovery_fixtures() -> list[Path]:
