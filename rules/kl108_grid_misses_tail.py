@@ -7,7 +7,7 @@ from kernlint.source.rulebase import SourceRule
 class GridMissesTail(SourceRule):
     code = "KL108"
     name = "grid-misses-tail"
-    category = "api-misuse"
+    category = "uninitialized-read"
     level = Level.ERROR
     confirm = Confirmation(
         tool="differential",

@@ -216,7 +216,7 @@ def confirm(
         if require_gpu:
             raise GpuRequired("--require-gpu: no CUDA GPU available for the dynamic phase")
         notices.append("dynamic phase: no CUDA GPU; compute-sanitizer and ncu checks skipped"
-                       + ("; out-of-bounds, race and atomic findings judged on Triton's interpreter"
+                       + ("; out-of-bounds, race, atomic and unwritten-output findings judged on Triton's interpreter"
                           if interpreter_fallback else ""))
     has_gsan = have_gpu and discover and gsan.available()
     if have_gpu and discover and not has_gsan:

@@ -40,7 +40,11 @@ from kernlint.dynamic.verdicts import apply_evidence, matches, rule_category
 from kernlint.model import Finding
 
 TOOL = "interpreter"
-CATEGORIES = {"out-of-bounds", "race", "atomic"}
+#: the categories of the findings the interpreter judges; ``uninitialized-read`` only for a rule
+#: whose confirmation names the interpreter (a grid that leaves outputs unwritten, KL108), not one
+#: only a sanitizer sees (shared memory read before it is written)
+CATEGORIES = {"out-of-bounds", "race", "atomic", "uninitialized-read"}
+_BY_CONFIRMATION = {"uninitialized-read"}
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _SITE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "interp_site")
 
@@ -78,6 +82,8 @@ class InterpRecord:
     elements: int = 0
     total_elements: int = 0
     first_element: int | None = None
+    #: ``path:line`` of the launch whose outputs were left unwritten
+    launch_site: str = ""
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "InterpRecord":
@@ -103,7 +109,8 @@ class InterpRecord:
                   "programs": self.programs, "address": self.address, "tensor": self.tensor}
         if self.kind == "unwritten-output":
             detail = {"kernel": self.kernel, "line": self.line, "launch": self.launch, "grid": self.grid,
-                      "tensor": self.tensor, "first_unwritten_element": self.first_element}
+                      "tensor": self.tensor, "first_unwritten_element": self.first_element,
+                      "launch_site": self.launch_site}
         return Evidence(TOOL, self.kind, self.kernel, self.path, self.line, m, detail)
 
 
@@ -225,7 +232,8 @@ def run_interpreted(
     unwritten = [line for line in launches if line.get("type") == "unwritten"]
     launches = [line for line in launches if line.get("type", "launch") == "launch"]
     records = [InterpRecord.from_dict(r) for launch in launches for r in launch.get("records", [])]
-    records += [InterpRecord.from_dict(u) for u in unwritten]
+    sites = {launch.get("index"): launch.get("launch_site", "") for launch in launches}
+    records += [InterpRecord.from_dict({**u, "launch_site": sites.get(u.get("launch"), "")}) for u in unwritten]
     if failure is None and not launches and returncode not in (0, None):
         failure = f"exited with {returncode} before any kernel ran"
     return InterpResult(argv, returncode, round(seconds, 3), launches, records, output[-4000:], failure)
@@ -310,7 +318,26 @@ def judge(
                 if not e.kind.startswith("atomic")
                 or (e.kind == "atomic-exclusive" and any(matches(e, f, root) for f in atomic_findings))]
     return apply_evidence(findings, evidence + failed, tool=TOOL, categories=CATEGORIES,
-                          executed=executed, failure=failure, root=root, category_of=category_of)
+                          executed=executed, failure=failure, root=root, category_of=_judged_here(category_of))
+
+
+def _judged_here(category_of: Callable[[str], str | None]) -> Callable[[str], str | None]:
+    """``category_of``, None for a rule of a category the interpreter judges only where the rule's
+    confirmation names it."""
+    def category(code: str) -> str | None:
+        cat = category_of(code)
+        if cat in _BY_CONFIRMATION:
+            try:
+                from kernlint.catalogue import get_rule
+
+                confirm = get_rule(code).confirm
+            except Exception:  # noqa: BLE001 - a code the catalogue does not know: not judged here
+                return None
+            if TOOL not in (getattr(confirm, "tool", ""), getattr(confirm, "fallback", "")):
+                return None
+        return cat
+
+    return category
 
 
 def main(argv: list[str] | None = None) -> int:

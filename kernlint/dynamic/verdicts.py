@@ -57,6 +57,11 @@ def _merge(into: dict, measurements: dict) -> None:
 
 
 def matches(ev: Evidence, f: Finding, root: str | None) -> bool:
+    """Whether the evidence is at the finding's lines, or about the launch the finding is at
+    (``launch_site``: ``path:line`` of the launch a record of the whole launch is about)."""
+    site_path, _, site_line = str(ev.detail.get("launch_site") or "").rpartition(":")
+    if site_line.isdigit() and f.span.contains_line(int(site_line)) and same_file(site_path, f.path, root):
+        return True
     if ev.line is None:
         return False
     # ``debug_line_range``: where the compiler's line table may put the finding's instruction, when

@@ -22,7 +22,7 @@ def fixture_files() -> list[Path]:
 
 #: a confirmed finding's rule -> the kind of interpreter record that confirms it (reads on a load's line)
 _RECORD_OF_RULE = {"KL101": "oob", "KL102": "oob", "KL104": "oob", "KL109": "oob", "KL401": "oob",
-                   "KL103": "race", "KL402": "race", "KL403": "unwritten-output"}
+                   "KL103": "race", "KL402": "race", "KL403": "unwritten-output", "KL108": "unwritten-output"}
 
 
 def expected(path: Path) -> set[tuple[str, int]]:
