@@ -22,7 +22,7 @@ from typing import Callable
 import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
-from kernlint.engine.launch_terms import LaunchFacts
+from kernlint.engine.launch_terms import MAX_SIZE, LaunchFacts
 from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, mentions, position
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
@@ -357,6 +357,8 @@ class Prover:
         self.solving = Solving()
         #: (offset, loop, lane) ids -> what ``_walked_index`` made of them
         self._walks: dict[tuple, tuple | None] = {}
+        self._blocks: set[str] | None = None
+        self._flag_names: set[str] | None = None
         self.base = list(model.symbols.domain) + list(assumptions)
         # sizes, strides, block sizes and flags are not negative
         self.base += [at_least(v, 0) for n, v in model.params.items() if n not in model.pointers]
@@ -651,12 +653,50 @@ class Prover:
         return domain + self._bindings(facts, mentioned & set(self.model.params))
 
     def _bindings(self, facts: LaunchFacts | None, names) -> list:
-        """What a launch fixes of the named parameters, and its grid."""
+        """What a launch fixes of the named parameters, and its grid; a constexpr the caller
+        chooses (the wrapper passes on its own parameter) is that parameter wherever the launch's
+        other values, grid or assumptions are made of it too (``MASKED=not (n % block == 0)``
+        beside ``BLOCK=block``): the choice stays free, its relations to the rest hold."""
         if facts is None:
             return []
         out = [self.model.params[n] == facts.values[n] for n in names if n in facts.values]
         out += [self.model.pids[a][1] == g for a, g in facts.grid.items() if a in self.model.pids]
-        return out + facts.assumptions
+        chosen = {n: v for n, v in facts.chosen.items() if n in names}
+        if not chosen:
+            return out + facts.assumptions
+        # a wrapper's parameter is capped like a size (at least 1), which a flag (a constexpr an
+        # ``if`` tests) is not: those caps neither relate the choice to the rest of the launch nor
+        # hold once a flag is bound to it
+        caps = {v.decl().name(): {at_least(v, 1).get_id(), at_most(v, MAX_SIZE).get_id()} for v in chosen.values()}
+        all_caps = set().union(*caps.values())
+        out += [a for a in facts.assumptions if a.get_id() not in all_caps]
+        used: set = set()
+        for t in out:
+            used |= set(free_vars(t))
+        related = {n: v for n, v in chosen.items() if v.decl().name() in used}
+        flags = self._flags()
+        dropped = set().union(*(caps[v.decl().name()] for n, v in related.items() if n in flags)) \
+            if related else set()
+        out += [a for a in facts.assumptions if a.get_id() in all_caps and a.get_id() not in dropped]
+        return out + [self.model.params[n] == v for n, v in related.items()]
+
+    def _flags(self) -> set[str]:
+        """The constexprs an ``if`` around an access tests."""
+        if self._flag_names is None:
+            self._flag_names = set()
+            for access in self.model.accesses:
+                self._flag_names |= self._flag_launches(access)[0]
+            self._flag_names &= self.model.constexprs
+        return self._flag_names
+
+    def block_sizes(self) -> set[str]:
+        """The constexprs a ``tl.arange`` of the kernel spans."""
+        if self._blocks is None:
+            self._blocks = set()
+            for lane in self.model.lanes:
+                self._blocks |= set(free_vars(lane.start)) | set(free_vars(lane.end))
+            self._blocks &= self.model.constexprs
+        return self._blocks
 
     def _stated(self, access, offset, cond, facts):
         parts = _components(offset)

@@ -319,10 +319,7 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     for f in (*facts, goal):
         found.update(free_vars(f))
     # a constexpr an arange spans is a block size; any other is a size like the runtime ones
-    block_names = set()
-    for lane in model.lanes:
-        block_names |= set(free_vars(lane.start)) | set(free_vars(lane.end))
-    block_names &= model.constexprs
+    block_names = prover.block_sizes()
     names = sorted(n for n in found if not n.startswith((*PER_PROGRAM, "grid!")) and SECOND not in n
                    and n not in block_names and n not in model.pointers and n not in given)
     strides = _strides(address, names)
