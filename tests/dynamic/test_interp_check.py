@@ -312,3 +312,33 @@ def test_an_int32_wrap_confirms_kl104_instead_of_a_new_kl401(tmp_path):
     assert judged[0].verdict == Verdict.CONFIRMED and judged[0].measurements["max_bytes_before_start"] > 0
     assert new == []
     assert [f.rule for f in confirm_findings([], result)] == ["KL401"]  # without the KL104: a new finding
+
+
+TICKET = """
+import torch, triton, triton.language as tl
+
+@triton.jit
+def last_sums(x_ptr, part_ptr, count_ptr, out_ptr, SEM: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(part_ptr + pid, tl.load(x_ptr + pid) * 2)
+    ticket = tl.atomic_add(count_ptr, 1, sem=SEM)
+    if ticket == tl.num_programs(0) - 1:
+        offs = tl.arange(0, 4)
+        tl.store(out_ptr, tl.sum(tl.load(part_ptr + offs), axis=0))
+
+def run():
+    for sem in ("acq_rel", "relaxed"):
+        last_sums[(4,)](torch.ones(4), torch.zeros(4), torch.zeros(1, dtype=torch.int32), torch.zeros(1), SEM=sem)
+"""
+
+
+def test_a_ticket_orders_the_last_programs_reads_unless_it_is_relaxed(tmp_path):
+    """The last arriver reads every program's part: an acq_rel ticket orders each store before that
+    read; a relaxed one orders nothing, and the read is a race."""
+    script = tmp_path / "ticket.py"
+    script.write_text(TICKET)
+    result = run_interpreted(script)
+    assert result.failure is None and len(result.launches) == 2, result.output_tail
+    races = [(launch["index"], r["kind"], r["line"]) for launch in result.launches for r in launch["records"]
+             if r["kind"].startswith("race")]
+    assert races == [(1, "race-read", 11)]
