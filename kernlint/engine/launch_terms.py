@@ -82,6 +82,24 @@ class _Wrapper:
         b = self.scope.binding(name) if self.scope is not None else None
         return b.node if b is not None and b.index is None else None
 
+    def length(self, name: str):
+        """``len(name)``: a list or tuple written out has its length; one a comprehension filters
+        out of such a display has at most that many elements (``[t for t in (dW, dB) if t is not
+        None]``); anything else is a tensor's first dimension."""
+        node = self.assigned(name)
+        if isinstance(node, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return int_val(len(node.elements))
+        if isinstance(node, cst.ListComp) and node.for_in.inner_for_in is None \
+                and isinstance(node.for_in.iter, (cst.List, cst.Tuple)) \
+                and not any(isinstance(e, cst.StarredElement) for e in node.for_in.iter.elements):
+            most = len(node.for_in.iter.elements)
+            if not node.for_in.ifs:
+                return int_val(most)
+            var = self.size(f"len({name})", f"len({name})")
+            self.facts.assumptions.append(at_most(var, most))
+            return var
+        return self.dim(name, 0)
+
     def tensor_dims(self, name: str) -> list | None:
         if name in self.dims:
             return self.dims[name]
@@ -257,7 +275,7 @@ class _Wrapper:
                 a, b = self.node(args[0].left), self.node(args[0].right)
                 return None if a is None or b is None else (a + b - 1) / b
             if fname == "len" and len(args) == 1 and isinstance(args[0], cst.Name):
-                return self.dim(args[0].value, 0)
+                return self.length(args[0].value)
             if fname in ("int", "abs") and len(args) == 1:
                 return self.node(args[0])
             if fname in ("min", "max") and len(args) == 2:
