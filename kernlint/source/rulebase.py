@@ -25,7 +25,7 @@ class SourceRule(Rule):
         return Finding(
             rule=self.code,
             path=kernel.kernel.path,
-            span=kernel.locator.span(node, state.anchor(node) if hasattr(state, "anchor") else None),
+            span=kernel.locator.span(node, state.anchor(node)),
             message=message,
             level=self.level,
             phase=Phase.SOURCE,

@@ -336,6 +336,10 @@ class TileLangState:
     def code(self, node: cst.CSTNode) -> str:
         return source_text(self.info.module, node).strip()
 
+    def anchor(self, node: cst.CSTNode) -> None:
+        """No walk records where a node stands: the locator finds the statement that holds it."""
+        return None
+
     def depends(self, node: cst.CSTNode) -> set[str]:
         """Names an expression depends on, following local scalar assignments."""
         out: set[str] = set()
