@@ -47,7 +47,7 @@ def fixtures(folders=FOLDERS) -> list[Path]:
 
 #: the rules a sanitizer, ncu or the interpreter judges: out-of-bounds, race, needless atomic, sync, bank
 #: conflicts, and the IR phase's spill, occupancy, uncoalesced-access and divergent-branch rules
-SELECT = ("KL101", "KL102", "KL103", "KL109", "KL110", "KL301", "KL302", "KL303", "KL304", "KL305", "KL306",
+SELECT = ("KL101", "KL102", "KL103", "KL108", "KL109", "KL110", "KL301", "KL302", "KL303", "KL304", "KL305", "KL306",
           "KL307", "KL401", "KL402", "KL403")
 
 

@@ -398,3 +398,37 @@ def k(x_ptr, chunks_ptr, out_ptr, n, BLOCK: tl.constexpr):
         assert [f.rule for f in result.findings] == ["KL106"], last
     result, _ = lint_text("k.py", template.format(last="tl.floor(n * 1).to(tl.int32)"), rule)
     assert result.findings == []
+
+
+SLICED_GRID = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_rows_kernel(src_ptr, out0_ptr, out1_ptr, cols, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < cols
+    which = tl.program_id(1)
+    x = tl.load(src_ptr + which.to(tl.int64) * cols + offs, mask=mask)
+    if which == 0:
+        tl.store(out0_ptr + offs, x, mask=mask)
+    else:
+        tl.store(out1_ptr + offs, x, mask=mask)
+
+
+def copy_rows(src, outs, i, cols):
+    batch = outs[i:i + WIDTH]
+    copy_rows_kernel[(triton.cdiv(cols, 128), len(batch))](src, batch[0], batch[-1], cols, BLOCK=128)
+'''
+
+
+def test_a_grid_axis_of_a_slices_length_is_at_most_the_slices_width():
+    """``len(outs[i:i + 2])`` programs on the second axis: at most two, so the second output has one
+    writer; ``[i:i + 3]`` lets two programs write it."""
+    def races(width):
+        result, _ = lint_text("k.py", SLICED_GRID.replace("WIDTH", width), [catalogue.all_rules()["KL103"]()])
+        return result.findings
+
+    assert races("2") == []
+    assert [f.span.line for f in races("3")] == [15]

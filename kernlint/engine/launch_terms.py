@@ -69,6 +69,10 @@ class _Wrapper:
         self.dims: dict[str, list | None] = {}
         #: wrapper parameters passed on as they are (their value is the caller's)
         self.forwarded: set[str] = set()
+        #: the grid axis being read, as written (where a bound alone says how many programs there are;
+        #: not through the names it is made of: a bounded stand-in for a size that is also passed to
+        #: the kernel would not be the value the kernel is given)
+        self.grid_axis: cst.BaseExpression | None = None
 
     def size(self, name: str, text: str) -> z3.ArithRef:
         var = int_var(name)
@@ -95,10 +99,18 @@ class _Wrapper:
             most = len(node.for_in.iter.elements)
             if not node.for_in.ifs:
                 return int_val(most)
-            var = self.size(f"len({name})", f"len({name})")
-            self.facts.assumptions.append(at_most(var, most))
-            return var
+            return self.at_most(f"len({name})", most)
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+            most = _slice_length(node.slice[0].slice)  # ``tensors[i:i + 4]``: at most 4 of them
+            if most is not None:
+                return self.at_most(f"len({name})", most)
         return self.dim(name, 0)
+
+    def at_most(self, name: str, most: int):
+        """A size known only to be at most ``most``."""
+        var = self.size(name, name)
+        self.facts.assumptions.append(at_most(var, most))
+        return var
 
     def tensor_dims(self, name: str) -> list | None:
         if name in self.dims:
@@ -254,6 +266,11 @@ class _Wrapper:
             if isinstance(index, cst.SimpleString) and isinstance(value, cst.Name):
                 key = index.evaluated_value
                 return self.constexpr_values.get(key)
+            i = int_literal(index)
+            listed = self.assigned(value.value) if isinstance(value, cst.Name) else None
+            if i is not None and isinstance(listed, (cst.Tuple, cst.List)) and not any(
+                    isinstance(e, cst.StarredElement) for e in listed.elements) and -len(listed.elements) <= i < len(listed.elements):
+                return self.node(listed.elements[i].value)  # ``grid_hist[1]`` of ``grid_hist = (a, b)``
             return None
         if kind is cst.Call:
             func = node.func
@@ -280,8 +297,15 @@ class _Wrapper:
                 return self.node(args[0])
             if fname in ("min", "max") and len(args) == 2:
                 a, b = self.node(args[0]), self.node(args[1])
-                if a is None or b is None:
+                if a is None and b is None:
                     return None
+                if a is None or b is None:
+                    # a grid axis ``min(48, K)`` of a K the reader does not follow: at most 48 programs
+                    # (a value passed to the kernel stays unknown: a block size the caller may choose)
+                    known = a if b is None else b
+                    if fname == "max" or node is not self.grid_axis or not z3.is_int_value(known):
+                        return None
+                    return self.at_most(code(node).strip(), known.as_long())
                 return z3.If(a <= b, a, b) if fname == "min" else z3.If(a >= b, a, b)
             if fname in ("triton.next_power_of_2", "next_power_of_2") and len(args) == 1:
                 a = self.node(args[0])
@@ -524,6 +548,22 @@ def _grid(scope, launch):
     return grid
 
 
+def _slice_length(piece: cst.Slice) -> int | None:
+    """The most elements ``[lower:upper]`` takes, where the bounds differ by a number written out
+    (``[i:i + 4]``, ``[:4]``) and no step is given."""
+    if piece.step is not None or piece.upper is None:
+        return None
+    upper, lower = piece.upper, piece.lower
+    if lower is None:
+        n = int_literal(upper)
+        return n if n is not None and n >= 0 else None
+    if isinstance(upper, cst.BinaryOperation) and isinstance(upper.operator, cst.Add) \
+            and upper.left.deep_equals(lower):
+        n = int_literal(upper.right)
+        return n if n is not None and n >= 0 else None
+    return None
+
+
 def _int(term):
     """Flags passed as comparisons (``group_size == K``) are the integers 0 and 1."""
     return z3.If(term, int_val(1), int_val(0)) if term is not None and z3.is_bool(term) else term
@@ -625,7 +665,11 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 if axis >= len(elements):
                     facts.grid[axis] = int_val(1)
                     continue
-                g = wrapper.node(elements[axis])
+                wrapper.grid_axis = elements[axis]
+                try:
+                    g = wrapper.node(elements[axis])
+                finally:
+                    wrapper.grid_axis = None
                 if g is not None:
                     facts.grid[axis] = g
                     facts.grid_nodes[axis] = elements[axis]
