@@ -94,7 +94,21 @@ def _mask_bounds(mask: Num) -> list[tuple]:
             continue
         bound = b if kind in (z3.Z3_OP_LT, z3.Z3_OP_GT) else b + 1
         found.append((a, bound, _lengths(mask, a)))
-    return found
+    # several bounds on one index (``p < k & p < n``): only the loosest can be the extent (one that
+    # differs from one program to the next, ``p < pid``, is none: kept apart, and not asked)
+    loosest: dict = {}
+    for a, bound, lengths in found:
+        key = (a.get_id(), lengths, _per_program(bound))
+        if key in loosest:
+            kept = loosest[key][1]
+            bound = z3.If(kept >= bound, kept, bound)
+        loosest[key] = (a, bound, lengths)
+    return list(loosest.values())
+
+
+def _per_program(term) -> bool:
+    """Whether a term differs from one program to the next (it reads a program id)."""
+    return any(n.startswith("pid!") for n in free_vars(term))
 
 
 def _lengths(value: Num, term) -> frozenset:
@@ -716,6 +730,8 @@ class Prover:
             if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
                    for n in free_vars(bound)):
                 continue  # the bound moves with a loop (or value) this access does not see
+            if _per_program(bound):
+                continue  # a bound that differs from one program to the next is no tensor's extent
             domain = self._stated_domain(_lane_domain(access.ptr.offset, access.mask, other.mask),
                                          (offset, index, bound, *cond), facts)
             result, witness = self.solving.solve([*domain, *cond], index >= bound)
