@@ -230,12 +230,14 @@ def scan_launches(info: "ModuleInfo") -> None:
     """Fill ``info._launches``: the launches written as such, and the calls of functions that launch
     the kernel they receive (:mod:`kernlint.source.launch_helpers`), as launches of that kernel."""
     kernels = {k.kernel.name for k in info.kernels}
-    info._launches = find_launches(info.source, kernels)
-    info._launches.setdefault("", [])  # marks the index as built
     params = {p.name.value for fn in info.functions.values()
               for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]} - kernels
-    subscripted = set(find_launches(info.source, params)) if params else set()
-    info.launch_helpers = find_helpers(info.functions, subscripted) if subscripted else {}
+    # one scan for both: the kernels' launches, and the parameters a function calls as ``p[grid](...)``
+    found = find_launches(info.source, kernels | params)
+    info._launches = {name: sites for name, sites in found.items() if name in kernels}
+    info._launches.setdefault("", [])  # marks the index as built
+    called = set(found) & params
+    info.launch_helpers = find_helpers(info.functions, called) if called else {}
     if not info.launch_helpers:
         return
     code = cst.Module([]).code_for_node

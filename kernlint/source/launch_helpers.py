@@ -36,10 +36,9 @@ def find_helpers(functions: dict[str, cst.FunctionDef], subscripted: set[str]) -
         wanted = params & subscripted
         if not wanted:
             continue
-        calls = _SubscriptCalls(wanted)
-        fn.body.visit(calls)
-        if len(calls.found) == 1:  # several launches in one helper: which one a call makes is not known
-            param, call = calls.found[0]
+        calls = _subscript_calls(fn.body, wanted)
+        if len(calls) == 1:  # several launches in one helper: which one a call makes is not known
+            param, call = calls[0]
             assigned = _Assigned()
             fn.body.visit(assigned)
             out[name] = LaunchHelper(fn, param, call, frozenset(assigned.names))
@@ -124,20 +123,30 @@ def _spread(arg: cst.Arg) -> list[cst.Arg]:
     return [arg.with_changes(comma=plain)]
 
 
-class _SubscriptCalls(cst.CSTVisitor):
-    """``name[...](...)`` calls of the given names (nested functions excluded)."""
-
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-        self.found: list[tuple[str, cst.Call]] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if (isinstance(node.func, cst.Subscript) and isinstance(node.func.value, cst.Name)
-                and node.func.value.value in self.names):
-            self.found.append((node.func.value.value, node))
+def _subscript_calls(body: cst.BaseSuite, names: set[str]) -> list[tuple[str, cst.Call]]:
+    """``name[...](...)`` calls of the given names that are the whole value of a statement
+    (``kernel[grid](...)``, ``return kernel[grid](...)``), in the statements of ``body`` and of the
+    blocks nested in it (not in nested functions; expressions are not walked: a full visit of a
+    long function costs more than its parse)."""
+    found = []
+    todo: list = [body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                value = getattr(small, "value", None)
+                if (isinstance(value, cst.Call) and isinstance(value.func, cst.Subscript)
+                        and isinstance(value.func.value, cst.Name) and value.func.value.value in names):
+                    found.append((value.func.value.value, value))
+        elif isinstance(node, cst.BaseSuite):
+            todo.extend(reversed(node.body) if isinstance(node, cst.IndentedBlock) else [cst.SimpleStatementLine(node.body)])
+        elif isinstance(node, cst.BaseCompoundStatement) and not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            todo.extend(child for child in reversed(node.children) if isinstance(child, (cst.BaseSuite, cst.Else,
+                                                                                        cst.ExceptHandler, cst.Finally,
+                                                                                        cst.If)))
+        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
+            todo.append(node.body)
+    return found
 
 
 class _Assigned(cst.CSTVisitor):
