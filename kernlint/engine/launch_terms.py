@@ -91,11 +91,11 @@ class _Wrapper:
         out of such a display has at most that many elements (``[t for t in (dW, dB) if t is not
         None]``); anything else is a tensor's first dimension."""
         node = self.assigned(name)
-        if isinstance(node, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
-            return int_val(len(node.elements))
+        listed = _written_out(node)
+        if listed is not None:
+            return int_val(len(listed))
         if isinstance(node, cst.ListComp) and node.for_in.inner_for_in is None \
-                and isinstance(node.for_in.iter, (cst.List, cst.Tuple)) \
-                and not any(isinstance(e, cst.StarredElement) for e in node.for_in.iter.elements):
+                and _written_out(node.for_in.iter) is not None:
             most = len(node.for_in.iter.elements)
             if not node.for_in.ifs:
                 return int_val(most)
@@ -267,10 +267,9 @@ class _Wrapper:
                 key = index.evaluated_value
                 return self.constexpr_values.get(key)
             i = int_literal(index)
-            listed = self.assigned(value.value) if isinstance(value, cst.Name) else None
-            if i is not None and isinstance(listed, (cst.Tuple, cst.List)) and not any(
-                    isinstance(e, cst.StarredElement) for e in listed.elements) and -len(listed.elements) <= i < len(listed.elements):
-                return self.node(listed.elements[i].value)  # ``grid_hist[1]`` of ``grid_hist = (a, b)``
+            listed = _written_out(self.assigned(value.value)) if isinstance(value, cst.Name) else None
+            if i is not None and listed is not None and -len(listed) <= i < len(listed):
+                return self.node(listed[i])  # ``grid_hist[1]`` of ``grid_hist = (a, b)``
             return None
         if kind is cst.Call:
             func = node.func
@@ -546,6 +545,13 @@ def _grid(scope, launch):
     if isinstance(grid, cst.Lambda):
         grid = grid.body
     return grid
+
+
+def _written_out(node) -> list | None:
+    """The elements of a list or tuple written out element by element (none spread with ``*``)."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return None
+    return [e.value for e in node.elements]
 
 
 def _slice_length(piece: cst.Slice) -> int | None:

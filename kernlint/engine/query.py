@@ -681,17 +681,15 @@ class Prover:
         # a wrapper's parameter is capped like a size (at least 1), which a flag (a constexpr an
         # ``if`` tests) is not: those caps neither relate the choice to the rest of the launch nor
         # hold once a flag is bound to it
-        caps = {v.decl().name(): {at_least(v, 1).get_id(), at_most(v, MAX_SIZE).get_id()} for v in chosen.values()}
-        all_caps = set().union(*caps.values())
-        out += [a for a in facts.assumptions if a.get_id() not in all_caps]
+        caps = {n: {at_least(v, 1).get_id(), at_most(v, MAX_SIZE).get_id()} for n, v in chosen.items()}
+        capped = set().union(*caps.values())
+        out += [a for a in facts.assumptions if a.get_id() not in capped]
         used: set = set()
         for t in out:
             used |= set(free_vars(t))
         related = {n: v for n, v in chosen.items() if v.decl().name() in used}
-        flags = self._flags()
-        dropped = set().union(*(caps[v.decl().name()] for n, v in related.items() if n in flags)) \
-            if related else set()
-        out += [a for a in facts.assumptions if a.get_id() in all_caps and a.get_id() not in dropped]
+        dropped = set().union(*(caps[n] for n in related.keys() & self._flags()))
+        out += [a for a in facts.assumptions if a.get_id() in capped - dropped]
         return out + [self.model.params[n] == v for n, v in related.items()]
 
     def _flags(self) -> set[str]:

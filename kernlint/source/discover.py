@@ -294,9 +294,6 @@ def find_launches(source: str, names: str | set[str]) -> dict[str, list[Launch]]
     return out.get(names, []) if isinstance(names, str) else out
 
 
-#: the nodes statements nest in (a ``with`` is a statement: expressions are never walked)
-_STATEMENT_PARTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
-                    cst.Finally, cst.MatchCase)
 
 
 class _Finder:
@@ -370,7 +367,7 @@ class _Finder:
                     isinstance(item.item, cst.Call) and self.info.imports.resolve(item.item.func) in N.TILELANG_KERNEL
                     for item in n.items):
                 return True
-            todo.extend(c for c in N.child_nodes(n) if isinstance(c, _STATEMENT_PARTS))
+            todo.extend(c for c in N.child_nodes(n) if isinstance(c, N.STATEMENT_PARTS))
         return False
 
 

@@ -126,26 +126,20 @@ def _spread(arg: cst.Arg) -> list[cst.Arg]:
 def _subscript_calls(body: cst.BaseSuite, names: set[str]) -> list[tuple[str, cst.Call]]:
     """``name[...](...)`` calls of the given names that are the whole value of a statement
     (``kernel[grid](...)``, ``return kernel[grid](...)``), in the statements of ``body`` and of the
-    blocks nested in it (not in nested functions; expressions are not walked: a full visit of a
-    long function costs more than its parse)."""
+    blocks nested in it (not in nested functions or classes; expressions are not walked: a full
+    visit of a long function costs more than its parse)."""
     found = []
-    todo: list = [body]
+    todo: list[cst.CSTNode] = [body]
     while todo:
         node = todo.pop()
-        if isinstance(node, cst.SimpleStatementLine):
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in node.body:
                 value = getattr(small, "value", None)
                 if (isinstance(value, cst.Call) and isinstance(value.func, cst.Subscript)
                         and isinstance(value.func.value, cst.Name) and value.func.value.value in names):
                     found.append((value.func.value.value, value))
-        elif isinstance(node, cst.BaseSuite):
-            todo.extend(reversed(node.body) if isinstance(node, cst.IndentedBlock) else [cst.SimpleStatementLine(node.body)])
-        elif isinstance(node, cst.BaseCompoundStatement) and not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            todo.extend(child for child in reversed(node.children) if isinstance(child, (cst.BaseSuite, cst.Else,
-                                                                                        cst.ExceptHandler, cst.Finally,
-                                                                                        cst.If)))
-        elif isinstance(node, (cst.Else, cst.ExceptHandler, cst.Finally)):
-            todo.append(node.body)
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            todo.extend(c for c in N.child_nodes(node) if isinstance(c, (cst.SimpleStatementLine, *N.STATEMENT_PARTS)))
     return found
 
 

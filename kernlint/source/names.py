@@ -265,6 +265,12 @@ def kernel_frontend(decorators: set[str]) -> Frontend | None:
     return None
 
 
+#: the nodes statements nest in (a ``with`` is a statement: a walk over these never enters an
+#: expression)
+STATEMENT_PARTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+                   cst.Finally, cst.MatchCase)
+
+
 def assigned_names(body) -> set[str]:
     """Names a block assigns (statements only: a walk without a libcst visitor)."""
     names: set[str] = set()
