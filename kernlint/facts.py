@@ -1016,11 +1016,15 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
     return launch
 
 
-def _returned(fn) -> cst.BaseExpression | None:
-    """What a local function of one ``return`` statement returns (a grid function), else None."""
+def returned_expression(fn) -> cst.BaseExpression | None:
+    """What a function of one ``return`` statement (after its docstring, if any) returns: a grid
+    function, a helper such as ``def cdiv(a, b): return (a + b - 1) // b``; else None."""
     if not isinstance(fn, cst.FunctionDef):
         return None
-    body = fn.body.body
+    body = list(fn.body.body)
+    if len(body) == 2 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
+            and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, cst.SimpleString):
+        body = body[1:]
     if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine):
         body = body[0].body
     if len(body) == 1 and isinstance(body[0], cst.Return) and body[0].value is not None:
@@ -1036,7 +1040,7 @@ def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[
     if isinstance(node, cst.Name) and node.value in env and isinstance(env[node.value].value, _Lambda):
         lam = env[node.value].value
         target, env = lam.node.body, lam.env
-    elif isinstance(node, cst.Name) and node.value in env and (returned := _returned(env[node.value].value)) is not None:
+    elif isinstance(node, cst.Name) and node.value in env and (returned := returned_expression(env[node.value].value)) is not None:
         target = returned  # ``def grid(meta): return (...)``
     elif isinstance(node, cst.Lambda):
         target = node.body

@@ -24,8 +24,9 @@ class UnneededAtomic(SourceRule):
 ## What it does
 Reports `tl.atomic_add`/`atomic_max`/`atomic_min` whose footprint belongs to one program: the same
 question KL103 asks of a plain store (two distinct programs of a launch, both reaching the atomic
-with its mask and path, at one element), with two lanes of one program counted as well, refuted in
-every layout of the tensor KL103 tries (by the solver-free proof or by the solver). Iterations of
+with its mask and path, at one element), with two lanes of one program counted as well, refuted by
+the solver at every size and stride (not only in the layouts KL103 seeks a witness in: a grid of
+`cdiv(cdiv(n, 1024), 1024)` programs is a single program at some sizes only). Iterations of
 one program's loop may update one element: they run in order. The element must also be out of reach
 of every other access of that pointer by another program (a second atomic statement under a
 program-id branch, a plain store, a load that polls it): where one of those can reach it, or cannot
@@ -101,5 +102,5 @@ def publish(x_ptr, out_ptr, flag_ptr, n, BLOCK: tl.constexpr):
                 continue  # an ordering the author asked for (memory ordering is not modelled)
             yield from reported_once(self, state, access,
                 f"unneeded atomic: no two programs (and no two lanes) of a launch update one element of this "
-                f"`tl.{op}` (its footprints are disjoint in every layout of the tensor); a plain load and store "
+                f"`tl.{op}` (its footprints are disjoint at every size and stride); a plain load and store "
                 f"suffice")

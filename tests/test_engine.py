@@ -420,3 +420,48 @@ def test_a_grid_axis_of_a_slices_length_is_at_most_the_slices_width():
 
     assert races("2") == []
     assert [f.span.line for f in races("3")] == [18]  # the store of the second output
+
+
+TWO_BLOCKS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask)
+    tl.store(y_ptr + rows[:, None] * N + cols[None, :], x * 2, mask=mask)
+
+
+def block(n):
+    return triton.next_power_of_2(n)
+
+
+def scale(x):
+    M, N = x.shape
+    y = torch.empty_like(x)
+    scale_rows[(triton.cdiv(M, block(M)),)](x, y, M, N, BLOCK_M=block(M), BLOCK_N=block(N))
+    return y
+'''
+
+
+def test_a_helper_called_twice_gives_each_call_its_own_sizes():
+    """``block(M)`` and ``block(N)`` of ``def block(n): return triton.next_power_of_2(n)`` are two
+    sizes, each named by what it rounds: one stand-in named after the helper's parameter ``n`` would
+    tie the row block to the column block."""
+    import libcst as cst
+
+    from kernlint.engine.run import _engine
+    from kernlint.source.discover import discover
+    from kernlint.source.interpret import interpret
+
+    text = TWO_BLOCKS
+    info = discover("k.py", text, cst.parse_module(text))
+    _, prover = _engine(interpret(info, info.kernels[0]))
+    values = prover.launches[0].values
+    assert (str(values["BLOCK_M"]), str(values["BLOCK_N"])) == ("next_power_of_2(x.shape[0])",
+                                                                "next_power_of_2(x.shape[1])")

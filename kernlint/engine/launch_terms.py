@@ -22,7 +22,7 @@ import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var
 from kernlint.engine.terms import disjunction, int_op
-from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, size_arguments
+from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, size_arguments
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 from kernlint.source.names import int_literal, source_text
@@ -73,6 +73,8 @@ class _Wrapper:
         #: not through the names it is made of: a bounded stand-in for a size that is also passed to
         #: the kernel would not be the value the kernel is given)
         self.grid_axis: cst.BaseExpression | None = None
+        #: a helper's parameters -> the terms its call passes, while its returned expression is read
+        self.inlined: dict[str, z3.ExprRef] | None = None
 
     def size(self, name: str, text: str) -> z3.ArithRef:
         var = int_var(name)
@@ -83,6 +85,8 @@ class _Wrapper:
 
     def assigned(self, name: str) -> cst.BaseExpression | None:
         """The expression ``name`` was bound to as a whole (``name = expr``) on the path to the launch."""
+        if self.inlined is not None:
+            return None
         b = self.scope.binding(name) if self.scope is not None else None
         return b.node if b is not None and b.index is None else None
 
@@ -210,7 +214,7 @@ class _Wrapper:
         return self.node(arg.node) if arg.node is not None else self.term(arg.text)
 
     def node(self, node):
-        if self.depth > 6:
+        if self.depth > 12:
             return None
         self.depth += 1
         try:
@@ -231,9 +235,25 @@ class _Wrapper:
             return self.name(node.value)
         if kind is cst.BinaryOperation:
             a, b = self.node(node.left), self.node(node.right)
+            op = type(node.operator).__name__
+            if op == "LeftShift" and a is not None and z3.is_int_value(a) and a.as_long() == 1 \
+                    and (b is None or not z3.is_int_value(b)):
+                # ``1 << log_n`` of a ``log_n`` the reader cannot compute: a power of two, one name
+                # wherever the same text is written (``DIM=dim_padded`` beside ``batch * dim_padded``)
+                if self.inlined is not None:
+                    return None  # a helper's text names its parameters, not the caller's values
+                text = code(node).strip()
+                new = text not in self.facts.names
+                p = self.size(text, text)
+                if new:
+                    self.facts.assumptions.append(_power_of_two(p))
+                    below = self._bit_length_of(node.right)
+                    if below is not None:  # 2**e.bit_length() is the least power of two above e
+                        self.facts.assumptions += [p > below, z3.Implies(below >= 1, p <= 2 * below),
+                                                   z3.Implies(below == 0, p == 1)]
+                return p
             if a is None or b is None:
                 return None
-            op = type(node.operator).__name__
             if op in ("Power", "LeftShift") and z3.is_int_value(a) and z3.is_int_value(b) and 0 <= b.as_long() < 64:
                 return int_val(a.as_long() ** b.as_long() if op == "Power" else a.as_long() << b.as_long())
             return {"Add": lambda: a + b, "Subtract": lambda: a - b, "Multiply": lambda: a * b,
@@ -254,12 +274,21 @@ class _Wrapper:
         if kind is cst.UnaryOperation and isinstance(node.operator, cst.Not):
             a = self.node(node.expression)
             return z3.Not(a) if a is not None and z3.is_bool(a) else None
-        if kind is cst.BooleanOperation and isinstance(node.operator, cst.And):
+        if kind is cst.BooleanOperation:
             a, b = self.node(node.left), self.node(node.right)
-            return None if a is None or b is None else z3.And(a, b)
+            if a is None or b is None or z3.is_bool(a) != z3.is_bool(b):
+                return None
+            if z3.is_bool(a):
+                return z3.And(a, b) if isinstance(node.operator, cst.And) else z3.Or(a, b)
+            # on numbers Python gives an operand: ``n or 16`` is n unless n is 0
+            if z3.is_int_value(a):
+                return (b if a.as_long() != 0 else a) if isinstance(node.operator, cst.And) else (a if a.as_long() != 0 else b)
+            return z3.If(a == 0, a, b) if isinstance(node.operator, cst.And) else z3.If(a != 0, a, b)
         if kind is cst.Subscript and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             index = node.slice[0].slice.value
             value = node.value
+            if self.inlined is not None:
+                return None  # a helper's tensors are the caller's, under other names
             if isinstance(value, cst.Attribute) and value.attr.value == "shape" and isinstance(value.value, cst.Name):
                 i = int_literal(index)
                 return None if i is None else self.dim(value.value.value, i)
@@ -275,7 +304,7 @@ class _Wrapper:
             func = node.func
             args = [a.value for a in node.args]
             fname = code(func).strip() if isinstance(func, (cst.Name, cst.Attribute)) else ""
-            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self.inlined is None:
                 obj, method = func.value.value, func.attr.value
                 if method == "numel" and not args:
                     return self.numel(obj)
@@ -290,7 +319,7 @@ class _Wrapper:
                     and isinstance(args[0].operator, cst.Divide):
                 a, b = self.node(args[0].left), self.node(args[0].right)
                 return None if a is None or b is None else (a + b - 1) / b
-            if fname == "len" and len(args) == 1 and isinstance(args[0], cst.Name):
+            if fname == "len" and len(args) == 1 and isinstance(args[0], cst.Name) and self.inlined is None:
                 return self.length(args[0].value)
             if fname in ("int", "abs") and len(args) == 1:
                 return self.node(args[0])
@@ -310,16 +339,65 @@ class _Wrapper:
                 a = self.node(args[0])
                 if a is None:
                     return None
-                p = self.size(f"next_power_of_2({code(args[0]).strip()})", f"triton.next_power_of_2({code(args[0]).strip()})")
+                # named by what it is of: inside a helper, by the term its parameter stands for
+                of = code(args[0]).strip() if self.inlined is None else str(a)
+                p = self.size(f"next_power_of_2({of})", f"triton.next_power_of_2({of})")
                 self.facts.assumptions += [p >= a, z3.Implies(a >= 1, p < 2 * a), _power_of_two(p)]
                 return p
+            if isinstance(func, cst.Name):
+                return self._helper(func.value, node)
             return None
         return None
 
+    def _bit_length_of(self, node):
+        """``e`` of ``e.bit_length()`` (``(n - 1).bit_length()``) as a term, else None."""
+        if (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "bit_length"):
+            return self.node(node.func.value)
+        return None
+
+    def _helper(self, name: str, call: cst.Call):
+        """A call of a module function whose body returns one expression (``def cdiv(a, b): return
+        (a + b - 1) // b``): that expression, each parameter the term the call passes."""
+        fn = self.state.info.functions.get(name)
+        returned = returned_expression(fn)
+        if returned is None or any(a.star for a in call.args):
+            return None
+        params = fn.params
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+            return None
+        names = [p.name.value for p in (*params.posonly_params, *params.params)]
+        passed: dict[str, z3.ExprRef] = {}
+        for i, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else (names[i] if i < len(names) else None)
+            term = self.node(arg.value) if key is not None else None
+            if term is None:
+                return None
+            passed[key] = term
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.name.value not in passed:
+                outer, self.inlined = self.inlined, {}  # a default is read at the module's level
+                try:
+                    default = self.node(p.default) if p.default is not None else None
+                finally:
+                    self.inlined = outer
+                if default is None:
+                    return None
+                passed[p.name.value] = default
+        outer, self.inlined = self.inlined, passed
+        try:
+            return self.node(returned)
+        finally:
+            self.inlined = outer
+
     def name(self, name: str):
         info = self.state.info
+        if self.inlined is not None and name in self.inlined:
+            return self.inlined[name]
         if name in info.constants:
             return int_val(info.constants[name])
+        if self.inlined is not None:
+            return None  # a helper sees its parameters and the module's constants, not the caller's names
         b = self.scope.binding(name) if self.scope is not None else None
         if b is None:
             return None
@@ -328,7 +406,12 @@ class _Wrapper:
                 shape_of = _shape_of(b.node)
                 return self.dim(shape_of, b.index) if shape_of is not None else None
             if not (isinstance(b.node, cst.Name) and b.node.value == name):
-                return self.node(b.node)
+                term = self.node(b.node)
+                if term is None and isinstance(b.value, int) and not isinstance(b.value, bool):
+                    # what the host evaluator made of it (``block = block or 256``: a name bound
+                    # from its own earlier value, which the scope no longer holds)
+                    return int_val(b.value)
+                return term
         if b.how == "default" and isinstance(b.value, int) and not isinstance(b.value, bool):
             return int_val(b.value)  # the wrapper's default
         if b.how in ("parameter", "default"):
@@ -535,10 +618,7 @@ def _grid(scope, launch):
         if b is None:
             return None
         if isinstance(b.value, cst.FunctionDef):
-            body = b.value.body.body if isinstance(b.value.body, cst.IndentedBlock) else []
-            first = body[0] if body else None
-            returned = first.body[0] if isinstance(first, cst.SimpleStatementLine) and first.body else None
-            return returned.value if isinstance(returned, cst.Return) else None
+            return returned_expression(b.value)
         if b.node is None or b.index is not None:
             return None
         grid = b.node
@@ -686,5 +766,20 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                     extent = wrapper.shown(host.args[p.name].tensor)
                 if extent is not None:
                     facts.extents[p.name] = extent
+        facts.assumptions += _numel_relations(facts.names)
         out.append(facts)
+    return out
+
+
+_SHAPE_NAME = re.compile(r"(.+)\.shape\[-?\d+\]")
+
+
+def _numel_relations(names: dict) -> list:
+    """``x.numel() >= x.shape[i]`` for each tensor whose element count and one of whose sizes are
+    both stand-ins of the launch (a non-empty tensor has at least as many elements as any one size)."""
+    out = []
+    for name in names:
+        m = _SHAPE_NAME.fullmatch(name)
+        if m is not None and f"{m.group(1)}.numel()" in names:
+            out.append(int_var(f"{m.group(1)}.numel()") >= int_var(name))
     return out

@@ -41,6 +41,10 @@ TIGHTEN_RLIMIT = 1_000_000
 SMALL_FIRST_RLIMIT = 100_000
 
 
+#: a launch's question the solver did not answer (:meth:`Prover._launch`)
+UNANSWERED = "unanswered"
+
+
 @dataclass
 class Violation:
     access: Access
@@ -412,19 +416,24 @@ class Prover:
         mentioned = set(names)
         path_vars, fixed = self._flag_launches(access)
         judged_all = bool(self.launches)
+        unanswered = False
         for facts in self.launches:
             verdict = self._launch(access, facts, offset, cond, mentioned, path_vars)
             if isinstance(verdict, Violation):
                 return verdict
-            if verdict is None:
+            if verdict is None or verdict is UNANSWERED:
                 judged_all = False
+            unanswered |= verdict is UNANSWERED
         if judged_all or access.unchecked:
             # a block pointer's own shape states its extents: leaving it is KL109's question
             return None
         if path_vars & self.model.constexprs and not fixed:
             return None  # a compile-time flag no launch fixes may encode what the author proved
         for facts in fixed or [None]:
-            found = self._stated(access, offset, cond, facts) or self._walked(access, offset, cond, facts)
+            # a launch gives this tensor's extent and the solver could not answer against it: a bound
+            # another access's mask states is a weaker stand-in for an extent that is known
+            found = (None if unanswered else self._stated(access, offset, cond, facts)) \
+                or self._walked(access, offset, cond, facts)
             if found is not None:
                 return found
         return None
@@ -623,7 +632,8 @@ class Prover:
         return None
 
     def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars):
-        """A Violation, True (proven in bounds) or None (this launch does not say enough)."""
+        """A Violation, True (proven in bounds), UNANSWERED (asked, and the solver did not answer within
+        its budget) or None (this launch does not say enough to ask)."""
         base = access.ptr.base
         if base not in facts.extents:
             return None
@@ -642,16 +652,19 @@ class Prover:
         sizes = set(free_vars(extent))
         if not sizes <= known:
             known = _related(known, facts.assumptions)  # ``assert s.numel() == triton.cdiv(n, 128)``
-        if not sizes <= known:
+        if sizes and not sizes & known:
             return None  # an extent nothing the kernel receives relates to: it says nothing
+        # an extent only partly related (``x.numel()`` of an ``x`` whose leading size is passed to
+        # nothing): the free sizes, at least 1, can prove the access but not convict it
+        proof_only = not sizes <= known
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         for n in mentioned & self.scalars:
             domain.append(at_least(self.model.params[n], 0))
         result, witness = self.solving.solve([*domain, *cond], z3.Or(offset < 0, offset >= extent))
         if result == z3.unsat:
             return True
-        if result != z3.sat:
-            return None
+        if result != z3.sat or proof_only:
+            return UNANSWERED
         return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
 
     def _stated_domain(self, lanes: list, terms: tuple, facts) -> list:

@@ -98,8 +98,8 @@ def judge_read_write(prover: Prover, load: Access, store: Access, single_axes: f
 
 def judge_exclusive(prover: Prover, access: Access, single_axes: frozenset[int] = frozenset()) -> bool:
     """Whether every element ``access`` (an atomic) updates belongs to one program: two distinct
-    programs reaching one element is refuted in every layout, under every launch that fixes the
-    flags around it (or, with no launch, the kernel's own facts)."""
+    programs reaching one element is refuted at every size and stride, under every launch that fixes
+    the flags around it (or, with no launch, the kernel's own facts)."""
     if access.kind != "atomic" or not isinstance(access.ptr, Ptr):
         return False
     if isinstance(access.value, Num) and access.value.rank > access.ptr.offset.rank:
@@ -115,7 +115,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
                   launches: list | None = None, exclusive: bool = False):
     """Two distinct programs, the first reaching ``first`` and the second ``other``, at one element
     (a store twice: with values that may differ): a :class:`Race`, or None. ``launches``: only
-    under these launches. ``exclusive``: True where that is refuted in every layout instead."""
+    under these launches. ``exclusive``: True where that is refuted at every size instead."""
     model = prover.model
     # a kernel that never reads its program id: every program of a launch of several does the same work
     virtual = not model.pids
@@ -201,7 +201,8 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
             facts.append(pid_axes[0][1] == grid[0] * grid[1] * grid[2])
         given = dict(facts_of_launch.values) if facts_of_launch is not None else {}
         if exclusive:
-            if not _refuted_in_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs):
+            if not _refuted_in_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs,
+                                            every_size=True):
                 return None
             continue
         witness = _for_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs)
@@ -290,18 +291,27 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     return _ask(prover, facts, sized, first, goal, tighten=True)[1] if first is not None else None
 
 
-def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=()) -> bool:
+def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=(),
+                             every_size: bool = False) -> bool:
     """Whether ``goal`` has no model in any of the layouts :func:`_for_every_layout` asks (each
-    proven, by the solver-free proof or the solver; a layout no tensor has is skipped, not asked
-    again with free sizes, and at least one must be asked): a claim that something cannot happen
-    rests on the layouts as they are."""
+    proven, by the solver-free proof or the solver; a layout no tensor has, even with its sizes free,
+    is skipped, and at least one must be asked): a claim that something cannot happen rests on the
+    layouts as they are. ``every_size``: asked once, every size and stride free: a claim that no
+    two programs meet must hold at every size, not at stand-ins (a grid of ``cdiv(cdiv(n, 1024),
+    1024)`` programs is one program at the stand-in n only, and ``pid % S`` never repeats below a
+    stand-in S above every grid)."""
+    if every_size:
+        result, _ = prover.solving.solve(facts, goal, rlimit=RACE_RLIMIT, tighten=False)
+        return result == z3.unsat and not _impossible(prover, facts)
     facts, sized, layouts = _layouts(prover, facts, goal, address, given or {})
     asked = 0
     for values, layout in layouts:
         if programs and _disjoint(facts, address, programs, layout):
             asked += 1
             continue
-        answer = _ask(prover, facts, sized, values, goal, retry=False)
+        # asked as the witness search asks (:func:`_for_every_layout`): a layout whose stand-in
+        # sizes contradict the launch again with those sizes free
+        answer = _ask(prover, facts, sized, values, goal)
         if answer is None:
             continue
         if answer[0] != z3.unsat:
@@ -320,8 +330,14 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
         found.update(free_vars(f))
     # a constexpr an arange spans is a block size; any other is a size like the runtime ones
     block_names = prover.block_sizes()
+    # a wrapper's name the launch passes as a block size (``DIM=dim_padded``) is a block too, wherever
+    # else it is used (``seg_stride=batch * dim_padded``): a stride's stand-in is no block's size
+    launched_blocks = sorted(n for b in block_names & set(given) if z3.is_const(given[b])
+                             and not z3.is_int_value(given[b]) for n in free_vars(given[b])
+                             if n not in model.params)  # (an autotuned block is given as itself)
     names = sorted(n for n in found if not n.startswith((*PER_PROGRAM, "grid!")) and SECOND not in n
-                   and n not in block_names and n not in model.pointers and n not in given)
+                   and n not in block_names and n not in model.pointers and n not in given
+                   and n not in launched_blocks)
     strides = _strides(address, names)
     for param in _strides(address, sorted(given)):  # a stride the launch passes: the names it is made of
         strides |= set(free_vars(given[param])) & set(names)
@@ -341,11 +357,12 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     free_blocks = sorted(block_names - set(given))
 
     def layouts():  # made as they are asked: most questions end at the first
-        for block, order in itertools.product(BLOCKS if free_blocks else BLOCKS[:1], orders):
+        for block, order in itertools.product(BLOCKS if free_blocks or launched_blocks else BLOCKS[:1], orders):
             values = [int_op("==", int_var(n), int_val(STRIDE_SCALE ** (i + 1))) for i, n in enumerate(order)]
             values += [int_op("==", model.params[n], int_val(block)) for n in free_blocks]
+            values += [int_op("==", int_var(n), int_val(block)) for n in launched_blocks]
             layout = {**sized, **{n: STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)},
-                      **dict.fromkeys(free_blocks, block)}
+                      **dict.fromkeys(free_blocks, block), **dict.fromkeys(launched_blocks, block)}
             yield values, layout
 
     return facts, sized, layouts()

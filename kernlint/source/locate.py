@@ -93,8 +93,8 @@ class KernelLocator:
                 return None
             lo, hi = found
             inside = text.find(target, lo, hi)
-            if inside < 0:
-                return None
+            if inside < 0 or text.find(target, inside + 1, hi) >= 0:
+                return None  # not in it, or twice in it (``p + row * D`` stored, loaded from ``q + row * D``)
             start = inside
         inner = _without_parentheses(self.module, node, target)
         start += target.find(inner)
