@@ -335,9 +335,16 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     launched_blocks = sorted(n for b in block_names & set(given) if z3.is_const(given[b])
                              and not z3.is_int_value(given[b]) for n in free_vars(given[b])
                              if n not in model.params)  # (an autotuned block is given as itself)
+    # and a size the launch ties to one (``N`` of ``BLOCK=next_power_of_2(N)``) follows the block:
+    # left free, neither a stride's stand-in nor a size's
+    tied = set()
+    for f in facts if launched_blocks else ():
+        mentioned = set(free_vars(f))
+        if len(mentioned) > 1 and mentioned & set(launched_blocks):
+            tied |= mentioned
     names = sorted(n for n in found if not n.startswith((*PER_PROGRAM, "grid!")) and SECOND not in n
                    and n not in block_names and n not in model.pointers and n not in given
-                   and n not in launched_blocks)
+                   and n not in launched_blocks and n not in tied)
     strides = _strides(address, names)
     for param in _strides(address, sorted(given)):  # a stride the launch passes: the names it is made of
         strides |= set(free_vars(given[param])) & set(names)
