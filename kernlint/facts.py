@@ -700,24 +700,28 @@ class _LaunchCalls(cst.CSTVisitor):
     """``k[grid](...)`` calls of the module's kernels inside one statement (nested defs excluded),
     and calls of the helpers that launch the kernel they receive."""
 
-    def __init__(self, kernels: set[str], helpers: dict) -> None:
-        self.kernels, self.helpers = kernels, helpers
+    def __init__(self, kernels: set[str], helpers: dict, factories: dict) -> None:
+        self.kernels, self.helpers, self.factories = kernels, helpers, factories
         self.found: list[tuple[str, cst.Call]] = []
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return True
 
     def visit_Call(self, node: cst.Call) -> None:
-        found = _launch_call(node, self.kernels, self.helpers)
+        found = _launch_call(node, self.kernels, self.helpers, self.factories)
         if found is not None:
             self.found.append(found)
 
 
-def _launch_call(call: cst.Call, names: set[str], helpers: dict) -> tuple[str, cst.Call] | None:
-    """(kernel, launch) of a call that launches one of ``names``: itself (``k[g](...)``) or the
-    launch a helper makes."""
+def _launch_call(call: cst.Call, names: set[str], helpers: dict, factories: dict) -> tuple[str, cst.Call] | None:
+    """(kernel, launch) of a call that launches one of ``names``: itself (``k[g](...)``, or
+    ``factory()[g](...)`` of a function that returns the kernel) or the launch a helper makes."""
     func = call.func
     if isinstance(func, cst.Subscript):
+        made = func.value
+        if isinstance(made, cst.Call) and not made.args and isinstance(made.func, cst.Name):
+            kernel = factories.get(made.func.value)
+            return (kernel, call) if kernel in names else None
         name = N.dotted(func.value)
         if name is not None and name.rsplit(".", 1)[-1] in names:
             return name.rsplit(".", 1)[-1], call
@@ -726,11 +730,12 @@ def _launch_call(call: cst.Call, names: set[str], helpers: dict) -> tuple[str, c
     return None
 
 
-def _shallow_launch(small: cst.BaseSmallStatement, names: set[str], helpers: dict) -> tuple[str, cst.Call] | None:
+def _shallow_launch(small: cst.BaseSmallStatement, names: set[str], helpers: dict, factories: dict
+                    ) -> tuple[str, cst.Call] | None:
     """A launch that is the whole value of a statement (``k[g](...)``, ``y = k[g](...)``,
     ``return k[g](...)``): found without visiting the statement's expressions."""
     value = getattr(small, "value", None)
-    return _launch_call(value, names, helpers) if isinstance(value, cst.Call) else None
+    return _launch_call(value, names, helpers, factories) if isinstance(value, cst.Call) else None
 
 
 @dataclass
@@ -912,11 +917,12 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
 
     def on_statement(stmt: cst.SimpleStatementLine, env: dict) -> None:
         if deep[0]:
-            visitor = _LaunchCalls(names, info.launch_helpers)
+            visitor = _LaunchCalls(names, info.launch_helpers, info.kernel_factories)
             stmt.visit(visitor)
             calls = visitor.found
         else:
-            calls = [c for small in stmt.body if (c := _shallow_launch(small, names, info.launch_helpers)) is not None]
+            calls = [c for small in stmt.body
+                     if (c := _shallow_launch(small, names, info.launch_helpers, info.kernel_factories)) is not None]
         for kernel, call in calls:
             found.append((kernel, call, dict(env)))
 

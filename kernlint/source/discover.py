@@ -137,6 +137,9 @@ class ModuleInfo:
 
     #: the module's functions that launch a kernel they receive, by name
     launch_helpers: dict = field(default_factory=dict)
+    #: the module's functions that define a kernel and return it (``@lru_cache def _kernel(): ...
+    #: return k``, launched as ``_kernel()[grid](...)``): function name -> kernel name
+    kernel_factories: dict = field(default_factory=dict)
 
     _facts: object = None
     _mentions: dict[str, bool] = field(default_factory=dict)
@@ -214,7 +217,7 @@ def _matching(text: str, start: int, open_ch: str, close_ch: str, limit: int = 2
     return -1
 
 
-_SUBSCRIPT = re.compile(r"(?<![\w.])(?:\w+\.)*(\w+)\s*\[")
+_SUBSCRIPT = re.compile(r"(?<![\w.])(?:\w+\.)*(\w+)\s*(\(\s*\))?\s*\[")
 
 
 def launch_index(info: "ModuleInfo") -> dict[str, list[Launch]]:
@@ -232,8 +235,9 @@ def scan_launches(info: "ModuleInfo") -> None:
     kernels = {k.kernel.name for k in info.kernels}
     params = {p.name.value for fn in info.functions.values()
               for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]} - kernels
+    info.kernel_factories = kernel_factories(info)
     # one scan for both: the kernels' launches, and the parameters a function calls as ``p[grid](...)``
-    found = find_launches(info.source, kernels | params)
+    found = find_launches(info.source, kernels | params, info.kernel_factories)
     info._launches = {name: sites for name, sites in found.items() if name in kernels}
     info._launches.setdefault("", [])  # marks the index as built
     called = set(found) & params
@@ -265,13 +269,33 @@ def scan_launches(info: "ModuleInfo") -> None:
         sites.sort(key=lambda site: site.start)
 
 
-def find_launches(source: str, names: str | set[str]) -> dict[str, list[Launch]] | list[Launch]:
+def kernel_factories(info: "ModuleInfo") -> dict[str, str]:
+    """The module's functions that define a kernel among their own statements and return it by
+    name: function name -> kernel name."""
+    nodes = {id(k.node): k.kernel.name for k in info.kernels}
+    out = {}
+    for name, fn in info.functions.items():
+        if not isinstance(fn.body, cst.IndentedBlock):
+            continue
+        defined = {nodes[id(stmt)] for stmt in fn.body.body if id(stmt) in nodes}
+        returned = [small.value.value for stmt in fn.body.body if isinstance(stmt, cst.SimpleStatementLine)
+                    for small in stmt.body if isinstance(small, cst.Return) and isinstance(small.value, cst.Name)]
+        if len(returned) == 1 and returned[0] in defined:
+            out[name] = returned[0]
+    return out
+
+
+def find_launches(source: str, names: str | set[str], factories: dict | None = None
+                  ) -> dict[str, list[Launch]] | list[Launch]:
     """``name[grid](args)`` calls, found in one scan of the text and parsed piecewise (no full-tree
-    walk): for one name a list, for a set of names a dict name -> list."""
+    walk): for one name a list, for a set of names a dict name -> list. ``factories``: functions that
+    return a kernel (:func:`kernel_factories`): ``factory()[grid](args)`` launches that kernel."""
     wanted = {names} if isinstance(names, str) else names
     out: dict[str, list[Launch]] = {}
     for m in _SUBSCRIPT.finditer(source):
         name = m.group(1)
+        if m.group(2) is not None:
+            name = (factories or {}).get(name)
         if name not in wanted:
             continue
         line_start = source.rfind("\n", 0, m.start()) + 1
