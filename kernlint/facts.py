@@ -714,13 +714,18 @@ class _LaunchCalls(cst.CSTVisitor):
 
 
 def _launch_call(call: cst.Call, names: set[str], helpers: dict, factories: dict) -> tuple[str, cst.Call] | None:
-    """(kernel, launch) of a call that launches one of ``names``: itself (``k[g](...)``, or
-    ``factory()[g](...)`` of a function that returns the kernel) or the launch a helper makes."""
+    """(kernel, launch) of a call that launches one of ``names``: itself (``k[g](...)``,
+    ``factory()[g](...)`` of a function that returns the kernel, ``wrap_triton(k)[g](...)``) or the
+    launch a helper makes."""
     func = call.func
     if isinstance(func, cst.Subscript):
         made = func.value
         if isinstance(made, cst.Call) and not made.args and isinstance(made.func, cst.Name):
             kernel = factories.get(made.func.value)
+            return (kernel, call) if kernel in names else None
+        if (isinstance(made, cst.Call) and len(made.args) == 1 and isinstance(made.args[0].value, cst.Name)
+                and (N.dotted(made.func) or "").rsplit(".", 1)[-1] in N.LAUNCH_WRAPPERS):
+            kernel = made.args[0].value.value
             return (kernel, call) if kernel in names else None
         name = N.dotted(func.value)
         if name is not None and name.rsplit(".", 1)[-1] in names:

@@ -217,7 +217,8 @@ def _matching(text: str, start: int, open_ch: str, close_ch: str, limit: int = 2
     return -1
 
 
-_SUBSCRIPT = re.compile(r"(?<![\w.])(?:\w+\.)*(\w+)\s*(\(\s*\))?\s*\[")
+#: ``name[``, ``factory()[`` and ``wrap_triton(kernel)[``: the name, the call's parentheses, its argument
+_SUBSCRIPT = re.compile(r"(?<![\w.])(?:\w+\.)*(\w+)\s*(\(\s*(\w+)?\s*\))?\s*\[")
 
 
 def launch_index(info: "ModuleInfo") -> dict[str, list[Launch]]:
@@ -289,13 +290,16 @@ def find_launches(source: str, names: str | set[str], factories: dict | None = N
                   ) -> dict[str, list[Launch]] | list[Launch]:
     """``name[grid](args)`` calls, found in one scan of the text and parsed piecewise (no full-tree
     walk): for one name a list, for a set of names a dict name -> list. ``factories``: functions that
-    return a kernel (:func:`kernel_factories`): ``factory()[grid](args)`` launches that kernel."""
+    return a kernel (:func:`kernel_factories`): ``factory()[grid](args)`` launches that kernel, as
+    ``wrap_triton(kernel)[grid](args)`` launches its argument."""
     wanted = {names} if isinstance(names, str) else names
     out: dict[str, list[Launch]] = {}
     for m in _SUBSCRIPT.finditer(source):
         name = m.group(1)
-        if m.group(2) is not None:
-            name = (factories or {}).get(name)
+        if m.group(3) is not None:
+            name = m.group(3) if name in N.LAUNCH_WRAPPERS else None  # ``wrap_triton(kernel)[grid](...)``
+        elif m.group(2) is not None:
+            name = (factories or {}).get(name)  # ``factory()[grid](...)``
         if name not in wanted:
             continue
         line_start = source.rfind("\n", 0, m.start()) + 1

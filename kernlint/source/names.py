@@ -247,6 +247,9 @@ class ImportMap:
 
 
 TRITON_JIT = {"triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit", "triton.experimental.gluon.jit"}
+#: functions that return the kernel they are given, to be launched (PyTorch's custom-op wrappers:
+#: ``torch.library.wrap_triton(kernel)[grid](...)``)
+LAUNCH_WRAPPERS = frozenset({"wrap_triton", "capture_triton"})
 TRITON_AUTOTUNE = {"triton.autotune", "triton.runtime.autotune", "triton.runtime.autotuner.autotune"}
 TRITON_HEURISTICS = {"triton.heuristics", "triton.runtime.heuristics", "triton.runtime.autotuner.heuristics"}
 TILELANG_PRIM_FUNC = {"tilelang.language.prim_func", "tvm.script.tir.prim_func", "tvm.tir.prim_func"}
