@@ -614,12 +614,23 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
         elif isinstance(stmt, (cst.For, cst.While)):
             if want_return:
                 return None
+            before = dict(env)
             looped = dict(env)
             if isinstance(stmt, cst.For):
                 for name in _targets(stmt.target):
                     looped[name] = _Value(UNKNOWN, "loop variable")
             run_block(ev, stmt.body.body, looped, on_statement)
             _merge(env, dict(env), looped)
+            if isinstance(stmt, cst.While) and not _breaks(stmt.body.body):
+                # ``while kb % g: g //= 2``: what follows runs where the loop's test failed, and a
+                # name the test reads that the loop updates is whatever the last trip left (a value
+                # the test relates to the rest; other names the loop updates stay unknown)
+                tested = N.names_in(stmt.test)
+                for name in tested & before.keys():
+                    if looped.get(name) is not before[name] and env[name].how == "branches disagree":
+                        env[name] = _Value(UNKNOWN, "loop-carried")
+                env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), (_truth(stmt.test), False)),
+                                    "loop exit")
         elif isinstance(stmt, cst.With):
             result = run_block(ev, stmt.body.body, env, on_statement, want_return)
             if want_return and result is not None:
@@ -637,6 +648,36 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
         elif isinstance(stmt, cst.ClassDef):
             env[stmt.name.value] = _Value(UNKNOWN, "class")
     return None
+
+
+def _truth(test: cst.BaseExpression) -> cst.BaseExpression:
+    """A loop's test as a condition: a number's truth is that it is not 0 (``while kb % g:``)."""
+    if isinstance(test, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+        return test
+    return cst.Comparison(test, [cst.ComparisonTarget(cst.NotEqual(), cst.Integer("0"))])
+
+
+def _breaks(body) -> bool:
+    """Whether a loop body can leave the loop by ``break`` or ``return`` (not counting the loops
+    nested in it, whose ``break`` is their own)."""
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if any(isinstance(small, (cst.Break, cst.Return)) for small in stmt.body):
+                return True
+        elif isinstance(stmt, (cst.If, cst.With, cst.Try, cst.Else)):
+            todo += list(getattr(stmt.body, "body", ()))
+            orelse = getattr(stmt, "orelse", None)
+            if orelse is not None:
+                todo.append(orelse)
+            for part in (*getattr(stmt, "handlers", ()), getattr(stmt, "finalbody", None)):
+                if part is not None:
+                    todo += list(part.body.body)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            todo += [s for s in stmt.body.body if isinstance(s, cst.SimpleStatementLine)
+                     and any(isinstance(small, cst.Return) for small in s.body)]
+    return False
 
 
 def _raises(body) -> bool:

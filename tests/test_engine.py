@@ -465,3 +465,22 @@ def test_a_helper_called_twice_gives_each_call_its_own_sizes():
     values = prover.launches[0].values
     assert (str(values["BLOCK_M"]), str(values["BLOCK_N"])) == ("next_power_of_2(x.shape[0])",
                                                                 "next_power_of_2(x.shape[1])")
+
+
+def test_a_name_a_while_loop_updates_is_a_size_its_exit_test_relates():
+    """``g = 16; while kb % g: g //= 2`` then ``G=g`` and a grid of ``kb // g``: after the loop ``g`` is
+    a size of its own (not the value before the loop, nor ``g // 2`` of itself), and the loop's exit
+    test holds: ``g`` divides ``kb``."""
+    import libcst as cst
+
+    from kernlint.engine.run import _engine
+    from kernlint.source.discover import discover
+    from kernlint.source.interpret import interpret
+
+    text = (ROOT / "fixtures" / "triton" / "loop_divisor_race_good.py").read_text()
+    info = discover("k.py", text, cst.parse_module(text))
+    _, prover = _engine(interpret(info, info.kernels[0]))
+    facts = prover.launches[0]
+    assert str(facts.values["G"]) == "g after its loop"
+    assert str(facts.grid[1]) == "x.shape[1]/g after its loop"
+    assert "Not(0 != x.shape[1]%g after its loop)" in [str(a) for a in facts.assumptions]

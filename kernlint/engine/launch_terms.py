@@ -417,11 +417,15 @@ class _Wrapper:
         if b.how in ("parameter", "default"):
             self.forwarded.add(name)
             return self.size(name, name)  # a size the wrapper is given
+        if b.how == "loop-carried":
+            # what a loop left (``while kb % g: g //= 2``): a size of its own, which the loop's exit
+            # test relates to the rest (:meth:`branch_conditions`)
+            return self.size(f"{name} after its loop", name)
         return None
 
     def branch_conditions(self) -> list:
-        """The wrapper's ``if``/``elif``/``else`` branches the launch sits in, and the tests of the
-        ``if not ok: raise`` guards it passed, as assumptions."""
+        """The wrapper's ``if``/``elif``/``else`` branches the launch sits in, the tests of the
+        ``if not ok: raise`` guards it passed and of the ``while`` loops it follows, as assumptions."""
         out = []
         for test, holds in self.scope.conditions if self.scope is not None else ():
             term = self.node(test)

@@ -332,15 +332,17 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     block_names = prover.block_sizes()
     # a wrapper's name the launch passes as a block size (``DIM=dim_padded``) is a block too, wherever
     # else it is used (``seg_stride=batch * dim_padded``): a stride's stand-in is no block's size
-    launched_blocks = sorted(n for b in block_names & set(given) if z3.is_const(given[b])
-                             and not z3.is_int_value(given[b]) for n in free_vars(given[b])
-                             if n not in model.params)  # (an autotuned block is given as itself)
+    launched_blocks = _launched(model, given, block_names)
     # and a size the launch ties to one (``N`` of ``BLOCK=next_power_of_2(N)``) follows the block:
     # left free, neither a stride's stand-in nor a size's
     tied = set()
     for f in facts if launched_blocks else ():
         mentioned = set(free_vars(f))
-        if len(mentioned) > 1 and mentioned & set(launched_blocks):
+        # (bounds tie a size to the block, ``N <= BLOCK < 2 * N``; a count or a divisibility does not:
+        # ``kb // g`` programs and ``kb % g == 0`` hold at a stride's stand-in, a power of two above
+        # every block)
+        text = terms.text(f)  # (SMT-LIB text: ``(div a b)``, ``(mod a b)``)
+        if len(mentioned) > 1 and mentioned & set(launched_blocks) and "(div " not in text and "(mod " not in text:
             tied |= mentioned
     names = sorted(n for n in found if not n.startswith((*PER_PROGRAM, "grid!")) and SECOND not in n
                    and n not in block_names and n not in model.pointers and n not in given
@@ -367,12 +369,20 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
         for block, order in itertools.product(BLOCKS if free_blocks or launched_blocks else BLOCKS[:1], orders):
             values = [int_op("==", int_var(n), int_val(STRIDE_SCALE ** (i + 1))) for i, n in enumerate(order)]
             values += [int_op("==", model.params[n], int_val(block)) for n in free_blocks]
-            values += [int_op("==", int_var(n), int_val(block)) for n in launched_blocks]
+            # (each its own power of two: one value for all would make ``T // BK`` one program)
+            values += [int_op("==", int_var(n), int_val(block << i)) for i, n in enumerate(launched_blocks)]
             layout = {**sized, **{n: STRIDE_SCALE ** (i + 1) for i, n in enumerate(order)},
-                      **dict.fromkeys(free_blocks, block), **dict.fromkeys(launched_blocks, block)}
+                      **dict.fromkeys(free_blocks, block), **{n: block << i for i, n in enumerate(launched_blocks)}}
             yield values, layout
 
     return facts, sized, layouts()
+
+
+def _launched(model, given: dict, constants) -> list[str]:
+    """The wrapper's names the launch passes, each alone, as one of the ``constants`` (an autotuned
+    block is given as itself: not one of them)."""
+    return sorted(n for b in constants & set(given) if z3.is_const(given[b]) and not z3.is_int_value(given[b])
+                  for n in free_vars(given[b]) if n not in model.params)
 
 
 def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = True, tighten: bool = False):
