@@ -614,21 +614,21 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
         elif isinstance(stmt, (cst.For, cst.While)):
             if want_return:
                 return None
-            before = dict(env)
             looped = dict(env)
             if isinstance(stmt, cst.For):
                 for name in _targets(stmt.target):
                     looped[name] = _Value(UNKNOWN, "loop variable")
             run_block(ev, stmt.body.body, looped, on_statement)
+            exits = isinstance(stmt, cst.While) and not _breaks(stmt.body)
+            # ``while kb % g: g //= 2``: a name the test reads that the loop updates is whatever the
+            # last trip left (a value the test relates to the rest; other names the loop updates
+            # stay unknown)
+            carried = {n for n in N.names_in(stmt.test) if n in env and looped.get(n) is not env[n]} if exits else ()
             _merge(env, dict(env), looped)
-            if isinstance(stmt, cst.While) and not _breaks(stmt.body.body):
-                # ``while kb % g: g //= 2``: what follows runs where the loop's test failed, and a
-                # name the test reads that the loop updates is whatever the last trip left (a value
-                # the test relates to the rest; other names the loop updates stay unknown)
-                tested = N.names_in(stmt.test)
-                for name in tested & before.keys():
-                    if looped.get(name) is not before[name] and env[name].how == "branches disagree":
-                        env[name] = _Value(UNKNOWN, "loop-carried")
+            for name in carried:
+                if env[name].how == "branches disagree":
+                    env[name] = _Value(UNKNOWN, "loop-carried")
+            if exits:  # what follows runs where the loop's test failed
                 env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), (_truth(stmt.test), False)),
                                     "loop exit")
         elif isinstance(stmt, cst.With):
@@ -657,26 +657,22 @@ def _truth(test: cst.BaseExpression) -> cst.BaseExpression:
     return cst.Comparison(test, [cst.ComparisonTarget(cst.NotEqual(), cst.Integer("0"))])
 
 
-def _breaks(body) -> bool:
-    """Whether a loop body can leave the loop by ``break`` or ``return`` (not counting the loops
-    nested in it, whose ``break`` is their own)."""
-    todo = list(body)
-    while todo:
-        stmt = todo.pop()
-        if isinstance(stmt, cst.SimpleStatementLine):
-            if any(isinstance(small, (cst.Break, cst.Return)) for small in stmt.body):
+def _breaks(suite: cst.BaseSuite) -> bool:
+    """Whether a loop's body can leave the loop by ``break`` or ``return`` (a ``break`` of a loop
+    nested in it is that loop's own; one in that loop's ``else`` is not)."""
+    leaves = (cst.Break, cst.Return)
+    if isinstance(suite, cst.SimpleStatementSuite):  # ``while a: break``
+        return any(isinstance(small, leaves) for small in suite.body)
+    for node in N.statement_lines(suite, (cst.FunctionDef, cst.ClassDef, cst.For, cst.While)):
+        if isinstance(node, (cst.For, cst.While)):
+            if any(isinstance(small, cst.Return) for line in N.statement_lines(node.body)
+                   if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) for small in line.body):
                 return True
-        elif isinstance(stmt, (cst.If, cst.With, cst.Try, cst.Else)):
-            todo += list(getattr(stmt.body, "body", ()))
-            orelse = getattr(stmt, "orelse", None)
-            if orelse is not None:
-                todo.append(orelse)
-            for part in (*getattr(stmt, "handlers", ()), getattr(stmt, "finalbody", None)):
-                if part is not None:
-                    todo += list(part.body.body)
-        elif isinstance(stmt, (cst.For, cst.While)):
-            todo += [s for s in stmt.body.body if isinstance(s, cst.SimpleStatementLine)
-                     and any(isinstance(small, cst.Return) for small in s.body)]
+            if node.orelse is not None and _breaks(node.orelse.body):
+                return True
+        elif isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) \
+                and any(isinstance(small, leaves) for small in node.body):
+            return True
     return False
 
 

@@ -335,3 +335,23 @@ def other(a, c, M):
     _launch(mm, (1,), (a,), unexpected=3)
 ''')
     assert f.launches_of("mm") == []
+
+
+def test_a_while_loop_left_by_break_or_return_gives_no_exit_condition():
+    """A ``break`` of the loop itself (in an ``if``, an ``except``, a ``match``, a one-line body, a
+    nested loop's ``else``) or a ``return`` anywhere leaves the loop with its test still true; a
+    ``break`` of a nested loop or a ``return`` of a nested function does not."""
+    import libcst as cst
+
+    from kernlint.facts import _breaks
+
+    def breaks(body: str) -> bool:
+        return _breaks(cst.parse_module(f"while a:{body}").body[0].body)
+
+    for body in (" break\n", "\n    if x: break\n", "\n    try:\n        f()\n    except E:\n        break\n",
+                 "\n    match x:\n        case 1:\n            break\n",
+                 "\n    for i in r:\n        pass\n    else:\n        break\n",
+                 "\n    for i in r:\n        if q:\n            return 1\n"):
+        assert breaks(body), body
+    for body in ("\n    g //= 2\n", "\n    for i in r:\n        break\n", "\n    def f():\n        return 1\n"):
+        assert not breaks(body), body

@@ -21,7 +21,7 @@ import z3
 from kernlint.engine import monotone
 from kernlint.engine.evaluate import Access
 from kernlint.engine.launch_terms import LaunchFacts
-from kernlint.engine.query import Prover, _lane_domain, _related
+from kernlint.engine.query import Prover, _lane_domain, _related, reads_program_id
 from kernlint.engine.symbols import at_least, int_var, position
 from kernlint.engine.terms import free_vars, text
 
@@ -60,7 +60,7 @@ def shortfalls(prover: Prover, overruns: set[int]) -> list[Shortfall]:
     seen = set()
     for index, bound, access, _ in prover.stated:
         # an index that moves with no program id walks another dimension (``k_idx < n_ctx``)
-        if any(n.startswith("pid!") for n in free_vars(index)):
+        if reads_program_id(index):
             key = (text(bound), text(index), access.mask.lanes)
             if key not in seen:  # a load and a store under one mask: one index
                 seen.add(key)

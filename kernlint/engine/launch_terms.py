@@ -110,6 +110,15 @@ class _Wrapper:
                 return self.at_most(f"len({name})", most)
         return self.dim(name, 0)
 
+    def power_of_two(self, name: str, text: str, relations=None):
+        """A size known to be a power of two, one name wherever the same text is written, and what
+        ``relations(p)`` says of it (where it rounds up from)."""
+        new = name not in self.facts.names
+        p = self.size(name, text)
+        if new:
+            self.facts.assumptions += [*(relations(p) if relations is not None else ()), _power_of_two(p)]
+        return p
+
     def at_most(self, name: str, most: int):
         """A size known only to be at most ``most``."""
         var = self.size(name, name)
@@ -243,15 +252,12 @@ class _Wrapper:
                 if self.inlined is not None:
                     return None  # a helper's text names its parameters, not the caller's values
                 text = code(node).strip()
-                new = text not in self.facts.names
-                p = self.size(text, text)
-                if new:
-                    self.facts.assumptions.append(_power_of_two(p))
-                    below = self._bit_length_of(node.right)
-                    if below is not None:  # 2**e.bit_length() is the least power of two above e
-                        self.facts.assumptions += [p > below, z3.Implies(below >= 1, p <= 2 * below),
-                                                   z3.Implies(below == 0, p == 1)]
-                return p
+                below = self._bit_length_of(node.right)
+                if below is None:
+                    return self.power_of_two(text, text)
+                # 2**e.bit_length() is the least power of two above e
+                return self.power_of_two(text, text, lambda p: [p > below, z3.Implies(below >= 1, p <= 2 * below),
+                                                                z3.Implies(below == 0, p == 1)])
             if a is None or b is None:
                 return None
             if op in ("Power", "LeftShift") and z3.is_int_value(a) and z3.is_int_value(b) and 0 <= b.as_long() < 64:
@@ -341,9 +347,8 @@ class _Wrapper:
                     return None
                 # named by what it is of: inside a helper, by the term its parameter stands for
                 of = code(args[0]).strip() if self.inlined is None else str(a)
-                p = self.size(f"next_power_of_2({of})", f"triton.next_power_of_2({of})")
-                self.facts.assumptions += [p >= a, z3.Implies(a >= 1, p < 2 * a), _power_of_two(p)]
-                return p
+                return self.power_of_two(f"next_power_of_2({of})", f"triton.next_power_of_2({of})",
+                                         lambda p: [p >= a, z3.Implies(a >= 1, p < 2 * a)])
             if isinstance(func, cst.Name):
                 return self._helper(func.value, node)
             return None

@@ -102,7 +102,7 @@ def _mask_bounds(mask: Num) -> list[tuple]:
     # differs from one program to the next, ``p < pid``, is none: kept apart, and not asked)
     loosest: dict = {}
     for a, bound, lengths in found:
-        key = (a.get_id(), lengths, _per_program(bound))
+        key = (a.get_id(), lengths, reads_program_id(bound))
         if key in loosest:
             kept = loosest[key][1]
             bound = z3.If(kept >= bound, kept, bound)
@@ -110,7 +110,7 @@ def _mask_bounds(mask: Num) -> list[tuple]:
     return list(loosest.values())
 
 
-def _per_program(term) -> bool:
+def reads_program_id(term) -> bool:
     """Whether a term differs from one program to the next (it reads a program id)."""
     return any(n.startswith("pid!") for n in free_vars(term))
 
@@ -744,7 +744,7 @@ class Prover:
             if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
                    for n in free_vars(bound)):
                 continue  # the bound moves with a loop (or value) this access does not see
-            if _per_program(bound):
+            if reads_program_id(bound):
                 continue  # a bound that differs from one program to the next is no tensor's extent
             domain = self._stated_domain(_lane_domain(access.ptr.offset, access.mask, other.mask),
                                          (offset, index, bound, *cond), facts)

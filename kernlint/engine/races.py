@@ -378,21 +378,19 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     return facts, sized, layouts()
 
 
-def _launched(model, given: dict, constants) -> list[str]:
-    """The wrapper's names the launch passes, each alone, as one of the ``constants`` (an autotuned
+def _launched(model, given: dict, blocks: set[str]) -> list[str]:
+    """The wrapper's names the launch passes, each alone, as one of the ``blocks`` (an autotuned
     block is given as itself: not one of them)."""
-    return sorted(n for b in constants & set(given) if z3.is_const(given[b]) and not z3.is_int_value(given[b])
+    return sorted(n for b in blocks & set(given) if z3.is_const(given[b]) and not z3.is_int_value(given[b])
                   for n in free_vars(given[b]) if n not in model.params)
 
 
-def _ask(prover, facts: list, sized: dict, values: list, goal, retry: bool = True, tighten: bool = False):
-    """(result, witness) of ``goal`` in one layout, or None for a layout no tensor has (``retry``:
-    first asked again with the sizes free; ``tighten``: a witness small enough to show)."""
+def _ask(prover, facts: list, sized: dict, values: list, goal, tighten: bool = False):
+    """(result, witness) of ``goal`` in one layout, or None for a layout no tensor has, even asked
+    again with its sizes free (``tighten``: a witness small enough to show)."""
     sizes = [int_op("==", int_var(n), int_val(v)) for n, v in sized.items()]
     result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT, tighten=tighten)
     if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
-        if not retry:
-            return None
         # the stand-in sizes contradict what the launch states of them (``BLOCK =
         # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
         # other sizes free but not empty (a size of 0 is a degenerate layout too)

@@ -126,20 +126,14 @@ def _spread(arg: cst.Arg) -> list[cst.Arg]:
 def _subscript_calls(body: cst.BaseSuite, names: set[str]) -> list[tuple[str, cst.Call]]:
     """``name[...](...)`` calls of the given names that are the whole value of a statement
     (``kernel[grid](...)``, ``return kernel[grid](...)``), in the statements of ``body`` and of the
-    blocks nested in it (not in nested functions or classes; expressions are not walked: a full
-    visit of a long function costs more than its parse)."""
+    blocks nested in it (not in nested functions or classes)."""
     found = []
-    todo: list[cst.CSTNode] = [body]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for small in node.body:
-                value = getattr(small, "value", None)
-                if (isinstance(value, cst.Call) and isinstance(value.func, cst.Subscript)
-                        and isinstance(value.func.value, cst.Name) and value.func.value.value in names):
-                    found.append((value.func.value.value, value))
-        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            todo.extend(c for c in N.child_nodes(node) if isinstance(c, (cst.SimpleStatementLine, *N.STATEMENT_PARTS)))
+    for line in N.statement_lines(body):
+        for small in line.body if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ():
+            value = getattr(small, "value", None)
+            if (isinstance(value, cst.Call) and isinstance(value.func, cst.Subscript)
+                    and isinstance(value.func.value, cst.Name) and value.func.value.value in names):
+                found.append((value.func.value.value, value))
     return found
 
 

@@ -274,6 +274,19 @@ STATEMENT_PARTS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.Excep
                    cst.Finally, cst.MatchCase)
 
 
+def statement_lines(body: cst.CSTNode, stop: tuple = (cst.FunctionDef, cst.ClassDef)):
+    """The simple-statement lines of ``body`` and of the blocks nested in it, and the nodes of the
+    ``stop`` kinds (not walked into: by default nested functions and classes). Expressions are never
+    walked: a full visit of a long function costs more than its parse."""
+    todo: list[cst.CSTNode] = [body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite, *stop)) and node is not body:
+            yield node
+        else:
+            todo.extend(c for c in child_nodes(node) if isinstance(c, (cst.SimpleStatementLine, *STATEMENT_PARTS)))
+
+
 def assigned_names(body) -> set[str]:
     """Names a block assigns (statements only: a walk without a libcst visitor)."""
     names: set[str] = set()
