@@ -42,6 +42,21 @@ def test_rows_of_a_matrix_cancel_term_by_term():
     assert not monotone.refutes(facts, z3.Or(offset < 0, offset + d >= s0 * s1 * s2 * s3))
 
 
+def test_a_program_split_by_a_grid_the_simplifier_wrote_as_a_sum():
+    # ``i_b, i_h = pid // H, pid % H`` on a grid of ``(n - 1) * H`` programs, with the equations in
+    # the forms z3's simplifier gives them: ``grid + H - n*H == 0``, ``not (s2 != 1)``, ``not (x >= y)``
+    H, BT, s2, lane1 = z3.Ints("H BT k.shape[2] lane!1")
+    offset = (pid / H) * BT * K + lane1 * K + lane
+    extent = (n - 1) * 64 * s2 * K
+    facts = [grid >= 1, pid >= 0, z3.Not(pid >= grid), grid + H - n * H == 0, H >= 1, K >= 1, n >= 1,
+             BT == 64, z3.Not(s2 != 1), lane >= 0, z3.Not(lane >= K), lane1 >= 0, z3.Not(lane1 >= BT)]
+    assert monotone.refutes(facts, z3.Or(offset < 0, offset >= extent))
+    # a grid of one program more per head reaches past the last row
+    wider = [f for f in facts if not f.eq(grid + H - n * H == 0)] + [grid - n * H == 0]
+    assert not monotone.refutes(wider, z3.Or(offset < 0, offset >= extent))
+    assert z3.Solver().check(*wider, offset >= extent) == z3.sat
+
+
 def test_a_loop_whose_mask_bounds_what_is_left():
     offset = k * B + lane
     facts = [*_block(B), B >= 1, K >= 1, z3.And(k >= 0, k < (K + B - 1) / B), lane < K - k * B]
@@ -93,3 +108,39 @@ def test_a_program_id_split_by_a_head_count_rounds_down():
     facts = [*_program(), *_block(64), grid == b * h, b >= 1, h >= 1, h != 0]
     assert monotone.refutes(facts, z3.Or(offset < 0, offset >= b * 64 * h))
     assert not monotone.refutes(facts, z3.Or(offset < 0, offset + 1 >= b * 64 * h))
+
+
+def test_no_refutation_of_a_satisfiable_query_through_sums_and_negations():
+    """As above, with facts in the simplifier's forms: negated comparisons, ``not (a != b)`` and
+    equations that define a name as a sum (``g + x - y*z == 0``)."""
+    rng = random.Random(11)
+    positions = [pid, lane, k]
+    sizes = [n, B, K, numel]
+    g = z3.Int("grid!1")
+    checked = refuted = 0
+    for _ in range(300):
+        def product(pool, most=2):
+            out = z3.IntVal(rng.randint(1, 3))
+            for v in rng.sample(pool, rng.randint(1, most)):
+                out = out * v
+            return out
+
+        more, less = product(sizes, 2), product(sizes, 1) + rng.randint(-1, 1)
+        facts = [v >= 0 for v in positions] + [v >= 1 for v in sizes]
+        facts.append(g + less - more == 0 if rng.random() < 0.5 else g == more - less)
+        facts.append(z3.Not(pid >= g))
+        if rng.random() < 0.5:
+            facts.append(z3.Not(B != rng.choice([16, 64])))
+        for _ in range(rng.randint(1, 3)):
+            bounded = z3.Sum([product(positions + sizes, 1) for _ in range(rng.randint(1, 2))])
+            facts.append(z3.Not(bounded >= product(sizes, 2) + rng.randint(-1, 1)))
+        offset = z3.Sum([product([*positions, (pid / rng.choice(sizes))] + sizes) for _ in range(rng.randint(1, 3))])
+        extent = product(sizes, 3) + rng.randint(-1, 1)
+        goal = z3.Or(offset < 0, offset >= extent)
+        if monotone.refutes(facts, goal):
+            refuted += 1
+            solver = z3.Solver()
+            solver.add(*facts, goal)
+            assert solver.check() != z3.sat, (facts, goal, solver.model())
+        checked += 1
+    assert refuted >= 10

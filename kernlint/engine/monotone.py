@@ -31,7 +31,7 @@ _APP, _NUMERAL = C.Z3_APP_AST, C.Z3_NUMERAL_AST
 _ADD, _SUB, _MUL, _UMINUS = z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS
 _DIV, _MOD = z3.Z3_OP_IDIV, z3.Z3_OP_MOD
 _LT, _LE, _GT, _GE, _EQ = z3.Z3_OP_LT, z3.Z3_OP_LE, z3.Z3_OP_GT, z3.Z3_OP_GE, z3.Z3_OP_EQ
-_AND, _OR, _ITE = z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_ITE
+_AND, _OR, _ITE, _NOT, _DISTINCT = z3.Z3_OP_AND, z3.Z3_OP_OR, z3.Z3_OP_ITE, z3.Z3_OP_NOT, z3.Z3_OP_DISTINCT
 _UNINTERPRETED = z3.Z3_OP_UNINTERPRETED
 _INT_SORT = C.Z3_INT_SORT
 #: node kinds of the tuples
@@ -135,14 +135,19 @@ class _TooMuch(Exception):
 
 
 def _comparison(ident: int):
-    """``(a, b, strict)`` for ``a < b`` (strict) or ``a <= b`` however the atom is written."""
+    """``(a, b, strict)`` for ``a < b`` (strict) or ``a <= b`` however the atom is written (a
+    negated comparison among the ways: the solver's simplifier writes ``x < y`` as ``not (x >= y)``)."""
     kind, _, kids = _NODES[ident]
+    negated = kind == _NOT and len(kids) == 1
+    if negated:
+        kind, _, kids = _NODES[kids[0]]
     if kind not in (_LT, _LE, _GT, _GE) or len(kids) != 2:
         return None
     a, b = kids
     if kind in (_GT, _GE):
         a, b = b, a
-    return a, b, kind in (_LT, _GT)
+    strict = kind in (_LT, _GT)
+    return (b, a, not strict) if negated else (a, b, strict)
 
 
 # -- polynomials: {monomial: coefficient}, a monomial a sorted tuple of atoms (names; "#id" for a
@@ -215,21 +220,30 @@ class _Certificates:
     def __init__(self, facts: list) -> None:
         #: variable name -> the id of the term an equation of the facts gives it
         self.binding: dict[str, int] = {}
+        #: variable name -> its polynomial, from an equation in the solver's normal form (``grid +
+        #: H - n*H == 0``: ``grid`` is ``n*H - H``)
+        self.solved: dict[str, dict] = {}
         self._exact: dict[int, dict | None] = {}
+        self._atoms: dict[str, int] = {}  # "#id" -> id, for the terms kept whole
         self.steps = 0
-        comparisons = []
+        comparisons, sums = [], []
         for _, f in terms.keyed_conjuncts(facts):
             if f.ctx is not z3.main_ctx():
                 continue
             ident = read(f)
             kind, _, kids = _NODES[ident]
+            if kind == _NOT and len(kids) == 1 and _NODES[kids[0]][0] == _DISTINCT:
+                kind, _, kids = _NODES[kids[0]]  # ``not (a != b)``: the simplifier's ``a == b``
+                kind = _EQ
             if kind == _EQ and len(kids) == 2:
-                self._bind(*kids)
+                if not self._bind(*kids):
+                    sums.append(kids)
             else:
                 comparisons.append(ident)
+        for a, b in sums:
+            self._solve_for_one(a, b)
         #: polynomials known to be non-negative, in the order stated
         self.facts: list[dict] = []
-        self._atoms: dict[str, int] = {}  # "#id" -> id, for the terms kept whole
         for ident in comparisons:
             found = _comparison(ident)
             if found is not None:
@@ -251,7 +265,7 @@ class _Certificates:
             self.facts.append(d)
 
     # -- equations ------------------------------------------------------------------------------------
-    def _bind(self, a: int, b: int) -> None:
+    def _bind(self, a: int, b: int) -> bool:
         for var, value in ((a, b), (b, a)):
             kind, name, _ = _NODES[var]
             if kind == VAR and name not in self.binding:
@@ -259,6 +273,29 @@ class _Certificates:
                 if self._cyclic(name):
                     del self.binding[name]
                     continue
+                return True
+        return False
+
+    def _solve_for_one(self, a: int, b: int) -> None:
+        """``a == b`` where neither side is a lone variable: a variable that occurs once in
+        ``a - b``, to the first power with a coefficient of 1 or -1, equals the rest (the first such
+        name in order; the others keep their own meaning)."""
+        pa, pb = self.exact(a), self.exact(b)
+        if pa is None or pb is None:
+            return
+        p = _add(pa, pb, -1)
+        counts: dict[str, int] = {}
+        for m in p:
+            for atom in set(m):
+                counts[atom] = counts.get(atom, 0) + 1
+        for m in sorted(p):
+            if len(m) == 1 and counts[m[0]] == 1 and abs(p[m]) == 1 and not m[0].startswith("#"):
+                name = m[0]
+                if name in self.binding or name in self.solved:
+                    continue
+                c = p[m]
+                self.solved[name] = _scale(_add(p, {m: c}, -1), -c)
+                self._exact.clear()  # what was read before now reads through the new name
                 return
 
     def _cyclic(self, name: str) -> bool:
@@ -294,7 +331,8 @@ class _Certificates:
                 bound = self.exact(self.binding[payload])
                 if bound is not None:
                     return bound
-            return {(payload,): 1}
+            solved = self.solved.get(payload)
+            return dict(solved) if solved is not None else {(payload,): 1}
         if kind == _ADD:
             out: dict = {}
             for k in kids:
