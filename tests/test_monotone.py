@@ -57,6 +57,17 @@ def test_a_program_split_by_a_grid_the_simplifier_wrote_as_a_sum():
     assert z3.Solver().check(*wider, offset >= extent) == z3.sat
 
 
+def test_a_program_split_by_a_product_of_sizes():
+    # b, h = pid // (H * S), (pid // S) % H over a grid of B * H * S programs; each program walks S
+    # rows of D: the divisor H * S is at least 1 because each factor is
+    b, h, s, d, it = z3.Ints("B H S D iter_i!1")
+    offset = (pid / (h * s)) * h * s * d + ((pid / s) % h) * s * d + it * d + lane
+    facts = [*_program(), grid == b * h * s, b >= 1, h >= 1, s >= 1, d >= 1, lane >= 0, lane < d,
+             it >= 0, it < s]
+    assert monotone.refutes(facts, z3.Or(offset < 0, offset >= b * h * s * d))
+    assert not monotone.refutes(facts, z3.Or(offset < 0, offset + d >= b * h * s * d))
+
+
 def test_a_loop_whose_mask_bounds_what_is_left():
     offset = k * B + lane
     facts = [*_block(B), B >= 1, K >= 1, z3.And(k >= 0, k < (K + B - 1) / B), lane < K - k * B]

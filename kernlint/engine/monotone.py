@@ -420,7 +420,13 @@ class _Certificates:
                 self._fact(_add(_add(w, _const(-1)), {(atom,): 1}, -1))
 
     def _at_least_one(self, p: dict) -> bool:
-        return self._provably_nonneg(_add(p, _const(-1)))
+        if self._provably_nonneg(_add(p, _const(-1))):
+            return True
+        # a product of factors each at least 1 (``num_heads * seq_len``, a divisor of a program id)
+        if len(p) != 1:
+            return False
+        (m, c), = p.items()
+        return c >= 1 and bool(m) and all(self._provably_nonneg({(a,): 1, (): -1}) for a in set(m))
 
     def _provably_nonneg(self, p: dict) -> bool:
         """``p`` plainly non-negative, or above a fact (``p - d`` plainly so)."""
