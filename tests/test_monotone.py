@@ -68,6 +68,18 @@ def test_a_program_split_by_a_product_of_sizes():
     assert not monotone.refutes(facts, z3.Or(offset < 0, offset + d >= b * h * s * d))
 
 
+def test_a_division_of_a_remainder():
+    # b, t, c = pid // (T * C), (pid % (T * C)) // C, pid % C over B * T * C programs, addressed
+    # through the strides of a contiguous [B, T, C, D]: the middle index needs the remainder's bound
+    b, t, c, d = z3.Ints("B T C D")
+    sb, st, sc = z3.Ints("stride_b stride_t stride_c")
+    offset = (pid / (t * c)) * sb + ((pid % (t * c)) / c) * st + (pid % c) * sc + lane
+    facts = [*_program(), grid == b * t * c, b >= 1, t >= 1, c >= 1, d >= 1, lane >= 0, lane < d,
+             sb == t * c * d, st == c * d, sc == d]
+    assert monotone.refutes(facts, z3.Or(offset < 0, offset >= b * t * c * d))
+    assert not monotone.refutes(facts, z3.Or(offset < 0, offset + sc >= b * t * c * d))
+
+
 def test_a_loop_whose_mask_bounds_what_is_left():
     offset = k * B + lane
     facts = [*_block(B), B >= 1, K >= 1, z3.And(k >= 0, k < (K + B - 1) / B), lane < K - k * B]

@@ -41,6 +41,8 @@ MAX_MONOMIALS = 2000
 MAX_STEPS = 60
 MAX_DEPTH = 12
 MAX_BRANCH = 3
+#: divisions of divisions (or of remainders) whose bounds are derived one from the other
+MAX_NESTING = 3
 
 #: ast id -> (kind, payload, child ids): kind is NUM (payload the value), VAR (the name), a z3
 #: operator kind, or OTHER; payload of an operator is None
@@ -244,6 +246,7 @@ class _Certificates:
             self._solve_for_one(a, b)
         #: polynomials known to be non-negative, in the order stated
         self.facts: list[dict] = []
+        self._fact_keys: set = set()
         for ident in comparisons:
             found = _comparison(ident)
             if found is not None:
@@ -262,7 +265,10 @@ class _Certificates:
 
     def _fact(self, d: dict) -> None:
         if d and not (len(d) == 1 and () in d):
-            self.facts.append(d)
+            key = _key(d)
+            if key not in self._fact_keys:
+                self._fact_keys.add(key)
+                self.facts.append(d)
 
     # -- equations ------------------------------------------------------------------------------------
     def _bind(self, a: int, b: int) -> bool:
@@ -367,6 +373,7 @@ class _Certificates:
         ``y*q <= x <= y*q + y - 1`` and ``0 <= r <= y - 1``; ``min``/``max`` (an ``If`` of a
         comparison of its branches) lie below (above) both branches."""
         done = self._derived
+        divisions = []
         while len(done) < len(self._atoms):
             for atom, ident in list(self._atoms.items()):
                 if atom in done:
@@ -381,9 +388,7 @@ class _Certificates:
                     if kind == _DIV:
                         self._fact(_add(x, _mul(y, a), -1))
                         self._fact(_add(_add(_mul(y, a), y), _add(x, _const(1)), -1))
-                        if self._provably_nonneg(x):
-                            self._nonneg_atoms.add(atom)
-                        self._floor_bounds(atom, x, y)
+                        divisions.append((atom, x, y))
                     else:
                         self._fact(a)
                         self._fact(_add(_add(y, _const(-1)), a, -1))
@@ -407,6 +412,17 @@ class _Certificates:
                         continue
                     if self._provably_nonneg(px) and self._provably_nonneg(py):
                         self._nonneg_atoms.add(atom)
+        # once every term kept whole has its facts: a division of a remainder or of a quotient
+        # (``(pid % (T * C)) // C``) is bounded by what the inner term's facts say of it
+        for _ in range(MAX_NESTING):
+            before = len(self.facts)
+            known = len(self._nonneg_atoms)
+            for atom, x, y in divisions:
+                if self._provably_nonneg(x):
+                    self._nonneg_atoms.add(atom)
+                self._floor_bounds(atom, x, y)
+            if len(self.facts) == before and len(self._nonneg_atoms) == known:
+                break
 
     def _floor_bounds(self, atom: str, x: dict, y: dict) -> None:
         """``x <= y * w - 1`` stated (``pid < H * n``, so ``pid <= H * n - 1``) gives
