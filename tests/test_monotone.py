@@ -80,6 +80,22 @@ def test_a_division_of_a_remainder():
     assert not monotone.refutes(facts, z3.Or(offset < 0, offset + sc >= b * t * c * d))
 
 
+def test_divisions_written_two_ways_and_divisors_stated_non_zero():
+    # the grid counts blocks as (V + BV - 1) // BV, the kernel splits its program id by
+    # (V - 1 + BV) // BV: one quantity. Neither count is known to be at least 1 except through the
+    # launch's ``!= 0`` facts (the count of blocks is not negative, and not 0).
+    v, bv, t, bt, h = z3.Ints("V BV T BT H")
+    in_grid, in_kernel = (v + bv - 1) / bv, (v - 1 + bv) / bv
+    rows = (t + bt - 1) / bt
+    per_head = pid / (in_kernel * rows)
+    offset = per_head * t * 64 + ((pid / in_kernel) % rows) * bt * 64 + lane
+    facts = [*_program(), grid == h * in_grid * rows, h >= 1, v >= 1, t >= 1, bv >= 1, bt >= 1,
+             in_grid != 0, z3.Not(rows == 0), lane >= 0, lane < 64,
+             ((pid / in_kernel) % rows) * bt < t - bt + 1]
+    assert monotone.refutes(facts, z3.Or(offset < 0, offset >= h * t * 64))
+    assert not monotone.refutes(facts, z3.Or(offset < 0, offset + 64 >= h * t * 64))
+
+
 def test_a_loop_whose_mask_bounds_what_is_left():
     offset = k * B + lane
     facts = [*_block(B), B >= 1, K >= 1, z3.And(k >= 0, k < (K + B - 1) / B), lane < K - k * B]
@@ -145,7 +161,8 @@ def test_a_program_id_split_by_a_head_count_rounds_down():
 
 def test_no_refutation_of_a_satisfiable_query_through_sums_and_negations():
     """As above, with facts in the simplifier's forms: negated comparisons, ``not (a != b)`` and
-    equations that define a name as a sum (``g + x - y*z == 0``), and program ids divided."""
+    equations that define a name as a sum (``g + x - y*z == 0``), counts stated non-zero, and
+    program ids divided."""
     positions = [pid, lane, k]
     sizes = [n, B, K, numel]
     g = z3.Int("grid!1")
@@ -157,6 +174,8 @@ def test_no_refutation_of_a_satisfiable_query_through_sums_and_negations():
         facts.append(z3.Not(pid >= g))
         if rng.random() < 0.5:
             facts.append(z3.Not(B != rng.choice([16, 64])))
+        if rng.random() < 0.5:  # a count stated non-zero, written as the kernel writes it
+            facts.append((n + rng.choice(sizes) - 1) / rng.choice(sizes) - rng.randint(0, 2) != 0)
         for _ in range(rng.randint(1, 3)):
             bounded = z3.Sum([_random_product(rng, positions + sizes, 1) for _ in range(rng.randint(1, 2))])
             facts.append(z3.Not(bounded >= _random_product(rng, sizes, 2) + rng.randint(-1, 1)))

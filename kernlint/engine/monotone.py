@@ -227,6 +227,12 @@ class _Certificates:
         self.solved: dict[str, dict] = {}
         self._exact: dict[int, dict | None] = {}
         self._atoms: dict[str, int] = {}  # "#id" -> id, for the terms kept whole
+        #: (operator, numerator, divisor) polynomials -> the atom of a division or remainder
+        self._written: dict[tuple, str] = {}
+        #: (atom, operator, numerator, divisor) of each division and remainder kept whole
+        self._divisions: list[tuple] = []
+        #: pairs of terms the facts state unequal
+        self._apart: list[tuple] = []
         self.steps = 0
         comparisons, sums = [], []
         for _, f in terms.keyed_conjuncts(facts):
@@ -240,6 +246,10 @@ class _Certificates:
             if kind == _EQ and len(kids) == 2:
                 if not self._bind(*kids):
                     sums.append(kids)
+            elif kind == _DISTINCT and len(kids) == 2:
+                self._apart.append(kids)
+            elif kind == _NOT and len(kids) == 1 and _NODES[kids[0]][0] == _EQ and len(_NODES[kids[0]][2]) == 2:
+                self._apart.append(_NODES[kids[0]][2])
             else:
                 comparisons.append(ident)
         for a, b in sums:
@@ -363,8 +373,19 @@ class _Certificates:
             return out
         if (kind in (_DIV, _MOD) and len(kids) == 2) or (
                 kind == _ITE and len(kids) == 3 and self.exact(kids[1]) is not None and self.exact(kids[2]) is not None):
-            atom = f"#{ident}"
-            self._atoms[atom] = ident
+            # one atom for one quantity: ``(n + b - 1) // b`` and ``(n - 1 + b) // b`` are the same term
+            # kept whole, whichever way each was written (a division of equal polynomials)
+            same = None
+            if kind in (_DIV, _MOD):
+                x, y = self.exact(kids[0]), self.exact(kids[1])
+                if x is not None and y is not None:
+                    same = (kind, _key(x), _key(y))
+            atom = self._written.get(same) if same is not None else None
+            if atom is None:
+                atom = f"#{ident}"
+                self._atoms[atom] = ident
+                if same is not None:
+                    self._written[same] = atom
             return {(atom,): 1}  # a term kept whole: what is known of it is derived below
         return None
 
@@ -373,7 +394,6 @@ class _Certificates:
         ``y*q <= x <= y*q + y - 1`` and ``0 <= r <= y - 1``; ``min``/``max`` (an ``If`` of a
         comparison of its branches) lie below (above) both branches."""
         done = self._derived
-        divisions = []
         while len(done) < len(self._atoms):
             for atom, ident in list(self._atoms.items()):
                 if atom in done:
@@ -383,46 +403,62 @@ class _Certificates:
                 a = {(atom,): 1}
                 if kind in (_DIV, _MOD):
                     x, y = self.exact(kids[0]), self.exact(kids[1])
-                    if x is None or y is None or not self._at_least_one(y):
-                        continue
-                    if kind == _DIV:
-                        self._fact(_add(x, _mul(y, a), -1))
-                        self._fact(_add(_add(_mul(y, a), y), _add(x, _const(1)), -1))
-                        divisions.append((atom, x, y))
-                    else:
-                        self._fact(a)
-                        self._fact(_add(_add(y, _const(-1)), a, -1))
-                        self._nonneg_atoms.add(atom)
+                    if x is not None and y is not None:
+                        self._divisions.append((atom, kind, x, y))  # its facts once ``y >= 1`` is known
+                    continue
+                cond, x, y = kids
+                found = _comparison(cond)
+                px, py = self.exact(x), self.exact(y)
+                if found is None or px is None or py is None:
+                    continue
+                ca, cb, _ = (self.exact(found[0]), self.exact(found[1]), found[2])
+                if ca is None or cb is None:
+                    continue
+                if _key(ca) == _key(px) and _key(cb) == _key(py):  # If(x <= y, x, y): min
+                    self._fact(_add(px, a, -1))
+                    self._fact(_add(py, a, -1))
+                elif _key(ca) == _key(py) and _key(cb) == _key(px):  # If(y <= x, x, y): max
+                    self._fact(_add(a, px, -1))
+                    self._fact(_add(a, py, -1))
                 else:
-                    cond, x, y = kids
-                    found = _comparison(cond)
-                    px, py = self.exact(x), self.exact(y)
-                    if found is None or px is None or py is None:
-                        continue
-                    ca, cb, _ = (self.exact(found[0]), self.exact(found[1]), found[2])
-                    if ca is None or cb is None:
-                        continue
-                    if _key(ca) == _key(px) and _key(cb) == _key(py):  # If(x <= y, x, y): min
-                        self._fact(_add(px, a, -1))
-                        self._fact(_add(py, a, -1))
-                    elif _key(ca) == _key(py) and _key(cb) == _key(px):  # If(y <= x, x, y): max
-                        self._fact(_add(a, px, -1))
-                        self._fact(_add(a, py, -1))
-                    else:
-                        continue
-                    if self._provably_nonneg(px) and self._provably_nonneg(py):
-                        self._nonneg_atoms.add(atom)
+                    continue
+                if self._provably_nonneg(px) and self._provably_nonneg(py):
+                    self._nonneg_atoms.add(atom)
         # once every term kept whole has its facts: a division of a remainder or of a quotient
-        # (``(pid % (T * C)) // C``) is bounded by what the inner term's facts say of it
+        # (``(pid % (T * C)) // C``) is bounded by what the inner term's facts say of it, and a
+        # divisor stated non-zero (``cdiv(n, b) != 0``) is at least 1 once it is known non-negative
         for _ in range(MAX_NESTING):
             before = len(self.facts)
             known = len(self._nonneg_atoms)
-            for atom, x, y in divisions:
+            self._apart_facts()
+            for atom, kind, x, y in self._divisions:
+                if not self._at_least_one(y):
+                    continue
+                a = {(atom,): 1}
+                if kind == _MOD:
+                    self._fact(a)
+                    self._fact(_add(_add(y, _const(-1)), a, -1))
+                    self._nonneg_atoms.add(atom)
+                    continue
+                self._fact(_add(x, _mul(y, a), -1))
+                self._fact(_add(_add(_mul(y, a), y), _add(x, _const(1)), -1))
                 if self._provably_nonneg(x):
                     self._nonneg_atoms.add(atom)
                 self._floor_bounds(atom, x, y)
             if len(self.facts) == before and len(self._nonneg_atoms) == known:
                 break
+
+    def _apart_facts(self) -> None:
+        """``a != b`` where ``a - b`` is known non-negative: ``a - b >= 1`` (and the other way round)."""
+        for a, b in self._apart:
+            pa, pb = self.exact(a), self.exact(b)
+            if pa is None or pb is None:
+                continue
+            d = _add(pa, pb, -1)
+            for side in (d, _scale(d, -1)):
+                if self._provably_nonneg(side):
+                    self._fact(_add(side, _const(-1)))
+                    break
 
     def _floor_bounds(self, atom: str, x: dict, y: dict) -> None:
         """``x <= y * w - 1`` stated (``pid < H * n``, so ``pid <= H * n - 1``) gives
