@@ -233,6 +233,12 @@ class _Certificates:
         self._divisions: list[tuple] = []
         #: pairs of terms the facts state unequal
         self._apart: list[tuple] = []
+        #: (facts, non-negative atoms, divisions) when the last pass over the divisions added nothing
+        self._settled: tuple = ()
+        #: divisions and remainders whose divisor is known to be at least 1 (their facts are made)
+        self._divisor_known: set[str] = set()
+        #: division atom -> how many facts its floor bound has read
+        self._floored: dict[str, int] = {}
         self.steps = 0
         comparisons, sums = [], []
         for _, f in terms.keyed_conjuncts(facts):
@@ -430,22 +436,29 @@ class _Certificates:
         for _ in range(MAX_NESTING):
             before = len(self.facts)
             known = len(self._nonneg_atoms)
+            if (before, known, len(self._divisions)) == self._settled:
+                break  # nothing new since the last pass (the goal's own atoms are derived again)
             self._apart_facts()
             for atom, kind, x, y in self._divisions:
-                if not self._at_least_one(y):
-                    continue
-                a = {(atom,): 1}
+                if atom not in self._divisor_known:
+                    if not self._at_least_one(y):
+                        continue
+                    self._divisor_known.add(atom)
+                    a = {(atom,): 1}
+                    if kind == _MOD:
+                        self._fact(a)
+                        self._fact(_add(_add(y, _const(-1)), a, -1))
+                        self._nonneg_atoms.add(atom)
+                    else:
+                        self._fact(_add(x, _mul(y, a), -1))
+                        self._fact(_add(_add(_mul(y, a), y), _add(x, _const(1)), -1))
                 if kind == _MOD:
-                    self._fact(a)
-                    self._fact(_add(_add(y, _const(-1)), a, -1))
-                    self._nonneg_atoms.add(atom)
                     continue
-                self._fact(_add(x, _mul(y, a), -1))
-                self._fact(_add(_add(_mul(y, a), y), _add(x, _const(1)), -1))
-                if self._provably_nonneg(x):
+                if atom not in self._nonneg_atoms and self._provably_nonneg(x):
                     self._nonneg_atoms.add(atom)
                 self._floor_bounds(atom, x, y)
             if len(self.facts) == before and len(self._nonneg_atoms) == known:
+                self._settled = (before, known, len(self._divisions))
                 break
 
     def _apart_facts(self) -> None:
@@ -463,7 +476,9 @@ class _Certificates:
     def _floor_bounds(self, atom: str, x: dict, y: dict) -> None:
         """``x <= y * w - 1`` stated (``pid < H * n``, so ``pid <= H * n - 1``) gives
         ``x / y <= w - 1``: the rounding down that a sum of facts cannot express."""
-        for d in list(self.facts):
+        start = self._floored.get(atom, 0)
+        self._floored[atom] = len(self.facts)  # (facts are only appended: each is read once per division)
+        for d in self.facts[start:]:
             upper = _add(d, x)  # d = upper - x >= 0
             if any(atom in m for m in upper):
                 continue
