@@ -233,8 +233,6 @@ class _Certificates:
         self._divisions: list[tuple] = []
         #: pairs of terms the facts state unequal
         self._apart: list[tuple] = []
-        #: (facts, non-negative atoms, divisions) when the last pass over the divisions added nothing
-        self._settled: tuple = ()
         #: divisions and remainders whose divisor is known to be at least 1 (their facts are made)
         self._divisor_known: set[str] = set()
         #: division atom -> how many facts its floor bound has read
@@ -436,8 +434,6 @@ class _Certificates:
         for _ in range(MAX_NESTING):
             before = len(self.facts)
             known = len(self._nonneg_atoms)
-            if (before, known, len(self._divisions)) == self._settled:
-                break  # nothing new since the last pass (the goal's own atoms are derived again)
             self._apart_facts()
             for atom, kind, x, y in self._divisions:
                 if atom not in self._divisor_known:
@@ -458,7 +454,6 @@ class _Certificates:
                     self._nonneg_atoms.add(atom)
                 self._floor_bounds(atom, x, y)
             if len(self.facts) == before and len(self._nonneg_atoms) == known:
-                self._settled = (before, known, len(self._divisions))
                 break
 
     def _apart_facts(self) -> None:
