@@ -92,15 +92,21 @@ What counts as a race:
   from loaded data, or one a loop accumulates, is the same where the two programs load the same
   addresses (with the same masks) in every trip of the same loops: two programs that split an
   axis the value does not depend on (one computes a normalizer for each of several output column
-  blocks) write the same value. Where they load different elements, or the kernel also loads from
-  the tensor it stores to (a read-modify-write: what one reads may be what the other wrote), the
-  values may differ;
+  blocks) write the same value. So is a value computed element-wise from what each program loads
+  at the element it writes (or a fixed distance from it): two programs whose sweeps overlap, one's
+  last block running into the next one's share, write `f(x[e])` at element `e` from different lanes
+  and iterations alike. Where they load different elements, where a reduction, scan, dot or move of
+  lanes lies between the load and the store, or where the kernel also loads from the tensor it
+  stores to (a read-modify-write: what one reads may be what the other wrote), the values may differ;
 - a kernel that never calls `tl.program_id` is asked under each launch that states its grid: every
   program of a grid of more than one does the same work. A store of a value that can differ between
   them (read from memory the kernel also writes, or drawn from an atomic) races (an error), and so
   does a load of what the store writes; any other store is an overlapping write (a warning);
 - `tl.atomic_add` hands each program a different old value, so `if tl.atomic_add(counter, 1) ==
-  n - 1:` (the last arriver) lets one program through; `tl.atomic_cas(flag, c, v)` with `c != v`
+  n - 1:` (the last arriver) lets one program through; a store reached through a test of what a
+  plain load reads from a tensor the kernel updates atomically (`tl.atomic_add(count, 1)`, then
+  `if tl.load(count) == n:`) is the same idiom read back, and what it guards depends on memory
+  ordering: not judged; `tl.atomic_cas(flag, c, v)` with `c != v`
   the same in every program claims the flag: no two programs see `c` at once (one wins an election,
   or a lock passes from one to the next), so what only the program that saw `c` writes is never
   written by two at once;

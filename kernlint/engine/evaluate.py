@@ -31,6 +31,10 @@ DATA_CALLS = frozenset(TL + n for n in (
     "log2", "sqrt", "rsqrt", "abs", "sigmoid", "softmax", "fma", "rand",
     "randn", "randint", "zeros", "full", "zeros_like", "full_like", "histogram", "sort", "flip", "associative_scan",
     "ceil", "cos", "div_rn", "erf", "fdiv", "floor", "sin", "sqrt_rn", "umulhi"))
+#: the data calls whose result at one lane comes from other lanes too
+ACROSS_LANES = frozenset(TL + n for n in (
+    "sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "dot", "softmax", "histogram",
+    "sort", "flip", "associative_scan"))
 #: namespaces of element-wise math only (``tl.math``, CUDA's libdevice): every call there is data
 ELEMENTWISE_MATH = ("triton.language.math.", "triton.language.extra.cuda.libdevice.", "triton.language.extra.libdevice.")
 #: how deep helpers are inlined (deeper calls evaluate to unknown)
@@ -111,6 +115,11 @@ class KernelModel:
     called: set = field(default_factory=set)
     #: the names of the values atomics returned (tickets and claims among them)
     returned: set = field(default_factory=set)
+    #: ``tl.where`` tests whose other side gives the lanes that fail them a value of their own (not a
+    #: constant fill): a bound such a test states splits its axis, it is not the axis's extent
+    splits: list = field(default_factory=list)
+    #: the name of a value a plain load returned -> the pointer parameter it was loaded through
+    loaded_from: dict = field(default_factory=dict)
     #: the kernel writes memory in a way the engine does not record as an access (a tensor
     #: descriptor's ``store``, a scatter)
     unrecorded_writes: bool = False
@@ -779,6 +788,9 @@ class Evaluator:
             self.model.ceil_divs[out.term.get_id()] = (a.term, b.term, out.term)
             return out
         if name == TL + "where" and len(args) == 3:
+            test, otherwise = args[0], args[2]
+            if isinstance(test, Num) and test.is_bool and _live(otherwise, positional[2] if len(positional) == 3 else None):
+                self.model.splits.append(test)
             return _select_block(*args)
         if name in (TL + "minimum", TL + "maximum", "min", "max") and len(args) == 2:
             a, b = args
@@ -805,9 +817,10 @@ class Evaluator:
             if name in (TL + "zeros", TL + "full") and args and isinstance(args[0], Tup):
                 rank = len(args[0].items)  # a block of the shape given
             loaded = any(isinstance(a, Num) and a.loaded for a in args)
-            reads = reads_of(*(a for a in args if a is not NONE and not isinstance(a, Tup)))
+            given = [a for a in args if a is not NONE and not isinstance(a, Tup)]
+            aligned = name not in ACROSS_LANES and all(getattr(a, "aligned", False) for a in given)
             return Num(self.sym.fresh("data", f"the value of `{name.rsplit('.', 1)[-1]}`"), rank, data=True,
-                       loaded=loaded, reads=reads)
+                       loaded=loaded, reads=reads_of(*given), aligned=aligned)
         helper = self._helper(node, name)
         if helper is not None:
             return self.inline(helper, args, kwargs)
@@ -978,7 +991,7 @@ class Evaluator:
             pairs.append((position(rank - 1 - j), index % old[j] if j > 0 else index))
             stride = stride * old[j]
         term = z3.substitute(x.term, *pairs) if pairs else x.term
-        return replace(x, term=term, rank=m, lanes=frozenset(lanes))
+        return replace(x, term=term, rank=m, lanes=frozenset(lanes), aligned=x.aligned and not x.reads)
 
     def _const_of(self, v) -> int | None:
         if isinstance(v, Num):
@@ -1083,9 +1096,12 @@ class Evaluator:
             self.model.lane_data.add(loaded.decl().name())
         if kind == "atomic":
             self.model.returned.add(loaded.decl().name())
+        elif isinstance(ptr, (Ptr, BlockPtr)):
+            self.model.loaded_from[loaded.decl().name()] = ptr.base
         # what the load reads: the addresses, the mask, and what masked-off lanes get
-        reads = reads_of(ptr.offset if isinstance(ptr, Ptr) else ptr, *(v for v in (mask, other) if v is not None))
-        return Num(loaded, rank, data=True, bits=64, loaded=True, reads=reads)
+        read = [ptr.offset if isinstance(ptr, Ptr) else ptr, *(v for v in (mask, other) if v is not None)]
+        aligned = all(getattr(v, "aligned", False) for v in read)
+        return Num(loaded, rank, data=True, bits=64, loaded=True, reads=reads_of(*read), aligned=aligned)
 
 
 #: the expression evaluator of each libcst node class (others are UNKNOWN)
@@ -1172,6 +1188,19 @@ _BASES = {TL + "load": "pointer", TL + "store": "pointer", TL + "make_block_ptr"
 
 
 _BASE_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _BASES)
+
+
+def _live(value, node) -> bool:
+    """Whether ``value`` (written as ``node``) varies from lane to lane or program to program: data,
+    a block, a program's own number, or an expression the engine does not model that is not a
+    literal (``0.0``, ``-float("inf")``)."""
+    if isinstance(value, Num):
+        return bool(value.lanes) or value.data or any(n.startswith(PER_PROGRAM) for n in free_vars(value.term))
+    while isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return False
+    return not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float")
 
 
 def _call_tail(func: cst.BaseExpression) -> str:

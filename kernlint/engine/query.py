@@ -376,6 +376,8 @@ class Prover:
         self.launches = launches
         self.describe = describe  # term -> source-like text, for messages
         self.stated = stated_bounds(model)
+        # (index, bound) of the tests that split an axis (``tl.where(d < ROT, rotated, d)``)
+        self.splits = {(a.get_id(), b.get_id()) for test in model.splits for a, b, _ in _mask_bounds(test)}
         self.solving = Solving()
         #: (offset, loop, lane) ids -> what ``_walked_index`` made of them
         self._walks: dict[tuple, tuple | None] = {}
@@ -742,6 +744,8 @@ class Prover:
                 continue
             if index.get_id() in own:
                 continue  # this access bounds the index itself (or a sum it is part of): its own call
+            if (index.get_id(), bound.get_id()) in self.splits:
+                continue  # the kernel gives the lanes past it values of their own: they are live
             if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
                    for n in free_vars(bound)):
                 continue  # the bound moves with a loop (or value) this access does not see

@@ -57,6 +57,8 @@ def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = fro
     not modelled, or unknown within the solver's budget)."""
     if access.kind != "store" or not isinstance(access.ptr, Ptr):
         return None
+    if _polls(prover.model, access):
+        return None
     found = _two_programs(prover, access, access, single_axes)
     if found is not None:
         return found
@@ -211,7 +213,9 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         if alike:
             # the writes overlap: do the values differ too? (asked only of an overlap: most stores have none)
             if reads is not None:
-                apart_values = _apart_through_reads(own, context, values[0], reads, second)
+                apart_values = (z3.BoolVal(False) if written[0].aligned
+                                and _of_the_element(values[0], reads, address, model.returned)
+                                else _apart_through_reads(own, context, values[0], reads, second))
             elif values is not None:
                 apart_values = values[0] != second(values[1])
             differs = values is not None and _for_every_layout(
@@ -406,6 +410,19 @@ def _impossible(prover, facts: list) -> bool:
     return prover.solving.solve(facts, z3.BoolVal(True), rlimit=RACE_RLIMIT, tighten=False)[0] == z3.unsat
 
 
+def _polls(model, access: Access) -> bool:
+    """Whether the store is reached only through a test of what a plain load read from a tensor the
+    kernel updates atomically (``tl.atomic_add(count, 1)``, then ``if tl.load(count) == n:``): the
+    last-arriver idiom, which memory ordering makes safe and the engine does not model."""
+    counted = {getattr(a.ptr, "base", None) for a in model.accesses if a.kind == "atomic"}
+    if not counted:
+        return False
+    tested = set()
+    for c in access.branches:
+        tested |= set(free_vars(c))
+    return any(model.loaded_from.get(n) in counted for n in tested)
+
+
 def _loads_what_it_writes(accesses) -> bool:
     """Whether the kernel loads from a pointer it also stores to or updates atomically."""
     loaded = {getattr(a.ptr, "base", None) for a in accesses if a.kind == "load"}
@@ -423,6 +440,31 @@ def _renaming(own: dict, prefixes: tuple):
     targets = (z3.Ast * len(pairs))(*(b.as_ast() for _, b in pairs))
     return lambda term: _to_expr_ref(C.Z3_substitute(term.ctx.ref(), term.as_ast(), len(pairs), sources, targets),
                                      term.ctx)
+
+
+def _of_the_element(value, reads, address, returned: set) -> bool:
+    """Whether a store's value is a function of the element it writes: its term and every term it
+    reads (the loads' addresses, masks and fill values) name no program id, lane, iteration or stand-in
+    once the store's ``address`` is taken as given, other than values loaded through such reads (a
+    load returns what memory holds at its address, and no store of the kernel writes a tensor it
+    loads). Two programs that write one element then write the same value, whichever lanes and
+    iterations they write it from (a sweep whose last block runs into the next program's)."""
+    given = z3.Int("element!")
+    # (in the simplifier's normal form: the address in the value, ``offs > 0``, is the pointer's
+    # offset without its ``0 +``)
+    address = z3.simplify(address)
+
+    def of_the_element(term) -> bool:
+        for name in free_vars(term):
+            if name.startswith(PER_PROGRAM) or name.startswith(UNMODELLED):
+                if not name.startswith("data!") or name in returned:
+                    return False
+        return True
+
+    # (a read beside the element, ``offs + 1``, is the address plus a number)
+    return all(of_the_element(z3.substitute(z3.simplify(t), (address, given)))
+               or z3.is_int(t) and of_the_element(z3.simplify(t - address))
+               for t in (value, *reads))
 
 
 def _apart_through_reads(own: dict, context: set, value, reads, second):

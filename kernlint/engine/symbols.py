@@ -175,6 +175,9 @@ class Num:
     #: from, the terms a call it stands for was given, the bounds of the loops that carried it. Two
     #: programs whose reads agree compute the same value. None where that is not known.
     reads: "Reads | tuple | None" = ()
+    #: each lane's value is computed from what its ``reads`` give at that same lane: no reduction,
+    #: scan, dot or reshape of what was read, and no lane of it moved to another axis, lies between
+    aligned: bool = True
 
     @property
     def is_bool(self) -> bool:
@@ -252,8 +255,10 @@ def combine(term: z3.ExprRef, *values: Num, data: bool = False, bits: int | None
     """A value computed from ``values``: it has their lanes, rank, int32 products and reads, it is
     data or loaded if any of them is, and as wide as the widest (unless ``bits`` says)."""
     rank, lanes, narrow, loaded, reads, widest = 0, frozenset(), frozenset(), False, (), 32 if not values else 0
+    aligned = True
     parts = None  # more than one value's reads: joined below
     for v in values:  # one loop: this runs for every operation the engine evaluates
+        aligned = aligned and v.aligned
         if v.rank > rank:
             rank = v.rank
         if v.lanes:
@@ -274,7 +279,7 @@ def combine(term: z3.ExprRef, *values: Num, data: bool = False, bits: int | None
                 parts = (parts or [reads]) + [r]
     if parts is not None and reads is not None:
         reads = merged_reads(parts)
-    return Num(term, rank, lanes, data, bits if bits is not None else widest, narrow, loaded, reads)
+    return Num(term, rank, lanes, data, bits if bits is not None else widest, narrow, loaded, reads, aligned)
 
 
 class Reads:
@@ -347,7 +352,8 @@ def move_axes(value, mapping: dict[int, int], rank: int):
         if new != axis:
             moves[axis] = new
     term = _renamed(value.term, tuple(sorted(moves.items()))) if moves else value.term
-    return Num(term, rank, frozenset(lanes), value.data, value.bits, value.narrow, value.loaded, value.reads)
+    return Num(term, rank, frozenset(lanes), value.data, value.bits, value.narrow, value.loaded, value.reads,
+               value.aligned and not (moves and value.reads))
 
 
 #: (id of a term, its renamed axes) -> (the term, the term renamed): a block is broadcast the same

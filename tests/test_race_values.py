@@ -1,0 +1,117 @@
+"""KL103 on what two overlapping writes store: a value that is a function of the element it is written
+to (what the program loaded there, element-wise) is the same whichever program writes it (a warning);
+a value of the program, lane, iteration, or of a reduction over the block, may differ (an error). A
+store reached through a poll of an atomically updated counter (last-arriver) is not judged."""
+
+import pytest
+
+from kernlint import catalogue
+from kernlint.model import Level
+from kernlint.source.phase import lint_text
+
+# each program sweeps its share of n in blocks: the last block runs into the next program's share
+SWEEP = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def sweep_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    share = (n + tl.num_programs(0) - 1) // tl.num_programs(0)
+    start = pid * share
+    lanes = tl.arange(0, BLOCK)
+    for i in range(0, share, BLOCK):
+        offs = start + i + lanes
+        mask = offs < n
+        a = tl.load(a_ptr + offs, mask=mask)
+        b = tl.load(b_ptr + offs + 1, mask=mask)
+        tl.store(out_ptr + offs, VALUE, mask=mask)
+
+
+def sweep(a, b):
+    out = torch.empty_like(a)
+    sweep_kernel[(12,)](a, b, out, a.numel(), BLOCK=256)
+    return out
+'''
+
+
+def _races(text: str):
+    result, _ = lint_text("k.py", text, [catalogue.all_rules()["KL103"]()])
+    return [f for f in result.findings if f.rule == "KL103"]
+
+
+@pytest.mark.parametrize("value", [
+    "(offs > 0) * (a != b)",
+    "tl.exp(a) * 2 + b",
+    "tl.where(mask, a, b)",
+])
+def test_a_value_of_the_element_is_the_same_for_both_writers(value):
+    found = _races(SWEEP.replace("VALUE", value))
+    assert [f.level for f in found] == [Level.WARNING]
+    assert found[0].evidence["same_value"] is True and "same value" in found[0].message
+
+
+@pytest.mark.parametrize("value", [
+    "a + pid",          # the program's own number
+    "a * start",        # where the program's share starts
+    "a + i",            # the iteration it writes from
+    "tl.load(a_ptr + lanes)",  # the lane, not the element
+    "a - tl.sum(a, axis=0)",  # a reduction over the program's block
+    "tl.cumsum(a, axis=0)",  # a scan over it
+])
+def test_a_value_of_the_program_or_its_block_may_differ(value):
+    found = _races(SWEEP.replace("VALUE", value))
+    assert [f.level for f in found] == [Level.ERROR]
+    assert found[0].evidence["same_value"] is False
+
+
+def test_a_value_read_in_place_may_differ():
+    # the kernel writes the tensor it reads: another program may have written the element first
+    found = _races(SWEEP.replace("VALUE", "a * 2").replace("out_ptr + offs", "a_ptr + offs"))
+    assert found and all(f.level is Level.ERROR for f in found)
+    assert [f.evidence["same_value"] for f in found if "same_value" in f.evidence] == [False]
+
+
+def test_a_value_moved_across_lanes_may_differ():
+    text = SWEEP.replace("tl.store(out_ptr + offs, VALUE, mask=mask)",
+                         "tl.store(out_ptr + offs, tl.flip(a, 0), mask=mask)")
+    assert [f.level for f in _races(text)] == [Level.ERROR]
+
+
+LAST_ARRIVER = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mean_kernel(x_ptr, out_ptr, count_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_add(out_ptr, tl.sum(x), sem="relaxed")
+    tl.atomic_add(count_ptr, 1, sem="release")
+    arrived = tl.load(count_ptr)
+    if arrived == tl.num_programs(0):
+        total = tl.load(out_ptr)
+        tl.store(out_ptr + 2, total / n)
+
+
+def mean(x):
+    out = torch.zeros(3, device=x.device)
+    counter = torch.zeros(1, device=x.device, dtype=torch.int32)
+    mean_kernel[(triton.cdiv(x.numel(), 128),)](x, out, counter, x.numel(), BLOCK=128)
+    return out[2]
+'''
+
+
+def test_a_store_behind_a_polled_counter_is_not_judged():
+    assert _races(LAST_ARRIVER) == []
+
+
+def test_a_store_behind_a_plain_flag_is_still_judged():
+    # the flag is read but never updated atomically: nothing orders the programs that pass the test
+    text = LAST_ARRIVER.replace("    tl.atomic_add(count_ptr, 1, sem=\"release\")\n", "")
+    assert [f.level for f in _races(text)] == [Level.ERROR]
