@@ -115,3 +115,38 @@ def test_a_store_behind_a_plain_flag_is_still_judged():
     # the flag is read but never updated atomically: nothing orders the programs that pass the test
     text = LAST_ARRIVER.replace("    tl.atomic_add(count_ptr, 1, sem=\"release\")\n", "")
     assert [f.level for f in _races(text)] == [Level.ERROR]
+
+
+PERSISTENT = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4)], key=["n"])
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, num_warps: tl.constexpr):
+    workers = tl.cdiv(64, num_warps)
+    for tile in tl.range(tl.program_id(0), tl.cdiv(n, BLOCK), workers):
+        offs = tile * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * tile, mask=offs < n)
+
+
+def scale(x):
+    y = torch.empty_like(x)
+    grid = lambda META: (min(GRID, triton.cdiv(x.numel(), META["BLOCK"])),)
+    scale_kernel[grid](x, y, x.numel())
+    return y
+'''
+
+
+def test_the_grid_reads_what_a_config_gives_the_kernel():
+    # META["num_warps"] is the kernel's own num_warps: at most cdiv(64, num_warps) programs stride
+    # the tiles by that many, and no two meet
+    assert _races(PERSISTENT.replace("GRID", 'triton.cdiv(64, META["num_warps"])')) == []
+
+
+def test_a_grid_wider_than_the_stride_races():
+    # twice as many programs as the loop strides by: program p and p + workers take the same tiles
+    found = _races(PERSISTENT.replace("GRID", '2 * triton.cdiv(64, META["num_warps"])'))
+    assert [f.level for f in found] == [Level.ERROR]
