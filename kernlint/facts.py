@@ -453,13 +453,10 @@ def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: d
     (a parameter without either is a tensor or a size the host passes: unknown, or a tensor)."""
     params = [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]
     bound: dict[str, _Value] = {}
-    if call is not None:
-        positional = [a for a in call.args if a.keyword is None]
-        for p, a in zip([*fn.params.posonly_params, *fn.params.params], positional):
-            bound[p.name.value] = _Value(ev.value(a.value, caller_env or {}), "argument")
-        for a in call.args:
-            if a.keyword is not None:
-                bound[a.keyword.value] = _Value(ev.value(a.value, caller_env or {}), "argument")
+    passed = N.call_arguments(fn, call) if call is not None else None
+    if passed is not None:  # (a call that spreads its arguments binds none that is known)
+        for name, value in passed[0].items():
+            bound[name] = _Value(ev.value(value, caller_env or {}), "argument")
     for p in params:
         name = p.name.value
         if name in bound:
@@ -468,14 +465,6 @@ def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: d
             env[name] = _Value(ev.value(p.default, env), "default")
         else:
             env[name] = _Value(_Tensor(name), "parameter") if call is None else _Value(UNKNOWN, "parameter")
-
-
-def _targets(node: cst.BaseAssignTargetExpression | cst.BaseExpression) -> list[str]:
-    if isinstance(node, cst.Name):
-        return [node.value]
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return [n for el in node.elements for n in _targets(el.value)]
-    return []
 
 
 def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict, how: str,
@@ -497,7 +486,7 @@ def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict
                 else:
                     _assign(ev, el.value, v, env, "tuple unpacking")
         else:
-            for name in _targets(target):
+            for name in N.target_names(target):
                 env[name] = _Value(UNKNOWN, how)
             if node is not None and not starred:
                 for i, el in enumerate(elements):
@@ -616,7 +605,7 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 return None
             looped = dict(env)
             if isinstance(stmt, cst.For):
-                for name in _targets(stmt.target):
+                for name in N.target_names(stmt.target):
                     looped[name] = _Value(UNKNOWN, "loop variable")
             run_block(ev, stmt.body.body, looped, on_statement)
             exits = isinstance(stmt, cst.While) and not _breaks(stmt.body)

@@ -25,7 +25,7 @@ from kernlint.engine.terms import disjunction, int_op
 from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, size_arguments
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
-from kernlint.source.names import int_literal, source_text
+from kernlint.source.names import call_arguments, int_literal, source_text
 
 MAX_SIZE = 2 ** 31
 
@@ -366,16 +366,15 @@ class _Wrapper:
         (a + b - 1) // b``): that expression, each parameter the term the call passes."""
         fn = self.state.info.functions.get(name)
         returned = returned_expression(fn)
-        if returned is None or any(a.star for a in call.args):
+        params = fn.params if returned is not None else None
+        if params is None or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
             return None
-        params = fn.params
-        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+        found = call_arguments(fn, call)
+        if found is None or found[1]:
             return None
-        names = [p.name.value for p in (*params.posonly_params, *params.params)]
         passed: dict[str, z3.ExprRef] = {}
-        for i, arg in enumerate(call.args):
-            key = arg.keyword.value if arg.keyword is not None else (names[i] if i < len(names) else None)
-            term = self.node(arg.value) if key is not None else None
+        for key, value in found[0].items():
+            term = self.node(value)
             if term is None:
                 return None
             passed[key] = term

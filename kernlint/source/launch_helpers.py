@@ -39,9 +39,7 @@ def find_helpers(functions: dict[str, cst.FunctionDef], subscripted: set[str]) -
         calls = _subscript_calls(fn.body, wanted)
         if len(calls) == 1:  # several launches in one helper: which one a call makes is not known
             param, call = calls[0]
-            assigned = _Assigned()
-            fn.body.visit(assigned)
-            out[name] = LaunchHelper(fn, param, call, frozenset(assigned.names))
+            out[name] = LaunchHelper(fn, param, call, frozenset(N.assigned_names(fn.body)))
     return out
 
 
@@ -74,23 +72,11 @@ def _bind(fn: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression] 
     """Each parameter's expression at the call (a default where the call passes none); the extra
     keywords, as a ``dict(...)``, for a ``**kwargs`` parameter. None where the call spreads its own
     arguments or misses a parameter."""
+    found = N.call_arguments(fn, call)
+    if found is None:
+        return None
+    bound, extra = found
     positional = _positional(fn)
-    bound: dict[str, cst.BaseExpression] = {}
-    extra: list[cst.Arg] = []
-    known = {p.name.value for p in positional + list(fn.params.kwonly_params)}
-    at = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if at >= len(positional):
-                return None
-            bound[positional[at].name.value] = arg.value
-            at += 1
-        elif arg.keyword.value in known:
-            bound[arg.keyword.value] = arg.value
-        else:
-            extra.append(arg)
     for p in positional + list(fn.params.kwonly_params):
         if p.name.value not in bound:
             if p.default is None:
@@ -135,46 +121,6 @@ def _subscript_calls(body: cst.BaseSuite, names: set[str]) -> list[tuple[str, cs
                     and isinstance(value.func.value, cst.Name) and value.func.value.value in names):
                 found.append((value.func.value.value, value))
     return found
-
-
-class _Assigned(cst.CSTVisitor):
-    """The names a function's body binds (nested functions excluded, comprehensions included)."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def _bind(self, target: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            self.names.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
 
 
 class _Substitute(cst.CSTTransformer):

@@ -287,6 +287,30 @@ def statement_lines(body: cst.CSTNode, stop: tuple = (cst.FunctionDef, cst.Class
             todo.extend(c for c in child_nodes(node) if isinstance(c, (cst.SimpleStatementLine, *STATEMENT_PARTS)))
 
 
+def call_arguments(fn: cst.FunctionDef, call: cst.Call) -> tuple[dict[str, cst.BaseExpression], list[cst.Arg]] | None:
+    """Each of ``fn``'s parameters the call passes -> the argument's expression, and the keyword
+    arguments no parameter of that name takes (``**kwargs``'s); None where the call spreads
+    ``*args`` or ``**kwargs`` or passes more positional arguments than ``fn`` takes."""
+    positional = [*fn.params.posonly_params, *fn.params.params]
+    known = {p.name.value for p in (*positional, *fn.params.kwonly_params)}
+    bound: dict[str, cst.BaseExpression] = {}
+    extra: list[cst.Arg] = []
+    at = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if at >= len(positional):
+                return None
+            bound[positional[at].name.value] = arg.value
+            at += 1
+        elif arg.keyword.value in known:
+            bound[arg.keyword.value] = arg.value
+        else:
+            extra.append(arg)
+    return bound, extra
+
+
 def assigned_names(body) -> set[str]:
     """Names a block assigns (statements only: a walk without a libcst visitor)."""
     names: set[str] = set()
@@ -305,10 +329,21 @@ def assigned_names(body) -> set[str]:
                 elif small_kind is cst.Expr and type(small.value) is cst.NamedExpr:
                     _targets(small.value.target, names)
         elif kind in (cst.For, cst.While, cst.If, cst.With, cst.Try):
-            if isinstance(stmt, cst.For):
+            if kind is cst.For:
                 _targets(stmt.target, names)
-            if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.NamedExpr):
+            elif kind is cst.If and isinstance(stmt.test, cst.NamedExpr):
                 _targets(stmt.test.target, names)
+            elif kind is cst.With:
+                for item in stmt.items:
+                    if item.asname is not None:
+                        _targets(item.asname.name, names)
+            elif kind is cst.Try:
+                for handler in stmt.handlers:
+                    if handler.name is not None:
+                        _targets(handler.name.name, names)
+                    todo.extend(handler.body.body)
+                if stmt.finalbody is not None:
+                    todo.extend(stmt.finalbody.body.body)
             todo.extend(stmt.body.body)
             orelse = getattr(stmt, "orelse", None)
             if isinstance(orelse, cst.If):
@@ -318,9 +353,18 @@ def assigned_names(body) -> set[str]:
     return names
 
 
+def target_names(node) -> set[str]:
+    """The names an assignment target binds (``a``, ``a, (b, *c)``)."""
+    names: set[str] = set()
+    _targets(node, names)
+    return names
+
+
 def _targets(node, names: set[str]) -> None:
     if isinstance(node, cst.Name):
         names.add(node.value)
     elif isinstance(node, (cst.Tuple, cst.List)):
         for el in node.elements:
             _targets(el.value, names)
+    elif isinstance(node, cst.StarredElement):
+        _targets(node.value, names)
