@@ -520,6 +520,10 @@ class Evaluator:
             merged[name] = a if a is b else _select(c1, a, b)
         self.env = merged
 
+    def _alike(self) -> Num:
+        """A stand-in for a value the engine does not model that every program computes alike."""
+        return Num(self.sym.fresh("same", "a value every program computes alike"))
+
     def _uniform(self, test: cst.BaseExpression) -> bool:
         """Whether ``test`` calls nothing and reads only names whose values no program, lane,
         iteration or load changes (parameters, constants, the module's names)."""
@@ -788,6 +792,11 @@ class Evaluator:
             self.model.ceil_divs[out.term.get_id()] = (a.term, b.term, out.term)
             return out
         if name == TL + "where" and len(args) == 3:
+            if len(positional) == 3:
+                # an arm the engine does not model that reads nothing a program, lane, iteration or
+                # load changes (``0.0``, ``float("-inf")``): the same in every program
+                args = [args[0], *(a if isinstance(a, Num) or not self._uniform(n) else self._alike()
+                                   for a, n in zip(args[1:], positional[1:]))]
             test, otherwise = args[0], args[2]
             if isinstance(test, Num) and test.is_bool and _live(otherwise, positional[2] if len(positional) == 3 else None):
                 self.model.splits.append(test)
@@ -1059,7 +1068,7 @@ class Evaluator:
         if "value" in given and not isinstance(value, Num) and self._uniform(given["value"]):
             # a value the engine does not model that reads nothing a program, lane, iteration or load
             # changes (``1.0``, ``scale * 0.5``): whatever it is, every program stores the same
-            value = Num(self.sym.fresh("same", "a value every program computes alike"))
+            value = self._alike()
         other = self.expr(given["other"]) if "other" in given else None
         if "other" in given and not isinstance(other, Num) and self._uniform(given["other"]):
             other = None  # ``other=0.0``: the same in every program
