@@ -1033,6 +1033,9 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
     params = [p.name for p in kernel.params]
     position = 0
     for arg in call.args:
+        if arg.star == "**":  # (no positional argument follows it)
+            launch.spread = True
+            continue
         if arg.star:
             launch.starred = True
             continue

@@ -188,6 +188,8 @@ class Launch:
     caller: str | None = None
     #: positions after a ``*args`` argument are unknown
     starred: bool = False
+    #: keywords spread from a mapping (``**extra``): a parameter the launch does not name may be among them
+    spread: bool = False
     #: character offset of the launch in the module's text
     offset: int = -1
     #: the host code's state at the launch (:class:`kernlint.facts.HostScope`): bindings, asserts, branches

@@ -22,7 +22,9 @@ Asks the bounds engine, for every `tl.arange(start, end)`, whether its extent `e
 something else than a power of two for the values the kernel is compiled with: literals, module
 constants, constexpr defaults, `triton.autotune` configs and the constexprs of launches in the same
 module (an expression of them too, `2 * BLOCK`). A constexpr nothing in the module fixes is not
-asked about. The message names the values (the witness) and where they come from.
+asked about. An arange under an `if` on constexprs that those values make false is not compiled in
+that specialization (`if ROPE > 0:` launched with `ROPE=0`) and is not asked about either. The
+message names the values (the witness) and where they come from.
 
 ## Why is this bad?
 Triton blocks have power-of-two shapes: the kernel fails to compile (`arange's range must be a power

@@ -858,7 +858,8 @@ class Evaluator:
             return UNKNOWN
         self.lane_ids += 1
         module = self.info.module
-        lane = Lane(self.lane_ids, start.term, end.term, lambda: source_text(module, node).strip(), node)
+        branches = tuple(c for c in self.path if not any(c is guard for guard in self.guards))
+        lane = Lane(self.lane_ids, start.term, end.term, lambda: source_text(module, node).strip(), node, branches)
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
 

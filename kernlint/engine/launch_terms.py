@@ -733,12 +733,13 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 constexpr_values[p.name] = var
                 tuned.add(p.name)
                 continue
-            if p.default is not None and re.fullmatch(r"\d+", p.default.strip()):
+            if p.default is not None and not host.spread and re.fullmatch(r"\d+", p.default.strip()):
                 facts.values[p.name] = int_val(int(p.default))
                 constexpr_values[p.name] = facts.values[p.name]
-            elif p.default is None:
+            elif p.default is None or host.spread:
                 # set by what the engine cannot read (a tuner's configs, ``num_warps`` a config gives a
-                # kernel that declares it): the grid's ``META[name]`` is still the kernel's own value
+                # kernel that declares it, the launch's ``**extra``): the grid's ``META[name]`` is
+                # still the kernel's own value
                 constexpr_values[p.name] = var
 
         # scalars first: the sizes they pass (``x.numel()``) are what tensor extents are known by

@@ -142,6 +142,17 @@ def _ratio(ck, cl):
     return None
 
 
+def _pruned(branches: tuple, values: dict, params: dict) -> bool:
+    """Whether one of the ``if`` tests ``branches`` is false for the constexpr ``values`` (a test
+    that reads anything else is left open)."""
+    for test in branches:
+        mentioned = set(free_vars(test))
+        if mentioned and mentioned <= set(values):
+            if z3.is_false(z3.simplify(z3.substitute(test, *((params[n], values[n]) for n in mentioned)))):
+                return True
+    return False
+
+
 def _is_zero(term) -> bool:
     s = z3.simplify(term, som=True)
     return z3.is_int_value(s) and s.as_long() == 0
@@ -518,19 +529,27 @@ class Prover:
         if not names <= set(self.model.params) or names - self.model.constexprs or names & self.unread:
             return None  # a runtime value, one the engine does not model, or set by configs not read
         params = self.model.params
-        configs = [c for c in self.configs if c is not None] if names & self.tuned else [{}]
+        # the constexprs of the ``if`` tests around it: a specialization that prunes the branch
+        # (``if DPE > 0:`` compiled with ``DPE=0``) never compiles the arange
+        tested = set()
+        for c in lane.branches:
+            tested |= set(free_vars(c))
+        tested &= self.model.constexprs
+        wanted = names | tested
+        configs = [c for c in self.configs if c is not None] if wanted & self.tuned else [{}]
         for facts in self.launches or [None]:
             # what this launch passes as a constant (a literal, an expression of constants); a size
             # computed from a tensor's shape is whatever the caller makes it
-            given = {n: v for n, v in (facts.values.items() if facts is not None else ()) if n in names}
+            given = {n: v for n, v in (facts.values.items() if facts is not None else ()) if n in wanted}
             fixed = {n: z3.simplify(v) for n, v in given.items() if not free_vars(v)}
-            for n in names & set(self.defaults) - set(given):
+            for n in wanted & set(self.defaults) - set(given):
                 fixed[n] = int_val(self.defaults[n])
             for config in configs:
                 values = {**fixed, **{n: int_val(v) for n, v in config.items()
-                                      if n in names and isinstance(v, int) and not isinstance(v, bool)}}
-                if set(values) != names:
+                                      if n in wanted and isinstance(v, int) and not isinstance(v, bool)}}
+                if not names <= set(values) or _pruned(lane.branches, values, params):
                     continue
+                values = {n: v for n, v in values.items() if n in names}
                 extent = z3.simplify(z3.substitute(size, *((params[n], v) for n, v in values.items())))
                 if z3.is_int_value(extent) and not _power_of_two(extent.as_long()):
                     shown = {n: v.as_long() for n, v in sorted(values.items()) if z3.is_int_value(v)}

@@ -80,6 +80,8 @@ class Lane:
     written: object = field(compare=False, hash=False)
     #: the ``tl.arange`` call
     node: object = field(default=None, compare=False, hash=False)
+    #: the ``if`` conditions it is evaluated under (a branch a constexpr prunes is not compiled)
+    branches: tuple = field(default=(), compare=False, hash=False)
 
     @property
     def text(self) -> str:
