@@ -14,7 +14,7 @@ from kernlint.rule import Confirmation
 #: compile errors that a wrong guess of an argument's type produces
 _TYPE_ERROR = re.compile(r"invalid operands of type|Unsupported ptr type|unexpected type|bounds and step must all be "
                          r"ints|Expected dtype|is not a pointer|has no attribute 'is_int'|operands must be same dtype|"
-                         r"Loop-carried variable \w+ has initial type")
+                         r"Loop-carried variable \w+ has initial type|unsupported tensor index")
 
 
 class CompileError(IRRule):
@@ -51,8 +51,12 @@ def fill(x_ptr, n):
     tl.store(x_ptr + offs, 1.0, mask=offs < n)
 ```
 If the error comes from kernlint's guessed specialization rather than from a real launch, state
-the real one with ``# kernlint: specialize(NAME=VALUE, ...)`` above the kernel. Errors under the
-guessed (fallback) specialization are reported at level ``note``.
+the real one with ``# kernlint: specialize(NAME=VALUE, ...)`` above the kernel. An error is reported
+at level ``note``, not ``error``, where it may be kernlint's rather than the kernel's: under the
+guessed (fallback) specialization, under a launch or autotune config with a constexpr none of them
+gives (the message names the guessed values), for an error that a guessed argument type produces,
+and where the module could not be loaded to compile the kernel at all (a package the environment
+lacks, a GPU driver queried at import, a kernel defined inside a function).
 """
     bad = (
         '''import triton
@@ -90,12 +94,20 @@ def fill(x_ptr, n):
             f"{what} for {compiled.spec.label} on sm_{compiled.capability}: {compiled.error}",
             ir="compiler", excerpt=[compiled.error], stage=stage,
         )
+        if stage == "import":
+            # the module does not load here (a package this environment lacks, a GPU driver queried
+            # at import, a kernel defined inside a function): nothing was compiled, nothing is judged
+            finding.level = Level.NOTE
+            finding.message += " (the kernel was not compiled: this says nothing of it)"
         # type errors are notes too under launch and autotune specializations: those give constexpr
-        # values, but the argument types (pointer or integer, element types) are still kernlint's guess
-        if stage != "import" and (compiled.spec.origin == "fallback" or (
-                compiled.spec.origin != "comment" and _TYPE_ERROR.search(compiled.error or ""))):
+        # values, but the argument types (pointer or integer, element types, tuples) are still
+        # kernlint's guess; so is an error under constexpr values no launch, config or default gave
+        elif compiled.spec.origin == "fallback" or (
+                compiled.spec.origin != "comment" and _TYPE_ERROR.search(compiled.error or "")):
             # kernlint guessed the argument types: the error may be the guess's, not the kernel's
             finding.level = Level.NOTE
             finding.message += " (with kernlint's guessed argument types: state the real ones with " \
                                "'# kernlint: specialize(...)')"
+        elif compiled.spec.origin != "comment" and compiled.spec.guessed:
+            finding.level = Level.NOTE
         yield finding
