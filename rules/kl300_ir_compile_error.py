@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from typing import Iterable
 
@@ -11,6 +12,10 @@ from kernlint.model import Finding, Level
 from kernlint.rule import Confirmation
 
 
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+_MISSING_NAME = re.compile(r"ImportError: cannot import name '\w+' from '[\w.]+'")
+#: a name the kernel uses that no branch taken for the compiled constexpr values defined
+_UNDEFINED = re.compile(r"NameError\('\w+ is not defined'\)")
 #: compile errors that a wrong guess of an argument's type produces
 _TYPE_ERROR = re.compile(r"invalid operands of type|Unsupported ptr type|unexpected type|bounds and step must all be "
                          r"ints|Expected dtype|is not a pointer|has no attribute 'is_int'|operands must be same dtype|"
@@ -53,10 +58,12 @@ def fill(x_ptr, n):
 If the error comes from kernlint's guessed specialization rather than from a real launch, state
 the real one with ``# kernlint: specialize(NAME=VALUE, ...)`` above the kernel. An error is reported
 at level ``note``, not ``error``, where it may be kernlint's rather than the kernel's: under the
-guessed (fallback) specialization, under a launch or autotune config with a constexpr none of them
-gives (the message names the guessed values), for an error that a guessed argument type produces,
-and where the module could not be loaded to compile the kernel at all (a package the environment
-lacks, a GPU driver queried at import, a kernel defined inside a function).
+guessed (fallback) specialization, for an error that a guessed argument type produces, for a name
+only some constexpr branches define under constexpr values none of the launches, configs or
+defaults gave (the message names the guessed values), and where the module could not be loaded to
+compile the kernel at all (a package the environment lacks, a GPU driver queried at import, a
+kernel defined inside a function). A module that imports what an installed package no longer has
+(`triton.ops`) is an error: it fails wherever that version is installed.
 """
     bad = (
         '''import triton
@@ -94,7 +101,7 @@ def fill(x_ptr, n):
             f"{what} for {compiled.spec.label} on sm_{compiled.capability}: {compiled.error}",
             ir="compiler", excerpt=[compiled.error], stage=stage,
         )
-        if stage == "import":
+        if stage == "import" and not _incompatible(compiled.error or ""):
             # the module does not load here (a package this environment lacks, a GPU driver queried
             # at import, a kernel defined inside a function): nothing was compiled, nothing is judged
             finding.level = Level.NOTE
@@ -108,6 +115,20 @@ def fill(x_ptr, n):
             finding.level = Level.NOTE
             finding.message += " (with kernlint's guessed argument types: state the real ones with " \
                                "'# kernlint: specialize(...)')"
-        elif compiled.spec.origin != "comment" and compiled.spec.guessed:
+        elif compiled.spec.origin != "comment" and compiled.spec.guessed and _UNDEFINED.search(compiled.error or ""):
+            # a name only some constexpr branches define, under values kernlint guessed for them
             finding.level = Level.NOTE
         yield finding
+
+
+def _incompatible(error: str) -> bool:
+    """Whether an import failure says the module does not work with what is installed (a module
+    or name an installed package no longer has: ``triton.ops``, ``torch._C._cuda_getCurrentRawStream``)
+    rather than that this environment lacks a package altogether."""
+    if _MISSING_NAME.search(error):
+        return True
+    missing = _MISSING_MODULE.search(error)
+    if missing is None:
+        return False
+    top = missing.group(1).split(".")[0]
+    return top != missing.group(1) and importlib.util.find_spec(top) is not None

@@ -75,6 +75,14 @@ def test_import_error_is_a_finding_at_its_line(tmp_path):
     assert findings[0].level is Level.NOTE and "was not compiled" in findings[0].message
 
 
+def test_a_module_an_installed_package_no_longer_has_is_an_error(tmp_path):
+    # (``triton.ops`` went away in Triton 3): the module fails wherever this Triton is installed
+    path = tmp_path / "k.py"
+    path.write_text("import triton\nimport triton.not_a_module_kernlint\n" + SOURCE.split("\n", 1)[1])
+    findings = run_ir_phase([str(path)], cache_dir=None, select=["KL300"])
+    assert [(f.rule, f.span.line, f.level) for f in findings] == [("KL300", 2, Level.ERROR)]
+
+
 def test_timeout_becomes_a_finding(tmp_path):
     path = tmp_path / "k.py"
     path.write_text(SOURCE)
