@@ -101,11 +101,12 @@ def fill(x_ptr, n):
             f"{what} for {compiled.spec.label} on sm_{compiled.capability}: {compiled.error}",
             ir="compiler", excerpt=[compiled.error], stage=stage,
         )
-        if stage == "import" and not _incompatible(compiled.error or ""):
-            # the module does not load here (a package this environment lacks, a GPU driver queried
-            # at import, a kernel defined inside a function): nothing was compiled, nothing is judged
-            finding.level = Level.NOTE
-            finding.message += " (the kernel was not compiled: this says nothing of it)"
+        if stage == "import":
+            if not _incompatible(compiled.error or ""):
+                # the module does not load here (a package this environment lacks, a GPU driver
+                # queried at import, a kernel defined inside a function): nothing was compiled
+                finding.level = Level.NOTE
+                finding.message += " (the kernel was not compiled: this says nothing of it)"
         # type errors are notes too under launch and autotune specializations: those give constexpr
         # values, but the argument types (pointer or integer, element types, tuples) are still
         # kernlint's guess; so is an error under constexpr values no launch, config or default gave
