@@ -1037,7 +1037,17 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
             launch.spread = True
             continue
         if arg.star:
-            launch.starred = True
+            # ``*strides`` of a tuple the host code writes out: its elements take the next positions
+            # (unknown values, but the arguments after it are bound where they belong)
+            length = None if launch.starred else _spread_length(arg.value, env)
+            if length is None:
+                launch.starred = True
+                continue
+            text = ev.code(arg.value)
+            for i in range(length):
+                if position < len(params):
+                    launch.args[params[position]] = BoundArg(params[position], f"{text}[{i}]")
+                position += 1
             continue
         if arg.keyword is not None:
             key = arg.keyword.value
@@ -1054,6 +1064,26 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
         launch.args[params[position]] = _bound(ev, params[position], arg.value, env, written)
         position += 1
     return launch
+
+
+def _spread_length(node: cst.BaseExpression, env: dict, depth: int = 0) -> int | None:
+    """How many arguments ``*node`` passes, where the host code writes the tuple out: a literal tuple
+    or list, a name bound to one, or ``a if c else b`` of two of one length; None otherwise."""
+    if depth > 4:
+        return None
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return None if any(isinstance(el, cst.StarredElement) for el in node.elements) else len(node.elements)
+    if isinstance(node, cst.IfExp):
+        a, b = (_spread_length(x, env, depth + 1) for x in (node.body, node.orelse))
+        return a if a is not None and a == b else None
+    if isinstance(node, cst.Name):
+        bound = env.get(node.value)
+        if isinstance(bound, _Value):
+            if isinstance(bound.value, (tuple, list)):
+                return len(bound.value)
+            if bound.node is not None and bound.index is None:
+                return _spread_length(bound.node, env, depth + 1)
+    return None
 
 
 def returned_expression(fn) -> cst.BaseExpression | None:

@@ -355,3 +355,22 @@ def test_a_while_loop_left_by_break_or_return_gives_no_exit_condition():
         assert breaks(body), body
     for body in ("\n    g //= 2\n", "\n    for i in r:\n        break\n", "\n    def f():\n        return 1\n"):
         assert not breaks(body), body
+
+
+def test_a_spread_tuple_the_host_writes_out_takes_its_positions():
+    f = facts('''
+def launch(a, c, M, N, square):
+    sizes = (M, M) if square else (M, N)
+    mm[(1,)](a, c, *sizes, BLOCK_M=64, BLOCK_N=64, BLOCK_K=BLOCK_K)
+    mm[(1,)](a, *[c, M], N, BLOCK_M=32, BLOCK_N=32, BLOCK_K=BLOCK_K)
+    mm[(1,)](a, *unknown_args, BLOCK_M=16, BLOCK_N=16, BLOCK_K=BLOCK_K)
+    mm[(1,)](a, c, M, N, BLOCK_M=8, **options)
+''')
+    spread, listed, unknown, keywords = f.launches_of("mm")
+    # the positions after the spread are the tuple's: M and N are bound (values unknown), the rest known
+    assert not spread.starred and {"M", "N"} <= set(spread.args) and spread.args["BLOCK_M"].value.value == 64
+    assert listed.args["c_ptr"].text == "[c, M][0]" and listed.args["N"].text == "N"
+    # a spread of a tuple nobody wrote out: the positions after it are unknown
+    assert unknown.starred and "c_ptr" not in unknown.args
+    # keywords spread from a mapping: the arguments the launch names are still bound
+    assert keywords.spread and not keywords.starred and keywords.args["N"].text == "N"
