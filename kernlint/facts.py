@@ -1071,8 +1071,9 @@ def _spread_length(node: cst.BaseExpression, env: dict, depth: int = 0) -> int |
     or list, a name bound to one, or ``a if c else b`` of two of one length; None otherwise."""
     if depth > 4:
         return None
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return None if any(isinstance(el, cst.StarredElement) for el in node.elements) else len(node.elements)
+    listed = N.written_out(node)
+    if listed is not None:
+        return len(listed)
     if isinstance(node, cst.IfExp):
         a, b = (_spread_length(x, env, depth + 1) for x in (node.body, node.orelse))
         return a if a is not None and a == b else None

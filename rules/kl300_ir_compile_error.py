@@ -109,7 +109,7 @@ def fill(x_ptr, n):
                 finding.message += " (the kernel was not compiled: this says nothing of it)"
         # type errors are notes too under launch and autotune specializations: those give constexpr
         # values, but the argument types (pointer or integer, element types, tuples) are still
-        # kernlint's guess; so is an error under constexpr values no launch, config or default gave
+        # kernlint's guess
         elif compiled.spec.origin == "fallback" or (
                 compiled.spec.origin != "comment" and _TYPE_ERROR.search(compiled.error or "")):
             # kernlint guessed the argument types: the error may be the guess's, not the kernel's

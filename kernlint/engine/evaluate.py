@@ -520,6 +520,10 @@ class Evaluator:
             merged[name] = a if a is b else _select(c1, a, b)
         self.env = merged
 
+    def _branches(self) -> tuple:
+        """The ``if`` tests among the path conditions (the loop guards left out)."""
+        return tuple(c for c in self.path if not any(c is guard for guard in self.guards))
+
     def _alike(self) -> Num:
         """A stand-in for a value the engine does not model that every program computes alike."""
         return Num(self.sym.fresh("same", "a value every program computes alike"))
@@ -858,8 +862,8 @@ class Evaluator:
             return UNKNOWN
         self.lane_ids += 1
         module = self.info.module
-        branches = tuple(c for c in self.path if not any(c is guard for guard in self.guards))
-        lane = Lane(self.lane_ids, start.term, end.term, lambda: source_text(module, node).strip(), node, branches)
+        lane = Lane(self.lane_ids, start.term, end.term, lambda: source_text(module, node).strip(), node,
+                    self._branches())
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
 
@@ -1087,7 +1091,7 @@ class Evaluator:
             self.model.accesses.append(Access(
                 kind, node, self.site or node, ptr, mask, tuple(self.path), checked,
                 self.helpers[-1] if self.helpers else None, tuple(self.loops), given.get("mask"),
-                tuple(c for c in self.path if not any(c is guard for guard in self.guards)), unchecked, value,
+                self._branches(), unchecked, value,
             ))
         rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0
         if kind == "store":
@@ -1201,15 +1205,13 @@ _BASE_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in _BASES)
 
 
 def _live(value, node) -> bool:
-    """Whether ``value`` (written as ``node``) varies from lane to lane or program to program: data,
-    a block, a program's own number, or an expression the engine does not model that is not a
-    literal (``0.0``, ``-float("inf")``)."""
+    """Whether a ``tl.where`` arm ``value`` (written as ``node``) varies from lane to lane or program
+    to program: data, a block, a program's own number, or an expression the engine does not model
+    other than ``float("inf")`` (literal arms are stand-ins every program computes alike by now)."""
     if isinstance(value, Num):
         return bool(value.lanes) or value.data or any(n.startswith(PER_PROGRAM) for n in free_vars(value.term))
     while isinstance(node, cst.UnaryOperation):
         node = node.expression
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return False
     return not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float")
 
 

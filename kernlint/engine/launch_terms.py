@@ -25,7 +25,7 @@ from kernlint.engine.terms import disjunction, int_op
 from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, size_arguments
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
-from kernlint.source.names import call_arguments, int_literal, source_text
+from kernlint.source.names import call_arguments, int_literal, source_text, written_out
 
 MAX_SIZE = 2 ** 31
 
@@ -95,11 +95,11 @@ class _Wrapper:
         out of such a display has at most that many elements (``[t for t in (dW, dB) if t is not
         None]``); anything else is a tensor's first dimension."""
         node = self.assigned(name)
-        listed = _written_out(node)
+        listed = written_out(node)
         if listed is not None:
             return int_val(len(listed))
         if isinstance(node, cst.ListComp) and node.for_in.inner_for_in is None \
-                and _written_out(node.for_in.iter) is not None:
+                and written_out(node.for_in.iter) is not None:
             most = len(node.for_in.iter.elements)
             if not node.for_in.ifs:
                 return int_val(most)
@@ -302,7 +302,7 @@ class _Wrapper:
                 key = index.evaluated_value
                 return self.constexpr_values.get(key)
             i = int_literal(index)
-            listed = _written_out(self.assigned(value.value)) if isinstance(value, cst.Name) else None
+            listed = written_out(self.assigned(value.value)) if isinstance(value, cst.Name) else None
             if i is not None and listed is not None and -len(listed) <= i < len(listed):
                 return self.node(listed[i])  # ``grid_hist[1]`` of ``grid_hist = (a, b)``
             return None
@@ -633,13 +633,6 @@ def _grid(scope, launch):
     if isinstance(grid, cst.Lambda):
         grid = grid.body
     return grid
-
-
-def _written_out(node) -> list | None:
-    """The elements of a list or tuple written out element by element (none spread with ``*``)."""
-    if not isinstance(node, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in node.elements):
-        return None
-    return [e.value for e in node.elements]
 
 
 def _slice_length(piece: cst.Slice) -> int | None:

@@ -458,9 +458,7 @@ class Prover:
     def _flag_launches(self, access: Access) -> tuple[set, list]:
         """The names the ``if`` tests around the access read, and the launches that fix every
         constexpr among them."""
-        path_vars = set()
-        for t in access.branches:
-            path_vars |= set(free_vars(t))
+        path_vars = set(merged_free(access.branches))
         if isinstance(access.mask, Num):  # a mask chosen by a flag (``offs < K if not EVEN_K else True``)
             for t in _choices(access.mask.term):
                 names = set(free_vars(t))
@@ -531,11 +529,7 @@ class Prover:
         params = self.model.params
         # the constexprs of the ``if`` tests around it: a specialization that prunes the branch
         # (``if DPE > 0:`` compiled with ``DPE=0``) never compiles the arange
-        tested = set()
-        for c in lane.branches:
-            tested |= set(free_vars(c))
-        tested &= self.model.constexprs
-        wanted = names | tested
+        wanted = names | (merged_free(lane.branches).keys() & self.model.constexprs)
         configs = [c for c in self.configs if c is not None] if wanted & self.tuned else [{}]
         for facts in self.launches or [None]:
             # what this launch passes as a constant (a literal, an expression of constants); a size

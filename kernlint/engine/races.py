@@ -26,7 +26,7 @@ from kernlint.engine.evaluate import Access
 from kernlint.engine.query import Prover
 from kernlint.engine.launch_terms import MAX_SIZE
 from kernlint.engine.symbols import PER_PROGRAM, UNMODELLED, Num, Ptr, at_least, at_most, int_val, int_var
-from kernlint.engine.terms import free_vars, int_op
+from kernlint.engine.terms import free_vars, int_op, merged_free
 
 SECOND = "@2"
 
@@ -417,10 +417,7 @@ def _polls(model, access: Access) -> bool:
     counted = {getattr(a.ptr, "base", None) for a in model.accesses if a.kind == "atomic"}
     if not counted:
         return False
-    tested = set()
-    for c in access.branches:
-        tested |= set(free_vars(c))
-    return any(model.loaded_from.get(n) in counted for n in tested)
+    return any(model.loaded_from.get(n) in counted for n in merged_free(access.branches))
 
 
 def _loads_what_it_writes(accesses) -> bool:

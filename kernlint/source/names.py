@@ -287,6 +287,13 @@ def statement_lines(body: cst.CSTNode, stop: tuple = (cst.FunctionDef, cst.Class
             todo.extend(c for c in child_nodes(node) if isinstance(c, (cst.SimpleStatementLine, *STATEMENT_PARTS)))
 
 
+def written_out(node) -> list | None:
+    """The elements of a list or tuple written out element by element (none spread with ``*``)."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return None
+    return [e.value for e in node.elements]
+
+
 def call_arguments(fn: cst.FunctionDef, call: cst.Call) -> tuple[dict[str, cst.BaseExpression], list[cst.Arg]] | None:
     """Each of ``fn``'s parameters the call passes -> the argument's expression, and the keyword
     arguments no parameter of that name takes (``**kwargs``'s); None where the call spreads
