@@ -15,6 +15,7 @@ unmodelled values): nothing.
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 from dataclasses import dataclass, field
 from typing import Callable
@@ -386,9 +387,6 @@ class Prover:
         self.model = model
         self.launches = launches
         self.describe = describe  # term -> source-like text, for messages
-        self.stated = stated_bounds(model)
-        # (index, bound) of the tests that split an axis (``tl.where(d < ROT, rotated, d)``)
-        self.splits = {(a.get_id(), b.get_id()) for test in model.splits for a, b, _ in _mask_bounds(test)}
         self.solving = Solving()
         #: (offset, loop, lane) ids -> what ``_walked_index`` made of them
         self._walks: dict[tuple, tuple | None] = {}
@@ -405,6 +403,16 @@ class Prover:
         self.configs = config_values(kernel) if kernel is not None else []
         self.unread = unread_keys(kernel) if kernel is not None else set()
         self.tuned = tuned_names(kernel) if kernel is not None else set()
+
+    @functools.cached_property
+    def stated(self) -> list[tuple]:
+        """:func:`stated_bounds` of the kernel (read only where a launch leaves an extent open)."""
+        return stated_bounds(self.model)
+
+    @functools.cached_property
+    def splits(self) -> set[tuple]:
+        """(index, bound) of the tests that split an axis (``tl.where(d < ROT, rotated, d)``)."""
+        return {(a.get_id(), b.get_id()) for test in self.model.splits for a, b, _ in _mask_bounds(test)}
 
     def modelled(self, access: Access, *extra) -> tuple[list, list, dict] | None:
         """(path and mask conditions, lane domain, the names they, the address and ``extra`` terms

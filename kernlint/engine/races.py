@@ -21,7 +21,7 @@ import z3
 from z3 import z3core as C
 from z3.z3 import _to_expr_ref
 
-from kernlint.engine import monotone, terms
+from kernlint.engine import apart, monotone, terms
 from kernlint.engine.evaluate import Access
 from kernlint.engine.query import Prover
 from kernlint.engine.launch_terms import MAX_SIZE
@@ -273,7 +273,9 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     the wrapper's names those are made of), or None where one of them refutes it. ``programs``: the
     program ids of which the goal asks that one differ between the two programs (the goal also asks
     that ``address`` be the same for both)."""
-    facts, sized, layouts = _layouts(prover, facts, goal, address, given or {})
+    facts, sized, layouts, valued = _layouts(prover, facts, goal, address, given or {})
+    if _apart_at_every_size(facts, address, programs, valued):
+        return None  # what every layout would answer (unsat, or no such layout), without a layout
     first, impossible = None, 0
     for values, layout in layouts:
         if programs and _disjoint(facts, address, programs, layout):
@@ -305,9 +307,11 @@ def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | N
     1024)`` programs is one program at the stand-in n only, and ``pid % S`` never repeats below a
     stand-in S above every grid)."""
     if every_size:
+        if _apart_at_every_size(facts, address, programs):
+            return not _impossible(prover, facts)
         result, _ = prover.solving.solve(facts, goal, rlimit=RACE_RLIMIT, tighten=False)
         return result == z3.unsat and not _impossible(prover, facts)
-    facts, sized, layouts = _layouts(prover, facts, goal, address, given or {})
+    facts, sized, layouts, _ = _layouts(prover, facts, goal, address, given or {})
     asked = 0
     for values, layout in layouts:
         if programs and _disjoint(facts, address, programs, layout):
@@ -324,10 +328,10 @@ def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | N
     return asked > 0
 
 
-def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dict, list]:
+def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dict, list, set]:
     """(the facts, less the size caps of the names that stand for strides; the stand-in value of
     each other size; for each layout, the equations that set its strides and free blocks and all
-    its values by name)."""
+    its values by name; the names every layout gives a value, at least 1)."""
     model = prover.model
     found = {}
     for f in (*facts, goal):
@@ -379,7 +383,7 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
                       **dict.fromkeys(free_blocks, block), **{n: block << i for i, n in enumerate(launched_blocks)}}
             yield values, layout
 
-    return facts, sized, layouts()
+    return facts, sized, layouts(), {*names, *free_blocks, *launched_blocks}
 
 
 def _launched(model, given: dict, blocks: set[str]) -> list[str]:
@@ -657,6 +661,17 @@ def _digit(op, name, b: int):
     if m is None or m % b == 0:
         return ("digit", variable, d, b)  # (x % m) % b == x % b where b divides m
     return None
+
+
+def _apart_at_every_size(facts: list, address, programs, valued=frozenset()) -> bool:
+    """:func:`kernlint.engine.apart.at_every_size` of the facts and address terms."""
+    if not programs or address.ctx is not z3.main_ctx():
+        return False
+    try:
+        atoms, _ = _atoms([_tree(monotone.read(f)) for f in facts])
+        return apart.at_every_size(atoms, _tree(monotone.read(address)), programs, valued)
+    except (z3.Z3Exception, RecursionError):
+        return False
 
 
 def _disjoint(facts: list, address, programs, values: dict) -> bool:

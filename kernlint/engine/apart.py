@@ -1,0 +1,309 @@
+"""Two programs apart at every size, shown without the solver and without a layout.
+
+An address ``c1 * p1 + c2 * p2 + r`` (the ``c`` polynomials in the launch's sizes and strides, the
+``p`` program ids, ``r`` lanes and loop iterations times such polynomials) is reached by two programs
+that differ in an id only if, in every order of the ids, some ``c`` is at most what everything after
+it can differ by between the two programs. So where, in one order, each ``c - 1`` is at least that
+spread, the two programs meet nowhere. The facts give the spread: bounds of each variable
+(``lane < n_cols``, ``pid < grid``) and equations between sizes (``stride == x.shape[1]``,
+``n_cols == x.shape[1]``). ``c - 1 - spread`` is shown non-negative when, the equations applied, it
+is a polynomial whose coefficients are all non-negative over names the facts state non-negative.
+
+The proof holds at every size, so in every layout a race question asks: it is tried once, before
+them. It only proves; anything it does not show is left to the layouts and the solver.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import z3
+
+from kernlint.engine.symbols import PER_PROGRAM
+
+_ADD, _SUB, _MUL, _NEG = z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS
+_DIV, _MOD = z3.Z3_OP_IDIV, z3.Z3_OP_MOD
+_LE, _GE, _LT, _GT, _EQ = z3.Z3_OP_LE, z3.Z3_OP_GE, z3.Z3_OP_LT, z3.Z3_OP_GT, z3.Z3_OP_EQ
+#: work per question before it is left to the layouts
+MAX_MONOMIALS = 64
+MAX_ORDERS = 24
+MAX_CHOICES = 16
+SECOND = "@2"
+
+
+def at_every_size(atoms: list, address: tuple, programs, positive=frozenset()) -> bool:
+    """Whether two programs that differ in one of ``programs`` (names of the first program's
+    variables; the second's carry ``@2``) cannot both reach ``address`` (a tree, as
+    :func:`kernlint.engine.races._tree` reads terms) under the comparisons ``atoms`` (trees
+    ``(op, left, right)``), for every value at least 1 of the names in ``positive`` (those each
+    layout gives a value). True only where shown."""
+    try:
+        return _shown(atoms, address, list(programs), set(positive))
+    except (RecursionError, TypeError, ValueError, KeyError, ZeroDivisionError):
+        return False
+
+
+def _shown(atoms: list, address: tuple, programs: list, positive: set) -> bool:
+    differences = []  # (op, left - right) of each comparison, as polynomials
+    for op, left, right in atoms:
+        a, b = _poly(left), _poly(right)
+        if a is not None and b is not None:
+            differences.append((op, _sub(a, b)))
+    defined = _definitions(differences)
+    differences = [(op, _substituted(d, defined)) for op, d in differences]
+    nonneg, at_least_one = _non_negative(differences)
+    known = _Known(defined, nonneg | positive | at_least_one, positive | at_least_one)
+    lows, highs = _bounds(differences)
+    start = _poly(address)
+    if start is None:
+        return False
+    coefficients = _per_variable(_substituted(start, defined))
+    if coefficients is None or any(p not in coefficients for p in programs):
+        return False  # a program id the address leaves out: two programs differing in it meet
+    # each variable's range, the same for both programs (a bound only one of them has is left out)
+    ranges = {}
+    for v in coefficients:
+        lo = [x for x in lows.get(v, ()) if x in lows.get(v + SECOND, ())]
+        hi = [x for x in highs.get(v, ()) if x in highs.get(v + SECOND, ())]
+        ranges[v] = [(dict(a), dict(b)) for a, b in itertools.islice(itertools.product(lo, hi), MAX_CHOICES)]
+    for order in itertools.islice(itertools.permutations(programs), MAX_ORDERS):
+        if _peels(order, coefficients, ranges, known):
+            return True
+    return False
+
+
+def _peels(order, coefficients: dict, ranges: dict, known: "_Known") -> bool:
+    """Whether each id of ``order`` in turn has a coefficient above what the variables after it can
+    differ by."""
+    rest = dict(coefficients)
+    for p in order:
+        step = _magnitude(rest.pop(p), known)
+        if step is None:
+            return False
+        below = [v for v in rest if ranges.get(v)]
+        if len(below) != len(rest):
+            return False  # a variable without a range: its spread is unbounded
+        widths = []
+        for v in below:
+            size = _magnitude(rest[v], known)
+            if size is None:
+                return False
+            widths.append([_mul(size, _sub(hi, lo)) for lo, hi in ranges[v]])
+        for choice in itertools.islice(itertools.product(*widths), MAX_CHOICES):
+            spread: dict = {}
+            for w in choice:
+                spread = _add(spread, w)
+            if known.non_negative(_sub(_sub(step, {(): 1}), spread)):
+                break
+        else:
+            return False
+    return True
+
+
+# -- polynomials: {monomial (sorted tuple of atoms): coefficient} ------------------------------------
+
+def _poly(t: tuple) -> dict | None:
+    tag = t[0]
+    if tag == "#":
+        return {(): t[1]} if t[1] else {}
+    if tag == "$":
+        return {(t[1],): 1}
+    if tag in (_ADD, _SUB, _NEG, _MUL):
+        args = [_poly(x) for x in t[1:]]
+        if any(a is None for a in args):
+            return None
+        if tag == _NEG:
+            return _scale(args[0], -1)
+        out = args[0]
+        for a in args[1:]:
+            out = _add(out, a) if tag == _ADD else _sub(out, a) if tag == _SUB else _mul(out, a)
+            if out is None or len(out) > MAX_MONOMIALS:
+                return None
+        return out
+    if tag in (_DIV, _MOD) and len(t) == 3:
+        a, b = _poly(t[1]), _poly(t[2])
+        if a is not None and b is not None and set(a) <= {()} and set(b) <= {()} and b.get((), 0):
+            x, y = a.get((), 0), b[()]
+            r = x % abs(y)  # z3's: the remainder is never negative
+            value = r if tag == _MOD else (x - r) // y
+            return {(): value} if value else {}
+        if not any(n.startswith(PER_PROGRAM) for n in _atom_names(t)):
+            return {((tag, t),): 1}  # a quotient of sizes: one quantity, however it is made
+    return None
+
+
+def _atom_names(t: tuple):
+    if t[0] == "$":
+        yield t[1]
+    elif t[0] != "#":
+        for x in t[1:]:
+            yield from _atom_names(x)
+
+
+def _add(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for m, c in b.items():
+        out[m] = out.get(m, 0) + c
+        if not out[m]:
+            del out[m]
+    return out
+
+
+def _scale(a: dict, k: int) -> dict:
+    return {m: c * k for m, c in a.items()} if k else {}
+
+
+def _sub(a: dict, b: dict) -> dict:
+    return _add(a, _scale(b, -1))
+
+
+def _mul(a: dict, b: dict) -> dict | None:
+    out: dict = {}
+    for (m, c), (n, d) in itertools.product(a.items(), b.items()):
+        key = tuple(sorted(m + n, key=repr))
+        out[key] = out.get(key, 0) + c * d
+        if not out[key]:
+            del out[key]
+    return out if len(out) <= MAX_MONOMIALS else None
+
+
+def _per_program(atom) -> bool:
+    return isinstance(atom, str) and atom.startswith(PER_PROGRAM)
+
+
+def _per_variable(p: dict) -> dict | None:
+    """The coefficient (a polynomial in sizes) of each program variable of ``p``; the terms without
+    one are the same for both programs and drop out. None where two such variables multiply."""
+    out: dict = {}
+    for m, c in p.items():
+        own = [a for a in m if _per_program(a)]
+        if len(own) > 1:
+            return None
+        if own:
+            rest = list(m)
+            rest.remove(own[0])
+            out[own[0]] = _add(out.get(own[0], {}), {tuple(rest): c})
+    return out
+
+
+def _definitions(differences: list) -> dict:
+    """Names the equations define in terms of others (``stride - x.shape[1] == 0``), each once and
+    never through itself: the later name (in a fixed order) is the one defined where both are names."""
+    defined: dict = {}
+    for op, d in differences:
+        if op != _EQ:
+            continue
+        d = _substituted(d, defined)
+        if any(_per_program(a) for m in d for a in m):
+            continue
+        names = sorted((m[0] for m, c in d.items() if len(m) == 1 and isinstance(m[0], str) and c in (1, -1)
+                        and sum(m[0] in n for n in d) == 1), reverse=True)
+        if not names:
+            continue
+        name = names[0]
+        c = d[(name,)]
+        value = _scale({m: k for m, k in d.items() if m != (name,)}, -c)  # name == -(d - c * name) / c
+        defined = {n: _substituted(v, {name: value}) for n, v in defined.items()}
+        defined[name] = value
+    return defined
+
+
+def _substituted(p: dict, defined: dict) -> dict:
+    if not defined or not any(a in defined for m in p for a in m):
+        return p
+    out: dict = {}
+    for m, c in p.items():
+        term = {(): c}
+        for a in m:
+            term = _mul(term, defined.get(a, {(a,): 1}))
+            if term is None:
+                raise ValueError("too large")
+        out = _add(out, term)
+    return out
+
+
+def _bounds(differences: list) -> tuple[dict, dict]:
+    """The lower and upper bounds (polynomials without program variables, as item tuples) of each
+    program variable that a comparison bounds alone (``lane - n_cols < 0``)."""
+    lows: dict = {}
+    highs: dict = {}
+    for op, d in differences:
+        own = [m for m in d if any(_per_program(a) for a in m)]
+        if len(own) != 1 or len(own[0]) != 1 or d[own[0]] not in (1, -1):
+            continue
+        v, c = own[0][0], d[own[0]]
+        rest = {m: k for m, k in d.items() if m != own[0]}
+        if c == -1:  # -v + rest op 0: v op' rest
+            op = {_LT: _GT, _LE: _GE, _GT: _LT, _GE: _LE, _EQ: _EQ}[op]
+            value = rest
+        else:  # v + rest op 0: v op -rest
+            value = _scale(rest, -1)
+        if op in (_LT, _LE, _EQ):
+            bound = _add(value, {(): -1}) if op == _LT else value
+            highs.setdefault(v, []).append(tuple(sorted(bound.items(), key=repr)))
+        if op in (_GT, _GE, _EQ):
+            bound = _add(value, {(): 1}) if op == _GT else value
+            lows.setdefault(v, []).append(tuple(sorted(bound.items(), key=repr)))
+    return lows, highs
+
+
+def _non_negative(differences: list) -> tuple[set, set]:
+    """The atoms a comparison states at least 0 (``n_cols >= 0``), and those it states at least 1
+    (``grid >= 1``)."""
+    nonneg, positive = set(), set()
+    for op, d in differences:
+        atoms = [m for m in d if m]
+        if len(atoms) != 1 or len(atoms[0]) != 1:
+            continue
+        (atom,), c, k = atoms[0], d[atoms[0]], d.get((), 0)
+        if c not in (1, -1):
+            continue
+        # the least value ``c * atom + k op 0`` leaves the atom (None: no lower bound)
+        if c == 1:
+            least = -k if op in (_GE, _EQ) else -k + 1 if op == _GT else None
+        else:
+            least = k if op in (_LE, _EQ) else k + 1 if op == _LT else None
+        if least is not None and least >= 0:
+            nonneg.add(atom)
+            if least >= 1:
+                positive.add(atom)
+    return nonneg, positive
+
+
+class _Known:
+    """What the facts say of the sizes: the equations applied, the atoms at least 0 and at least 1."""
+
+    def __init__(self, defined: dict, nonneg: set, positive: set):
+        self.defined, self.nonneg, self.positive = defined, nonneg, positive
+
+    def non_negative(self, p: dict) -> bool:
+        """Whether ``p`` is shown at least 0: each name at least 1 written ``1 + n`` (n at least 0),
+        each quotient ``x // k`` of a non-negative ``x`` by a positive number at least 0 and (where
+        it is subtracted) at most ``x``; then every coefficient is non-negative over atoms that are."""
+        shifted = _substituted(p, {a: {(a,): 1, (): 1} for m in p for a in m if a in self.positive})
+        out: dict = {}
+        for m, c in shifted.items():
+            quotient = self._quotient(m[0]) if len(m) == 1 else None
+            if c < 0 and quotient is not None:
+                out = _add(out, _scale(quotient, c))  # -x // k >= -x
+            else:
+                out = _add(out, {m: c})
+        return all(c >= 0 and all(a in self.nonneg or self._quotient(a) is not None for a in m)
+                   for m, c in out.items())
+
+    def _quotient(self, atom) -> dict | None:
+        """``x`` of a quotient atom ``x // k`` (k a positive number) whose ``x`` is shown at least 0."""
+        if not (isinstance(atom, tuple) and atom[0] == _DIV):
+            return None
+        t = atom[1]
+        x, k = _poly(t[1]), _poly(t[2])
+        if x is None or k is None or set(k) != {()} or k[()] < 1:
+            return None
+        x = _substituted(x, self.defined)
+        return x if all(c >= 0 and all(a in self.nonneg for a in m) for m, c in x.items()) else None
+
+
+def _magnitude(p: dict, known: _Known) -> dict | None:
+    """``|p|``: ``p`` or ``-p``, whichever is shown non-negative; None where neither is."""
+    q = _scale(p, -1) if any(c < 0 for c in p.values()) else p
+    return q if known.non_negative(q) else None

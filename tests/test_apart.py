@@ -1,0 +1,133 @@
+"""KL103's proof that two programs meet nowhere at any size (``kernlint.engine.apart``): each form
+it reads has a case it proves and a twin one step off that it leaves to the solver; a randomized
+check against enumeration says it never proves what has a counter-example; and on every fixture the
+race findings are the same with and without it."""
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+import z3
+
+from kernlint import catalogue
+from kernlint.engine import apart, monotone, races
+from kernlint.source.phase import lint_text
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = sorted(p for p in (ROOT / "fixtures").rglob("*.py") if "eval" not in p.parts)
+Int = z3.Int
+
+
+def _second(term):
+    names = {str(v) for v in _vars(term)}
+    pairs = [(Int(n), Int(n + apart.SECOND)) for n in sorted(names) if n.startswith(("pid!", "lane!", "iter_"))]
+    return z3.substitute(term, *pairs) if pairs else term
+
+
+def _vars(term):
+    out, todo = set(), [term]
+    while todo:
+        t = todo.pop()
+        if z3.is_const(t) and not z3.is_int_value(t) and not z3.is_true(t) and not z3.is_false(t):
+            out.add(t)
+        todo.extend(t.children())
+    return out
+
+
+def _shown(facts, address, programs, positive=()):
+    """``facts`` of the first program (the second's are made by renaming), as the race question has them."""
+    both = list(facts) + [_second(f) for f in facts if any(str(v).startswith(("pid!", "lane!", "iter_"))
+                                                             for v in _vars(f))]
+    atoms, _ = races._atoms([races._tree(monotone.read(f)) for f in both])
+    return apart.at_every_size(atoms, races._tree(monotone.read(address)), programs, frozenset(positive))
+
+
+pid, lane, lane1, n, s, h, d = (Int(x) for x in ("pid!0", "lane!0", "lane!1", "n", "s", "h", "d"))
+
+
+def test_a_row_per_program_masked_by_the_row_length_is_apart():
+    facts = [pid >= 0, lane >= 0, lane < n, n >= 0, s >= 0, s == n]
+    assert _shown(facts, pid * s + lane, ["pid!0"])
+    # twin: a stride one below the row: the last lane of one row is the first of the next
+    assert not _shown([pid >= 0, lane >= 0, lane < n, n >= 0, s >= 0, s == n - 1], pid * s + lane, ["pid!0"])
+
+
+def test_a_stride_made_of_two_sizes_covers_two_lanes():
+    # (pid * h * d) + lane1 * d + lane0, lane1 < h and lane0 < d: a [h, d] tile per program
+    facts = [pid >= 0, lane >= 0, lane1 >= 0, lane < d, lane1 < h, h >= 0, d >= 0, s == h * d]
+    assert _shown(facts, pid * s + lane1 * d + lane, ["pid!0"])
+    # twin: the tile is one row taller than the stride (lane1 <= h)
+    facts = [pid >= 0, lane >= 0, lane1 >= 0, lane < d, lane1 <= h, h >= 0, d >= 0, s == h * d]
+    assert not _shown(facts, pid * s + lane1 * d + lane, ["pid!0"])
+
+
+def test_a_stride_the_layouts_give_is_at_least_one():
+    # stride * (64 * pid + lane), lane < 64: apart for every stride of at least 1, not at 0
+    facts = [pid >= 0, lane >= 0, lane < 64, s >= 0]
+    assert _shown(facts, s * (64 * pid + lane), ["pid!0"], positive=["s"])
+    assert not _shown(facts, s * (64 * pid + lane), ["pid!0"])
+
+
+def test_a_half_row_reads_its_quotient_as_at_most_the_row():
+    # rotary halves: lane < d // 2, rows of d: (d // 2) <= d
+    facts = [pid >= 0, lane >= 0, lane < d / 2, d >= 0]
+    assert _shown(facts, pid * d + lane, ["pid!0"])
+    # twin: the quotient of a size that may be negative says nothing
+    assert not _shown([pid >= 0, lane >= 0, lane < d / 2], pid * d + lane, ["pid!0"])
+
+
+def test_two_program_axes_are_peeled_in_turn():
+    pid1 = Int("pid!1")
+    facts = [pid >= 0, pid1 >= 0, pid1 < h, lane >= 0, lane < d, h >= 1, d >= 1, s == h * d]
+    assert _shown(facts, pid * s + pid1 * d + lane, ["pid!0", "pid!1"])
+    # twin: the second axis runs one program past the rows the stride leaves it
+    facts = [pid >= 0, pid1 >= 0, pid1 <= h, lane >= 0, lane < d, h >= 1, d >= 1, s == h * d]
+    assert not _shown(facts, pid * s + pid1 * d + lane, ["pid!0", "pid!1"])
+
+
+def test_a_program_id_the_address_leaves_out_is_not_apart():
+    assert not _shown([pid >= 0, lane >= 0, lane < n, s == n, n >= 0], pid * s + lane, ["pid!0", "pid!1"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_what_it_proves_has_no_counter_example(seed):
+    """Random addresses over one program id and two lanes with small coefficients and bounds; each
+    one the proof calls apart is enumerated: no two programs meet."""
+    rng = random.Random(seed)
+    proven = 0
+    for _ in range(150):
+        a, b, c = (rng.randint(-3, 12) for _ in range(3))
+        hi0, hi1, grid = rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 5)
+        facts = [pid >= 0, pid < grid, lane >= 0, lane < hi0, lane1 >= 0, lane1 < hi1]
+        address = a * pid + b * lane1 + c * lane
+        if not _shown(facts, address, ["pid!0"]):
+            continue
+        proven += 1
+        seen = {}
+        for p, l1, l0 in itertools.product(range(grid), range(hi1), range(hi0)):
+            x = a * p + b * l1 + c * l0
+            assert seen.setdefault(x, p) == p, (a, b, c, hi0, hi1, grid)
+    assert proven, "nothing was proven: the check checks nothing"
+
+
+def _races(path: Path) -> list[tuple]:
+    result, _ = lint_text(path.name, path.read_text(errors="replace"), [catalogue.all_rules()["KL103"]()])
+    return [(f.span, f.message) for f in result.findings]
+
+
+def test_the_proof_changes_no_race_finding(monkeypatch):
+    proven = []
+    proof = races._apart_at_every_size
+
+    def counted(*args):
+        out = proof(*args)
+        proven.append(out)
+        return out
+
+    monkeypatch.setattr(races, "_apart_at_every_size", counted)
+    with_proof = {p: _races(p) for p in FILES}
+    monkeypatch.setattr(races, "_apart_at_every_size", lambda *args: False)
+    without = {p: _races(p) for p in FILES}
+    assert any(proven), "no fixture question was proven: the test checks nothing"
+    assert with_proof == without
