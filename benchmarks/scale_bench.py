@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +87,7 @@ def main() -> None:
     rows = "\n".join(f"| {texts[n].count(chr(10))} | {findings[n]} | {median[n]:.0f} |" for n in texts)
     report = f"""# Source phase: lines per second by file size
 
+- date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} CPU cores, no GPU needed
 - kernlint {__version__}, Python {platform.python_version()}, {platform.machine()}; {len(rules)} source rules
 - generated modules (`benchmarks/scale_bench.py`), {args.repeat} interleaved repeats, median lines/s
 
