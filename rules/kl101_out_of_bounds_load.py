@@ -30,7 +30,11 @@ elsewhere in the kernel that bounds an index this address is built from, unless 
 past that bound values of their own (`tl.where(d < ROT, rotated, x)`: the bound splits the axis,
 the rotary part of a head, and is no extent; a constant fill, `tl.where(mask, x, 0.0)`, keeps it). The message carries a
 witness (sizes, program ids, lanes, loop counters, the address against the extent) to check by
-hand; an access the engine cannot model or prove either way is not reported.
+hand; an access the engine cannot model or prove either way is not reported. An access under an
+`if` on a compile-time flag no launch fixes is not judged (the flag may encode what the author
+proved); a flag `@triton.heuristics` computes from the kernel's parameters
+(`"EVEN_M": lambda args: args["M"] % args["BLOCK_M"] == 0`) is no such flag: it is read as that
+relation, at every launch.
 
 ## Why is this bad?
 The grid covers `cdiv(n, BLOCK)` programs, so the last block reads past the end whenever `n` is not a

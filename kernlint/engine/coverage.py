@@ -22,7 +22,7 @@ from kernlint.engine import monotone
 from kernlint.engine.evaluate import Access
 from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.query import Prover, _lane_domain, _related, reads_program_id
-from kernlint.engine.symbols import at_least, int_var, position
+from kernlint.engine.symbols import PER_PROGRAM, UNMODELLED, at_least, int_var, position
 from kernlint.engine.terms import free_vars, text
 
 
@@ -64,7 +64,10 @@ def shortfalls(prover: Prover, overruns: set[int]) -> list[Shortfall]:
             key = (text(bound), text(index), access.mask.lanes)
             if key not in seen:  # a load and a store under one mask: one index
                 seen.add(key)
-                groups.setdefault(key[0], (bound, []))[1].append((index, access))
+                # (accesses under different compile-time branches run under different launches'
+                # configurations: each branch's grid is asked about its own)
+                branch = tuple(text(c) for c in _reached(access))
+                groups.setdefault((key[0], branch), (bound, []))[1].append((index, access))
     found, asked = [], set()
     for bound, members in groups.values():
         axes = _pid_axes(members, bound)
@@ -79,6 +82,11 @@ def shortfalls(prover: Prover, overruns: set[int]) -> list[Shortfall]:
                 asked.add(key)
                 found.append(shortfall)
     return found
+
+
+def _reached(access: Access) -> list:
+    """The ``if`` tests around the access that every program reads alike (flags, sizes)."""
+    return [c for c in access.branches if not any(n.startswith((*PER_PROGRAM, *UNMODELLED)) for n in free_vars(c))]
 
 
 def _pid_axes(members, bound) -> tuple[int, ...] | None:
@@ -132,7 +140,10 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
     if any(monotone.refutes(few, g) for g in goals):
         return None  # one index reaches the last element, shown without a solver
     goal = z3.And(goals) if len(goals) > 1 else goals[0]
-    result, witness = prover.solving.solve([*domain, bound >= 1], goal)
+    # the accesses run only where the ``if`` tests around them that every program reads alike hold
+    # (``if SEQUENCE_PARALLEL:`` under a grid of ``cdiv(n, B) if SEQUENCE_PARALLEL else 1``)
+    reached = list({text(c): c for _, a in members for c in _reached(a)}.values())
+    result, witness = prover.solving.solve([*domain, *reached, bound >= 1], goal)
     if result != z3.sat:
         return None
     return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness)

@@ -19,6 +19,7 @@ from kernlint.engine.symbols import (
     NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, at_least,
     combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of,
 )
+from kernlint.engine.heuristics import definitions, readable_body
 from kernlint.engine.terms import conjunction, disjunction, free_vars, int_op, ite, negation, summands
 from kernlint.source.names import argument, assigned_names, child_nodes, source_text
 
@@ -102,6 +103,9 @@ class KernelModel:
     pids: dict[int, tuple] = field(default_factory=dict)
     lanes: list[Lane] = field(default_factory=list)
     constexprs: set[str] = field(default_factory=set)
+    #: compile-time values a heuristics decorator computes from the other parameters (a relation in
+    #: the domain says how): not a caller's choice. Name -> the parameters the relation reads
+    defined: dict[str, frozenset] = field(default_factory=dict)
     #: id of a ceiling division's term -> (dividend, divisor) (``cdiv(K, BK)`` -> ``(K, BK)``)
     #: term id -> (n, B, the term): the term is kept so that its id is not reused by another
     ceil_divs: dict = field(default_factory=dict)
@@ -191,6 +195,19 @@ def _program_independent(value) -> bool:
     return not any(n.startswith(_PROGRAM_DEPENDENT) for n in free_vars(value.term))
 
 
+#: the width of a bitwise operation on integers (Triton's widest integer type)
+_BITWISE_WIDTH = 64
+
+
+def _bitwise(op: str, x, y):
+    """``x & y``, ``x | y`` or ``x ^ y`` of two integer terms, as 64-bit two's complement."""
+    bx, by = z3.Int2BV(x, _BITWISE_WIDTH), z3.Int2BV(y, _BITWISE_WIDTH)
+    out = bx & by if op == "BitAnd" else bx | by if op == "BitOr" else bx ^ by
+    # signed, as Python's and Triton's integers are
+    return z3.If(z3.Extract(_BITWISE_WIDTH - 1, _BITWISE_WIDTH - 1, out) == 1,
+                 z3.BV2Int(out) - 2 ** _BITWISE_WIDTH, z3.BV2Int(out))
+
+
 def _to_bool(v) -> z3.BoolRef:
     term = v.term
     return term if z3.is_bool(term) else int_op("!=", term, int_val(0))
@@ -231,6 +248,21 @@ class Evaluator:
                 self.model.constexprs.add(name)
                 self.model.params[name] = int_var(name)
                 self.env[name] = Num(int_var(name))
+        self._heuristic_relations()
+
+    def _heuristic_relations(self) -> None:
+        """``name == value`` for each compile-time value a heuristics decorator computes from the
+        kernel's other parameters (:mod:`kernlint.engine.heuristics`)."""
+        params = set(self.model.params)
+        for name, (parameter, body) in definitions(self.kernel.node, self.imports.resolve).items():
+            if name not in self.model.constexprs:
+                continue
+            readable = readable_body(parameter, body, params - {name}, self.model.pointers)
+            value = self.expr(readable) if readable is not None else None
+            if not isinstance(value, Num) or value.lanes or not _program_independent(value):
+                continue
+            self.sym.domain.append(int_op("==", self.model.params[name], _to_int(value)))
+            self.model.defined[name] = frozenset(free_vars(value.term)) & params
 
     # -- entry ---------------------------------------------------------------------------------
     def run(self) -> KernelModel:
@@ -661,6 +693,10 @@ class Evaluator:
                 f = int_val(1 << sy.as_long())
                 out = combine(x * f if op == "LeftShift" else x / f, a, b)
                 return _narrowed(out, a, const(1 << sy.as_long()), node, self.path) if op == "LeftShift" else out
+        if op in ("BitAnd", "BitOr", "BitXor") and _program_independent(a) and _program_independent(b):
+            # of values every program computes alike (compile-time flags: ``if EVEN_M & EVEN_K:``),
+            # exactly: what a launch fixes decides it, and the names stay visible to the path
+            return combine(_bitwise(op, x, y), a, b)
         if op == "BitAnd":
             # ``x & m`` lies in [0, m] for non-negative operands
             v = self.sym.fresh("bits", "a bitwise and")

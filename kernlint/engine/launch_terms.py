@@ -274,12 +274,13 @@ class _Wrapper:
                     "NotEqual": lambda: a != b}.get(op, lambda: None)()
         if kind is cst.IfExp:  # ``0 if q.size(2) == k.size(2) else k.size(2) - q.size(2)``
             test, a, b = self.node(node.test), self.node(node.body), self.node(node.orelse)
-            if test is None or a is None or b is None or not z3.is_bool(test) or z3.is_bool(a) != z3.is_bool(b):
+            if test is None or a is None or b is None or z3.is_bool(a) != z3.is_bool(b):
                 return None
-            return z3.If(test, a, b)
+            # a number as a test is true where it is not 0 (``... if META["SPLIT"] else 1``)
+            return z3.If(test if z3.is_bool(test) else test != 0, a, b)
         if kind is cst.UnaryOperation and isinstance(node.operator, cst.Not):
             a = self.node(node.expression)
-            return z3.Not(a) if a is not None and z3.is_bool(a) else None
+            return None if a is None else z3.Not(a) if z3.is_bool(a) else a == 0
         if kind is cst.BooleanOperation:
             a, b = self.node(node.left), self.node(node.right)
             if a is None or b is None or z3.is_bool(a) != z3.is_bool(b):

@@ -466,12 +466,13 @@ class Prover:
     def _flag_launches(self, access: Access) -> tuple[set, list]:
         """The names the ``if`` tests around the access read, and the launches that fix every
         constexpr among them."""
-        path_vars = set(merged_free(access.branches))
+        # (a value a heuristics decorator computes from the sizes is no flag the caller sets)
+        path_vars = set(merged_free(access.branches)) - self.model.defined.keys()
         if isinstance(access.mask, Num):  # a mask chosen by a flag (``offs < K if not EVEN_K else True``)
             for t in _choices(access.mask.term):
                 names = set(free_vars(t))
                 if names and names <= self.model.constexprs:
-                    path_vars |= names
+                    path_vars |= names - self.model.defined.keys()
         return path_vars, [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
 
     def judge_block(self, access: Access) -> Violation | None:
@@ -666,6 +667,7 @@ class Prover:
             return None
         extent, extent_text = facts.extents[base]
         needed = (mentioned & (self.scalars | self.model.constexprs)) | (path_vars & self.model.constexprs)
+        needed = self._defined_through(needed)
         if any(n not in facts.values for n in needed):
             return None
         for name in mentioned:
@@ -694,6 +696,15 @@ class Prover:
             return UNANSWERED
         return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
 
+    def _defined_through(self, names: set) -> set:
+        """``names`` with each value a heuristics decorator defines replaced by what its relation reads
+        (the relation is in the domain: the launch fixes the value by fixing those)."""
+        defined = self.model.defined
+        out = {n for n in names if n not in defined}
+        for n in names & defined.keys():
+            out |= defined[n] - defined.keys()
+        return out
+
     def _stated_domain(self, lanes: list, terms: tuple, facts) -> list:
         """The domain of a question against a bound the kernel states: the kernel's, the lanes', every
         runtime size the terms or the lanes mention at least 1, and what the launch fixes of them (the
@@ -713,7 +724,9 @@ class Prover:
         beside ``BLOCK=block``): the choice stays free, its relations to the rest hold."""
         if facts is None:
             return []
-        out = [self.model.params[n] == facts.values[n] for n in names if n in facts.values]
+        names = set(names)
+        names |= self._defined_through(names & self.model.defined.keys())  # what a defined flag reads
+        out = [self.model.params[n] == facts.values[n] for n in sorted(names) if n in facts.values]
         out += [self.model.pids[a][1] == g for a, g in facts.grid.items() if a in self.model.pids]
         chosen = {n: v for n, v in facts.chosen.items() if n in names}
         if not chosen:
