@@ -34,7 +34,8 @@ hand; an access the engine cannot model or prove either way is not reported. An 
 `if` on a compile-time flag no launch fixes is not judged (the flag may encode what the author
 proved); a flag `@triton.heuristics` computes from the kernel's parameters
 (`"EVEN_M": lambda args: args["M"] % args["BLOCK_M"] == 0`) is no such flag: it is read as that
-relation, at every launch.
+relation, at every launch. A string mode (`if MODE == "sum":`) is a compile-time value like any other:
+the launch's string decides which branches are compiled.
 
 ## Why is this bad?
 The grid covers `cdiv(n, BLOCK)` programs, so the last block reads past the end whenever `n` is not a

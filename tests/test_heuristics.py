@@ -46,3 +46,11 @@ def test_a_heuristic_on_a_pointer_or_a_launch_option_is_left_free():
 def test_bitwise_flags_are_exact(op, fn):
     for a, b in [(1, 0), (1, 1), (6, 3), (-1, 5), (-4, -3), (5, -2), (2 ** 40 + 3, 7)]:
         assert z3.simplify(_bitwise(op, z3.IntVal(a), z3.IntVal(b))).as_long() == fn(a, b)
+
+
+def test_string_modes_are_distinct_constants_no_flag_or_size_holds():
+    from kernlint.engine.symbols import string_code
+
+    codes = {string_code(s) for s in ("none", "sum", "mean", "gelu", "")}
+    assert len(codes) == 5
+    assert min(codes) >= 1 << 48

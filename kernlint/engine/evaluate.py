@@ -17,7 +17,7 @@ import z3
 
 from kernlint.engine.symbols import (
     NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, at_least,
-    combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of,
+    combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of, string_code,
 )
 from kernlint.engine.heuristics import definitions, readable_body
 from kernlint.engine.terms import conjunction, disjunction, free_vars, int_op, ite, negation, summands
@@ -605,6 +605,10 @@ class Evaluator:
             return NONE
         return UNKNOWN
 
+    def _string(self, node):
+        value = node.evaluated_value
+        return const(string_code(value)) if isinstance(value, str) else UNKNOWN
+
     def _integer(self, node):
         n = _int_text(node.value)
         return const(n) if n is not None else UNKNOWN
@@ -1156,7 +1160,7 @@ class Evaluator:
 
 #: the expression evaluator of each libcst node class (others are UNKNOWN)
 _EXPRESSIONS = {
-    cst.Name: Evaluator._name, cst.Integer: Evaluator._integer,
+    cst.Name: Evaluator._name, cst.Integer: Evaluator._integer, cst.SimpleString: Evaluator._string,
     cst.UnaryOperation: Evaluator._unary, cst.BinaryOperation: Evaluator._binary,
     cst.BooleanOperation: Evaluator._boolean, cst.Comparison: Evaluator.compare,
     cst.Subscript: Evaluator.subscript, cst.Call: Evaluator.call, cst.Tuple: Evaluator._sequence,

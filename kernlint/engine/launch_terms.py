@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import z3
 
-from kernlint.engine.symbols import at_least, at_most, int_val, int_var
+from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
 from kernlint.engine.terms import disjunction, int_op
 from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, size_arguments
 from kernlint.source.configs import config_values, int_values, tuned_names
@@ -238,6 +238,9 @@ class _Wrapper:
         kind = type(node)  # not isinstance: libcst's classes are abstract, and that check is slow
         if kind is cst.Integer:
             return int_val(int(node.value.replace("_", ""), 0))
+        if kind is cst.SimpleString:  # a compile-time choice (``ACTIVATION="gelu"``), as the kernel reads it
+            value = node.evaluated_value
+            return int_val(string_code(value)) if isinstance(value, str) else None
         if kind is cst.Name:
             if node.value in ("True", "False"):  # a flag passed as a literal: fixed like any number
                 return z3.BoolVal(node.value == "True")

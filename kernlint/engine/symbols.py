@@ -9,6 +9,8 @@ depends on it is not judged.
 
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass, field
 
 import z3
@@ -251,6 +253,13 @@ def lanes_of(*values: Num) -> frozenset:
     for v in values:
         out |= v.lanes
     return out
+
+
+def string_code(text: str) -> int:
+    """A string constant (a compile-time choice, ``ACTIVATION == "gelu"``) as a number, the same in the
+    kernel and in the host code that launches it: distinct strings differ, and no string is a small
+    number a flag or a size could hold."""
+    return (1 << 48) + int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:6], "big")
 
 
 def combine(term: z3.ExprRef, *values: Num, data: bool = False, bits: int | None = None) -> Num:
