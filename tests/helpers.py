@@ -109,3 +109,34 @@ def expected_records(folder: Path) -> dict[str, dict]:
         exp["gpu"]["reasons"] = list(dict.fromkeys(exp["reasons"] + exp["gpu"]["reasons"]))
         out[f"{path.parent.name}/{path.stem}"] = exp
     return out
+
+
+#: every fixture the source rules read (the eval candidates aside)
+FIXTURE_FILES = sorted(p for p in (Path(__file__).resolve().parents[1] / "fixtures").rglob("*.py") if "eval" not in p.parts)
+
+
+def race_findings(path: Path) -> list[tuple]:
+    """KL103's findings on a fixture: (span, message)."""
+    result, _ = lint_text(path.name, path.read_text(errors="replace"), [catalogue.all_rules()["KL103"]()])
+    return [(f.span, f.message) for f in result.findings]
+
+
+def assert_shortcut_changes_no_race(monkeypatch, module, name: str) -> None:
+    """A solver-free proof ``module.name`` answers only what the solver answers: on every fixture,
+    KL103's findings are the same with the proof and with every question left to the solver (and the
+    proof proves at least one fixture question: otherwise the check checks nothing)."""
+    proven = []
+    proof = getattr(module, name)
+
+    def counted(*args):
+        out = proof(*args)
+        proven.append(out)
+        return out
+
+    monkeypatch.setattr(module, name, counted)
+    with_proof = {p: race_findings(p) for p in FIXTURE_FILES}
+    monkeypatch.setattr(module, name, lambda *args: False)
+    without = {p: race_findings(p) for p in FIXTURE_FILES}
+    assert any(proven), "no fixture question was proven without the solver: the test checks nothing"
+    assert any(without.values())
+    assert with_proof == without

@@ -5,17 +5,13 @@ race findings are the same with and without it."""
 
 import itertools
 import random
-from pathlib import Path
 
 import pytest
 import z3
 
-from kernlint import catalogue
 from kernlint.engine import apart, monotone, races
-from kernlint.source.phase import lint_text
+from tests.helpers import assert_shortcut_changes_no_race
 
-ROOT = Path(__file__).resolve().parents[1]
-FILES = sorted(p for p in (ROOT / "fixtures").rglob("*.py") if "eval" not in p.parts)
 Int = z3.Int
 
 
@@ -111,23 +107,5 @@ def test_what_it_proves_has_no_counter_example(seed):
     assert proven, "nothing was proven: the check checks nothing"
 
 
-def _races(path: Path) -> list[tuple]:
-    result, _ = lint_text(path.name, path.read_text(errors="replace"), [catalogue.all_rules()["KL103"]()])
-    return [(f.span, f.message) for f in result.findings]
-
-
 def test_the_proof_changes_no_race_finding(monkeypatch):
-    proven = []
-    proof = races._apart_at_every_size
-
-    def counted(*args):
-        out = proof(*args)
-        proven.append(out)
-        return out
-
-    monkeypatch.setattr(races, "_apart_at_every_size", counted)
-    with_proof = {p: _races(p) for p in FILES}
-    monkeypatch.setattr(races, "_apart_at_every_size", lambda *args: False)
-    without = {p: _races(p) for p in FILES}
-    assert any(proven), "no fixture question was proven: the test checks nothing"
-    assert with_proof == without
+    assert_shortcut_changes_no_race(monkeypatch, races, "_apart_at_every_size")
