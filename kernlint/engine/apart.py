@@ -288,8 +288,7 @@ class _Known:
                 out = _add(out, _scale(quotient, c))  # -x // k >= -x
             else:
                 out = _add(out, {m: c})
-        return all(c >= 0 and all(a in self.nonneg or self._quotient(a) is not None for a in m)
-                   for m, c in out.items())
+        return _plainly_non_negative(out, lambda a: a in self.nonneg or self._quotient(a) is not None)
 
     def _quotient(self, atom) -> dict | None:
         """``x`` of a quotient atom ``x // k`` (k a positive number) whose ``x`` is shown at least 0."""
@@ -300,7 +299,12 @@ class _Known:
         if x is None or k is None or set(k) != {()} or k[()] < 1:
             return None
         x = _substituted(x, self.defined)
-        return x if all(c >= 0 and all(a in self.nonneg for a in m) for m, c in x.items()) else None
+        return x if _plainly_non_negative(x, self.nonneg.__contains__) else None
+
+
+def _plainly_non_negative(p: dict, non_negative_atom) -> bool:
+    """Whether every coefficient of ``p`` is non-negative and every atom it multiplies is."""
+    return all(c >= 0 and all(non_negative_atom(a) for a in m) for m, c in p.items())
 
 
 def _magnitude(p: dict, known: _Known) -> dict | None:

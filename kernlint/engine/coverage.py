@@ -22,7 +22,7 @@ from kernlint.engine import monotone
 from kernlint.engine.evaluate import Access
 from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.query import Prover, _lane_domain, _related, reads_program_id
-from kernlint.engine.symbols import PER_PROGRAM, UNMODELLED, at_least, int_var, position
+from kernlint.engine.symbols import alike_in_every_program, at_least, int_var, position
 from kernlint.engine.terms import free_vars, text
 
 
@@ -86,7 +86,7 @@ def shortfalls(prover: Prover, overruns: set[int]) -> list[Shortfall]:
 
 def _reached(access: Access) -> list:
     """The ``if`` tests around the access that every program reads alike (flags, sizes)."""
-    return [c for c in access.branches if not any(n.startswith((*PER_PROGRAM, *UNMODELLED)) for n in free_vars(c))]
+    return [c for c in access.branches if alike_in_every_program(c)]
 
 
 def _pid_axes(members, bound) -> tuple[int, ...] | None:

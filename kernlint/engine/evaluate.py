@@ -16,8 +16,8 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import (
-    NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, at_least,
-    combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of, string_code,
+    NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, alike_in_every_program,
+    at_least, combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of, string_code,
 )
 from kernlint.engine.heuristics import definitions, readable_body
 from kernlint.engine.terms import conjunction, disjunction, free_vars, int_op, ite, negation, summands
@@ -165,9 +165,6 @@ def _to_int(v) -> z3.ArithRef:
     return ite(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
 
 
-#: the names of values that may differ from one program (lane, iteration, load) to the next: a
-#: program's own variables, and the unmodelled values standing in for them
-_PROGRAM_DEPENDENT = (*PER_PROGRAM, *UNMODELLED)
 
 
 #: the variables of the values an atomic returned
@@ -192,7 +189,7 @@ def _program_independent(value) -> bool:
         value = value.offset
     if not isinstance(value, Num):
         return False
-    return not any(n.startswith(_PROGRAM_DEPENDENT) for n in free_vars(value.term))
+    return alike_in_every_program(value.term)
 
 
 #: the width of a bitwise operation on integers (Triton's widest integer type)

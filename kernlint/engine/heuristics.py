@@ -15,28 +15,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from kernlint.source.names import TRITON_HEURISTICS
+from kernlint.source.names import heuristics_values
 
 
-def definitions(node: cst.FunctionDef, resolve) -> dict[str, cst.BaseExpression]:
-    """Each name a heuristics decorator of the kernel defines -> its lambda's parameter and body
-    (``resolve``: the module's dotted name of a decorator's callee)."""
+def definitions(node: cst.FunctionDef, resolve) -> dict[str, tuple[str, cst.BaseExpression]]:
+    """Each name a heuristics decorator of the kernel computes with a lambda of one parameter -> that
+    parameter and the lambda's body (``resolve``: the module's dotted name of a decorator's callee)."""
     out: dict = {}
-    for decorator in node.decorators:
-        call = decorator.decorator
-        if not isinstance(call, cst.Call) or resolve(call.func) not in TRITON_HEURISTICS:
-            continue
-        values = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "values"),
-                      call.args[0].value if call.args and call.args[0].keyword is None else None)
-        if not isinstance(values, cst.Dict):
-            continue
-        for element in values.elements:
-            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
-                continue
-            fn = element.value
-            if not isinstance(fn, cst.Lambda) or len(fn.params.params) != 1 or fn.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
-                continue
-            out[element.key.evaluated_value] = (fn.params.params[0].name.value, fn.body)
+    for name, fn in heuristics_values(node, resolve).items():
+        if isinstance(fn, cst.Lambda) and len(fn.params.params) == 1 \
+                and fn.params.star_arg in (None, cst.MaybeSentinel.DEFAULT):
+            out[name] = (fn.params.params[0].name.value, fn.body)
     return out
 
 

@@ -255,6 +255,17 @@ def lanes_of(*values: Num) -> frozenset:
     return out
 
 
+#: the names of values that may differ from one program (lane, iteration, load) to the next: a
+#: program's own variables, and the unmodelled values standing in for them
+PROGRAM_DEPENDENT = (*PER_PROGRAM, *UNMODELLED)
+
+
+def alike_in_every_program(term) -> bool:
+    """Whether ``term`` reads nothing that may differ from one program, lane, iteration or load to
+    the next (sizes, flags, constants)."""
+    return not any(n.startswith(PROGRAM_DEPENDENT) for n in free_vars(term))
+
+
 def string_code(text: str) -> int:
     """A string constant (a compile-time choice, ``ACTIVATION == "gelu"``) as a number, the same in the
     kernel and in the host code that launches it: distinct strings differ, and no string is a small

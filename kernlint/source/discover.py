@@ -416,15 +416,6 @@ def _autotune_configs(info: ModuleInfo, decos: list[Decorator], fn: cst.Function
     return []
 
 
-def _heuristics(decos: list[Decorator]) -> list[str]:
-    out = []
-    for d in decos:
-        if d.name in N.TRITON_HEURISTICS:
-            text = d.args[0] if d.args else d.kwargs.get("values", "")
-            out += re.findall(r"['\"](\w+)['\"]\s*:", text)
-    return out
-
-
 def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
     info = ModuleInfo(path, source, module, N.ImportMap.from_module(module))
     finder = _Finder(info)
@@ -461,7 +452,7 @@ def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
             params=_params(module, fn, info.imports),
             decorators=decos,
             autotune_configs=_autotune_configs(info, decos, fn),
-            heuristics=_heuristics(decos),
+            heuristics=list(N.heuristics_values(fn, info.imports.resolve)),
         )
         info.kernels.append(DiscoveredKernel(kernel, fn, locator))
     info.kernels.sort(key=lambda k: k.kernel.span.line)

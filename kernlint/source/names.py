@@ -287,6 +287,26 @@ def statement_lines(body: cst.CSTNode, stop: tuple = (cst.FunctionDef, cst.Class
             todo.extend(c for c in child_nodes(node) if isinstance(c, (cst.SimpleStatementLine, *STATEMENT_PARTS)))
 
 
+def heuristics_values(fn: cst.FunctionDef, resolve) -> dict[str, cst.BaseExpression]:
+    """Each name a ``@triton.heuristics({...})`` decorator of ``fn`` sets -> the expression that computes
+    it (``resolve``: the module's dotted name of a decorator's callee); a mapping not written out as a
+    dict literal gives none."""
+    out: dict = {}
+    for decorator in fn.decorators:
+        call = decorator.decorator
+        if not isinstance(call, cst.Call) or resolve(call.func) not in TRITON_HEURISTICS:
+            continue
+        values = argument(call, "values", 0)
+        if not isinstance(values, cst.Dict):
+            continue
+        for element in values.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                key = element.key.evaluated_value
+                if isinstance(key, str):
+                    out[key] = element.value
+    return out
+
+
 def written_out(node) -> list | None:
     """The elements of a list or tuple written out element by element (none spread with ``*``)."""
     if not isinstance(node, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in node.elements):
