@@ -23,7 +23,7 @@ import libcst as cst
 
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
-from kernlint.source.names import source_text
+from kernlint.source.names import int_literal, source_text
 from kernlint.source.launch_helpers import launch_through
 
 #: helpers are followed this many calls deep; beyond, a value is unknown
@@ -108,6 +108,21 @@ class HostScope:
         held = self.env.get(_PATH)
         return held.value if held is not None else ()
 
+    def front_axis(self, tensor: str, axis: int, also: tuple = ()) -> int | None:
+        """The axis counted from the front that ``axis`` (counted from the back) names, where the host
+        code at the launch (its bindings, asserts and ``also``, the launch's own expressions) shows it:
+        ``assert x.dim() == 4`` states the rank; otherwise the axes it reads from the front show
+        the least rank, which names the axis only where a later axis is read from the front too
+        (``k.stride(3)`` beside ``k.size(-2)``: axis 2). The last axis alone is never so named: a
+        row-major wrapper reads ``x.stride(0)`` and ``x.size(-1)`` of a tensor of any rank."""
+        nodes = [b.node for b in self.env.values() if isinstance(b.node, cst.CSTNode)]
+        nodes += [n for n in (*self.asserts, *also) if isinstance(n, cst.CSTNode)]
+        stated, front, back = _indexed_axes(tensor, nodes)
+        if stated is not None:
+            return stated + axis if stated + axis >= 0 else None
+        named = max(front + 1, back) + axis
+        return named if 0 <= named < front else None
+
     def unpacked_rank(self, tensor: str) -> int | None:
         """The number of names ``tensor.shape`` was unpacked into (``M, N = x.shape``) on the path."""
         for b in self.env.values():
@@ -116,6 +131,62 @@ class HostScope:
                     and isinstance(node.value, cst.Name) and node.value.value == tensor):
                 return b.arity
         return None
+
+
+def _indexed_axes(tensor: str, nodes: list) -> tuple[int | None, int, int]:
+    """(the rank an assert states, the last axis read from the front, the farthest from the back)."""
+    stated, front, back = None, -1, 0
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        axis = _axis_of(tensor, node)
+        if axis is not None:
+            front, back = (max(front, axis), back) if axis >= 0 else (front, max(back, -axis))
+        rank = _stated_rank(tensor, node)
+        if rank is not None:
+            stated = rank
+        stack.extend(node.children)
+    return stated, front, back
+
+
+def _is_tensor(node, tensor: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == tensor
+
+
+def _axis_of(tensor: str, node) -> int | None:
+    """The literal axis of ``tensor.shape[i]``, ``tensor.size(i)`` or ``tensor.stride(i)``."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+            and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" and _is_tensor(node.value.value, tensor):
+        return int_literal(node.slice[0].slice.value)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("size", "stride") \
+            and _is_tensor(node.func.value, tensor) and len(node.args) == 1:
+        return int_literal(node.args[0].value)
+    return None
+
+
+def _stated_rank(tensor: str, node) -> int | None:
+    """``x.dim() == 4``, ``x.ndim == 4``, ``len(x.shape) == 4`` (either side)."""
+    if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1
+            and isinstance(node.comparisons[0].operator, cst.Equal)):
+        return None
+    sides = (node.left, node.comparisons[0].comparator)
+    for a, b in (sides, sides[::-1]):
+        n = int_literal(b)
+        if n is not None and _is_rank_of(tensor, a):
+            return n
+    return None
+
+
+def _is_rank_of(tensor: str, node) -> bool:
+    if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
+        return _is_tensor(node.value, tensor)
+    if isinstance(node, cst.Call) and not node.args:
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value in ("dim", "ndimension") \
+            and _is_tensor(node.func.value, tensor)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
+        inner = node.args[0].value
+        return isinstance(inner, cst.Attribute) and inner.attr.value == "shape" and _is_tensor(inner.value, tensor)
+    return False
 
 
 def _literal(node: cst.Integer | cst.Float | cst.SimpleString) -> Any:

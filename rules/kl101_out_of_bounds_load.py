@@ -35,7 +35,11 @@ hand; an access the engine cannot model or prove either way is not reported. An 
 proved); a flag `@triton.heuristics` computes from the kernel's parameters
 (`"EVEN_M": lambda args: args["M"] % args["BLOCK_M"] == 0`) is no such flag: it is read as that
 relation, at every launch. A string mode (`if MODE == "sum":`) is a compile-time value like any other:
-the launch's string decides which branches are compiled.
+the launch's string decides which branches are compiled. A wrapper parameter passed on as it is
+(`MODE=mode`) is the caller's choice, except for its default (`mode="gather"`): a call that leaves
+it out is one the wrapper accepts, so the default's branches are judged. An axis counted from the
+back (`k.size(-2)`) is the one counted from the front (`k.shape[2]`) where the wrapper shows the
+tensor's rank (`assert k.dim() == 4`, or a later axis it reads, `k.stride(3)`).
 
 ## Why is this bad?
 The grid covers `cdiv(n, BLOCK)` programs, so the last block reads past the end whenever `n` is not a

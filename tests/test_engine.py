@@ -484,3 +484,41 @@ def test_a_name_a_while_loop_updates_is_a_size_its_exit_test_relates():
     assert str(facts.values["G"]) == "g after its loop"
     assert str(facts.grid[1]) == "x.shape[1]/g after its loop"
     assert "Not(0 != x.shape[1]%g after its loop)" in [str(a) for a in facts.assumptions]
+
+
+DEFAULTED_FLAG = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows_kernel(x_ptr, y_ptr, n_rows, n_cols, BLOCK: tl.constexpr, WIDE: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    if WIDE:
+        x = tl.load(x_ptr + row * n_cols + cols)
+    else:
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y_ptr + row * n_cols + cols, x, mask=cols < n_cols)
+
+
+def rows(x, wide=DEFAULT):
+    y = torch.empty_like(x)
+    rows_kernel[(x.shape[0],)](x, y, x.shape[0], x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]), WIDE=wide)
+    return y
+'''
+
+
+def test_a_forwarded_flag_is_judged_at_the_wrappers_default_and_only_there():
+    """``WIDE=wide`` with ``wide=True``: a call that leaves ``wide`` out reads whole blocks unmasked,
+    so the unmasked branch is judged and the message names the default; with ``wide=False`` the
+    default's branch is masked and the other branch is the caller's choice, not judged. The
+    witness shows the flag as the wrapper writes it."""
+    (found,) = _findings(DEFAULTED_FLAG.replace("DEFAULT", "True"))
+    assert found.span.line == 12 and "at the wrapper's default `wide=True`" in found.message
+    assert found.evidence["witness"]["WIDE"] == 1
+    assert _findings(DEFAULTED_FLAG.replace("DEFAULT", "False")) == []
+    moded = DEFAULTED_FLAG.replace("DEFAULT", '"wide"').replace("if WIDE:", 'if WIDE == "wide":')
+    (found,) = _findings(moded)
+    assert "WIDE='wide'" in found.message

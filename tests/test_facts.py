@@ -374,3 +374,24 @@ def launch(a, c, M, N, square):
     assert unknown.starred and "c_ptr" not in unknown.args
     # keywords spread from a mapping: the arguments the launch names are still bound
     assert keywords.spread and not keywords.starred and keywords.args["N"].text == "N"
+
+
+def test_an_axis_from_the_back_is_named_from_the_front_where_the_host_code_shows_the_rank():
+    """``k.stride(3)`` beside ``k.size(-2)`` shows k as at least 4-D, so -2 is axis 2 (a later axis,
+    3, is read from the front); an assert on the rank states it; the last axis is never named by
+    the least rank alone (``x.stride(0)`` and ``x.size(-1)``: x may have any rank)."""
+    f = facts('''
+def launch(k, v, w, x, c):
+    N = k.size(-2)
+    W = w.size(-1)
+    assert v.dim() == 5
+    mm[(N,)](k, c, k.stride(3), v.shape[1], x.stride(0), x.size(-1), BLOCK_M=64, BLOCK_N=64, BLOCK_K=BLOCK_K)
+''')
+    (launch,) = f.launches_of("mm")
+    also = tuple(a.node for a in launch.args.values())
+    scope = launch.scope
+    assert scope.front_axis("k", -2, also) == 2
+    assert scope.front_axis("k", -1, also) is None  # axis 3 is the last one read: k may have more
+    assert scope.front_axis("k", -2) is None  # without the launch's own arguments nothing shows it
+    assert (scope.front_axis("v", -1, also), scope.front_axis("v", -5, also), scope.front_axis("v", -6, also)) == (4, 0, None)
+    assert scope.front_axis("w", -1, also) is None and scope.front_axis("x", -1, also) is None

@@ -22,7 +22,7 @@ from kernlint.engine import monotone
 from kernlint.engine.evaluate import Access
 from kernlint.engine.launch_terms import LaunchFacts
 from kernlint.engine.query import Prover, _lane_domain, _related, reads_program_id
-from kernlint.engine.symbols import alike_in_every_program, at_least, int_var, position
+from kernlint.engine.symbols import alike_in_every_program, at_least, int_var, position, shown_value
 from kernlint.engine.terms import free_vars, text
 
 
@@ -46,7 +46,7 @@ class Shortfall:
 
     @property
     def text(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.shown)
+        return ", ".join(f"{k}={shown_value(v)}" for k, v in self.shown)
 
 
 def shortfalls(prover: Prover, overruns: set[int]) -> list[Shortfall]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import partial
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 import z3
@@ -50,25 +50,45 @@ class LaunchFacts:
     #: constexpr -> the wrapper parameter it is passed as it is (left out of ``values``: what the
     #: caller may pass is a contract the engine cannot see, except where the grid is made of it too)
     chosen: dict[str, z3.ExprRef] = field(default_factory=dict)
+    #: chosen constexpr -> (the wrapper's default for the parameter it is passed as, the default as
+    #: written): a mode or flag (``mode="gather"``) a call that leaves it out compiles
+    defaults: dict[str, tuple] = field(default_factory=dict)
+    #: the defaults these facts were taken at (:meth:`at_defaults`), as written
+    at_default: str = ""
     #: grid axis -> the element as written (axes the grid leaves out are 1, and absent here)
     grid_nodes: dict[int, cst.BaseExpression] = field(default_factory=dict)
     #: the launch (:class:`~kernlint.source.discover.Launch`) these facts are of
     launch: object = None
+
+    def at_defaults(self) -> LaunchFacts:
+        """This launch as a call that leaves the wrapper's defaulted modes and flags out compiles it
+        (itself where none is defaulted)."""
+        if not self.defaults:
+            return self
+        shown = ", ".join(text for _, text in self.defaults.values())
+        return replace(self, label=f"{self.label}, at the wrapper's default {shown}", at_default=shown,
+                       values={**self.values, **{n: v for n, (v, _) in self.defaults.items()}},
+                       chosen={n: v for n, v in self.chosen.items() if n not in self.defaults}, defaults={})
 
 
 class _Wrapper:
     """Evaluates wrapper expressions (launch arguments, grid elements) to z3 terms, reading the
     names they use from the host evaluator's state at the launch (:class:`~kernlint.facts.HostScope`)."""
 
-    def __init__(self, state, scope, facts: LaunchFacts, constexpr_values: dict):
+    def __init__(self, state, scope, facts: LaunchFacts, constexpr_values: dict, host=None):
         self.state = state
         self.scope = scope
+        #: the launch (:class:`~kernlint.model.Launch`) whose expressions are read
+        self.host = host
+        self.axes: dict[tuple[str, int], int | None] = {}
         self.facts = facts
         self.constexpr_values = constexpr_values
         self.depth = 0
         self.dims: dict[str, list | None] = {}
         #: wrapper parameters passed on as they are (their value is the caller's)
         self.forwarded: set[str] = set()
+        #: forwarded parameters' mode or flag defaults (``mode="gather"``, ``causal=False``): (term, text)
+        self.defaults: dict[str, tuple] = {}
         #: the grid axis being read, as written (where a bound alone says how many programs there are;
         #: not through the names it is made of: a bounded stand-in for a size that is also passed to
         #: the kernel would not be the value the kernel is given)
@@ -179,7 +199,19 @@ class _Wrapper:
             if -len(dims) <= i < len(dims):
                 return dims[i]
             return None
+        if i < 0:
+            # ``k.size(-2)`` beside ``k.shape[2]`` is one size where the wrapper shows k's rank as 4
+            front = self.front_axis(tensor, i)
+            if front is not None:
+                i = front
         return self.size(f"{tensor}.shape[{i}]", f"{tensor}.shape[{i}]")
+
+    def front_axis(self, tensor: str, axis: int) -> int | None:
+        if (tensor, axis) not in self.axes:
+            also = (*(a.node for a in self.host.args.values()), *(a.node for a in self.host.grid or ())) \
+                if self.host is not None else ()
+            self.axes[tensor, axis] = self.scope.front_axis(tensor, axis, also) if self.scope is not None else None
+        return self.axes[tensor, axis]
 
     def stride(self, tensor: str, i: int):
         dims = self.tensor_dims(tensor)
@@ -424,6 +456,12 @@ class _Wrapper:
             return int_val(b.value)  # the wrapper's default
         if b.how in ("parameter", "default"):
             self.forwarded.add(name)
+            if b.how == "default" and isinstance(b.value, (bool, str)):
+                # a mode or a flag, no size: the caller's choice, with a default (:meth:`LaunchFacts.at_defaults`)
+                value = int_val(string_code(b.value) if isinstance(b.value, str) else int(b.value))
+                self.defaults[name] = (value, f"`{name}={b.value!r}`")
+                self.facts.names.setdefault(name, name)
+                return int_var(name)
             return self.size(name, name)  # a size the wrapper is given
         if b.how == "loop-carried":
             # what a loop left (``while kb % g: g //= 2``): a size of its own, which the loop's exit
@@ -709,7 +747,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         resolved = {p: int_val(arg.value.value) for p, arg in host.args.items()
                     if arg.resolved and isinstance(arg.value.value, int) and not isinstance(arg.value.value, bool)}
         constexpr_values: dict = {}
-        wrapper = _Wrapper(state, host.scope, facts, constexpr_values)
+        wrapper = _Wrapper(state, host.scope, facts, constexpr_values, host)
         tuned: set[str] = set()
         configured = tuned_names(kernel)
         for p in kernel.params:
@@ -719,8 +757,11 @@ def launch_facts(state, model) -> list[LaunchFacts]:
             if p.name in bound:
                 v = _int(wrapper.argument(bound[p.name])) if p.name not in resolved else resolved[p.name]
                 if v is not None and z3.is_const(v) and v.decl().name() in wrapper.forwarded:
+                    # a compile-time choice the caller makes, under a contract the engine cannot see
                     facts.chosen[p.name] = v
-                    v = None  # a compile-time choice the caller makes, under a contract the engine cannot see
+                    if v.decl().name() in wrapper.defaults:
+                        facts.defaults[p.name] = wrapper.defaults[v.decl().name()]
+                    v = None
                 if v is not None:
                     facts.values[p.name] = v
                     constexpr_values[p.name] = v

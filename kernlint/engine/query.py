@@ -24,7 +24,7 @@ import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import MAX_SIZE, LaunchFacts
-from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, mentions, position
+from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, mentions, position, shown_value
 from kernlint.engine import monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 from kernlint.source.configs import config_values, tuned_names, unread_keys
@@ -226,6 +226,12 @@ def _within_limit(model, variables: list, limit: int) -> bool:
     return True
 
 
+def _under(facts: LaunchFacts | None) -> str:
+    """``; under the launch on line 22, at the wrapper's default ...`` where the launch's own values
+    (a default it was judged at) are what the witness rests on."""
+    return f"; under {facts.label}" if facts is not None and facts.at_default else ""
+
+
 def _context() -> z3.Context:
     """A context of the question's own: the solver's path (and so whether it answers within its
     budget) follows the ids of the terms, which in a shared context depend on every question asked
@@ -386,6 +392,10 @@ class Prover:
     def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe, assumptions=(), kernel=None):
         self.model = model
         self.launches = launches
+        #: the launches the bounds questions are asked under: a mode or flag the wrapper forwards with
+        #: a default is judged at it (a call that leaves it out is one the wrapper accepts); the
+        #: other questions keep the caller's choice free
+        self.judged_launches = [f.at_defaults() for f in launches]
         self.describe = describe  # term -> source-like text, for messages
         self.solving = Solving()
         #: (offset, loop, lane) ids -> what ``_walked_index`` made of them
@@ -442,7 +452,7 @@ class Prover:
         path_vars, fixed = self._flag_launches(access)
         judged_all = bool(self.launches)
         unanswered = False
-        for facts in self.launches:
+        for facts in self.judged_launches:
             verdict = self._launch(access, facts, offset, cond, mentioned, path_vars)
             if isinstance(verdict, Violation):
                 return verdict
@@ -473,7 +483,7 @@ class Prover:
                 names = set(free_vars(t))
                 if names and names <= self.model.constexprs:
                     path_vars |= names - self.model.defined.keys()
-        return path_vars, [f for f in self.launches if not path_vars & self.model.constexprs - set(f.values)]
+        return path_vars, [f for f in self.judged_launches if not path_vars & self.model.constexprs - set(f.values)]
 
     def judge_block(self, access: Access) -> Violation | None:
         """A block-pointer access whose block can leave the shape its block pointer declares, on a
@@ -792,7 +802,7 @@ class Prover:
                 continue
             where = "this access's mask" if other is access else f"the mask {self.describe(other)}"
             against = (f"the bound {where} states for that index (no launch in this file gives this "
-                       f"tensor's extent)")
+                       f"tensor's extent{_under(facts)})")
             return self._violation(access, "stated", against, witness, index, bound, facts)
         return None
 
@@ -825,30 +835,32 @@ class Prover:
                 continue
             v = witness.eval(self.model.params[name], model_completion=False)
             if z3.is_int_value(v):
-                shown.append(f"{name}={v.as_long()}")
+                shown.append((name, v.as_long()))
         if facts is not None:
             for name, text in sorted(facts.names.items()):
                 if name in values and name in relevant:
-                    shown.append(f"{text}={values[name]}")
+                    shown.append((text, values[name]))
         for axis, (pid, _) in sorted(self.model.pids.items()):
             if pid.decl().name() not in relevant:
                 continue
             v = witness.eval(pid, model_completion=False)
             if z3.is_int_value(v):
-                shown.append(f"program_id({axis})={v.as_long()}")
+                shown.append((f"program_id({axis})", v.as_long()))
         for var, k, start, step, _ in access.loops:
             kv = witness.eval(k, model_completion=False)
-            if z3.is_int_value(kv) and var:
-                shown.append(f"{var}={witness.eval(start + step * k, model_completion=True)}")
+            at = witness.eval(start + step * k, model_completion=True)
+            if z3.is_int_value(kv) and var and z3.is_int_value(at):
+                shown.append((var, at.as_long()))
         lanes = set(access.ptr.offset.lanes)
         for lane, axis in sorted(lanes, key=lambda la: (-la[1], la[0].ident)):
             v = witness.eval(lane.start + lane.var(axis), model_completion=True)
             if z3.is_int_value(v):
-                shown.append(f"`{lane.text}`={v.as_long()}")
+                shown.append((f"`{lane.text}`", v.as_long()))
         addr = witness.eval(address, model_completion=True)
         lim = witness.eval(bound, model_completion=True)
         a = addr.as_long() if z3.is_int_value(addr) else None
         b = lim.as_long() if z3.is_int_value(lim) else None
         shown = list(dict.fromkeys(shown))
-        pairs = tuple((s.rsplit("=", 1)[0], int(s.rsplit("=", 1)[1])) for s in shown)
+        pairs = tuple(shown)
+        shown = [f"{what}={shown_value(n)}" for what, n in pairs]
         return Violation(access, how, against, values, ", ".join(shown), a, b, pairs)

@@ -266,11 +266,23 @@ def alike_in_every_program(term) -> bool:
     return not any(n.startswith(PROGRAM_DEPENDENT) for n in free_vars(term))
 
 
+#: string code -> the string, for witnesses
+_STRINGS: dict[int, str] = {}
+
+
 def string_code(text: str) -> int:
     """A string constant (a compile-time choice, ``ACTIVATION == "gelu"``) as a number, the same in the
     kernel and in the host code that launches it: distinct strings differ, and no string is a small
     number a flag or a size could hold."""
-    return (1 << 48) + int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:6], "big")
+    code = (1 << 48) + int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:6], "big")
+    _STRINGS.setdefault(code, text)
+    return code
+
+
+def shown_value(n: int) -> str:
+    """A witness's value as a reader writes it: a string constant's code as the string."""
+    text = _STRINGS.get(n)
+    return repr(text) if text is not None else str(n)
 
 
 def combine(term: z3.ExprRef, *values: Num, data: bool = False, bits: int | None = None) -> Num:
