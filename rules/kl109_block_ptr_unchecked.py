@@ -29,7 +29,9 @@ id, trip and lane). A block that moves with a program id no launch bounds is tak
 inside the shape, as a `cdiv(shape, block)` grid makes it; a block that does not move is judged
 only under a launch that fixes every size it mentions (a block wider than a size nothing fixes is
 no finding). With no launch in the module only what the kernel states counts: the block's loop
-runs to a bound made of that shape (`range(0, T, BT)`, `range(tl.cdiv(T, BT))`), or another access
+runs to a bound made of that shape (`range(0, T, BT)`, `range(tl.cdiv(T, BT))`), the program id picks
+the block among the kernel's own count of them rounded up (`pid % tl.cdiv(T, BT)`; not where the
+module hands the kernel to a launcher it cannot read, whose own test may launch whole blocks only), or another access
 bounds an index by that shape (a mask, a `boundary_check`); a kernel that states neither leaves the
 shape's divisibility to its caller, and is not reported. An access whose block stays inside its declared shape while that shape lies past the
 tensor is KL101/KL102's (the tensor's extent), so one access gets one finding.

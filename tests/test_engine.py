@@ -522,3 +522,47 @@ def test_a_forwarded_flag_is_judged_at_the_wrappers_default_and_only_there():
     moded = DEFAULTED_FLAG.replace("DEFAULT", '"wide"').replace("if WIDE:", 'if WIDE == "wide":')
     (found,) = _findings(moded)
     assert "WIDE='wide'" in found.message
+
+
+MEMBERSHIP_ASSERT = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def head_copy(x_ptr, y_ptr, D: tl.constexpr):
+    d = tl.arange(0, 64)
+    tl.store(y_ptr + tl.program_id(0) * D + d, tl.load(x_ptr + tl.program_id(0) * D + d))
+
+
+def copy_heads(x):
+    D = x.shape[-1]
+    assert D in {16, 32, 48}
+    y = torch.empty_like(x)
+    head_copy[(x.numel() // D,)](x, y, D=D)
+    return y
+'''
+
+
+def test_a_membership_assert_bounds_the_witness():
+    """``assert D in {16, 32, 48}`` in the wrapper: the witness takes one of those head sizes (a block
+    of 64 lanes runs past the row for each of them); ``not in`` states the complement."""
+    found = _findings(MEMBERSHIP_ASSERT)
+    assert found and all(f.evidence["witness"]["D"] in (16, 32, 48) for f in found)
+    excluded = _findings(MEMBERSHIP_ASSERT.replace("assert D in {16, 32, 48}", "assert D not in [1, 2, 3]"))
+    assert excluded and all(f.evidence["witness"]["D"] not in (1, 2, 3) for f in excluded)
+
+
+def test_a_kernels_own_count_of_blocks_states_a_partial_last_block_unless_a_launcher_has_it():
+    """With no launch in the module, ``pid % tl.cdiv(seq_len, BLOCK_M)`` is the kernel's own
+    statement that the last block of a head may end past ``seq_len`` (KL109); where the module
+    hands the kernel to a launcher the engine does not read, that launcher may launch whole blocks
+    only, and the count alone convicts nothing."""
+    rule = [catalogue.all_rules()["KL109"]()]
+    text = (ROOT / "fixtures" / "triton" / "counted_blocks_bad.py").read_text()
+    result, _ = lint_text("k.py", text, rule)
+    assert sorted(f.span.line for f in result.findings) == [20, 20]
+    handed = text + "\n\ndef scale(x, out, launcher):\n    launcher(scale_heads_kernel, x, out)\n"
+    result, _ = lint_text("k.py", handed, rule)
+    assert result.findings == []

@@ -299,6 +299,10 @@ class _Wrapper:
                 return int_val(a.as_long() ** b.as_long() if op == "Power" else a.as_long() << b.as_long())
             return {"Add": lambda: a + b, "Subtract": lambda: a - b, "Multiply": lambda: a * b,
                     "FloorDivide": lambda: a / b, "Modulo": lambda: a % b}.get(op, lambda: None)()
+        if kind is cst.Comparison and len(node.comparisons) == 1 \
+                and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
+            return self._membership(node.left, node.comparisons[0].comparator,
+                                    isinstance(node.comparisons[0].operator, cst.In))
         if kind is cst.Comparison and len(node.comparisons) == 1:
             a, b = self.node(node.left), self.node(node.comparisons[0].comparator)
             if a is None or b is None:
@@ -430,6 +434,23 @@ class _Wrapper:
         finally:
             self.inlined = outer
 
+    def _membership(self, item, collection, inside: bool):
+        """``Lk in {16, 32, 64, 128}`` (a set, tuple or list of numbers written out): one of them."""
+        if isinstance(collection, cst.Set) and not any(isinstance(e, cst.StarredElement) for e in collection.elements):
+            listed = [e.value for e in collection.elements]
+        else:
+            listed = written_out(collection)
+        a = self.node(item)
+        if a is None or not listed or z3.is_bool(a):
+            return None
+        options = [self.node(e) for e in listed]
+        # numbers only: a mode's strings (codes past 2**48) say nothing of a size, and a disjunction
+        # of them can cost a question its budget
+        if any(o is None or not z3.is_int_value(o) or abs(o.as_long()) > MAX_SIZE for o in options):
+            return None
+        found = disjunction([a == o for o in options])
+        return found if inside else z3.Not(found)
+
     def name(self, name: str):
         info = self.state.info
         if self.inlined is not None and name in self.inlined:
@@ -474,19 +495,33 @@ class _Wrapper:
         ``if not ok: raise`` guards it passed and of the ``while`` loops it follows, as assumptions."""
         out = []
         for test, holds in self.scope.conditions if self.scope is not None else ():
+            if holds:
+                out += self.held(test)
+                continue
             term = self.node(test)
             if term is not None and z3.is_bool(term):
-                out.append(term if holds else z3.Not(term))
+                out.append(z3.Not(term))
         return out
 
     def asserts(self) -> list:
         """The wrapper's ``assert`` statements run before the launch, as assumptions."""
         out = []
         for test in self.scope.asserts if self.scope is not None else ():
-            term = self.node(test)
-            if term is not None and z3.is_bool(term):
-                out.append(term)
+            out += self.held(test)
         return out
+
+    def held(self, test, depth: int = 0) -> list:
+        """What a test that holds says, as terms: each part of an ``and`` the engine reads on its
+        own (``cu_seqlens is None and T % BT == 0``: the second), through a name bound to the
+        test (``if oneslab:`` of ``oneslab = (...)``)."""
+        if depth < 8 and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self.held(test.left, depth + 1) + self.held(test.right, depth + 1)
+        if depth < 8 and isinstance(test, cst.Name) and self.inlined is None:
+            bound = self.assigned(test.value)
+            if isinstance(bound, cst.BooleanOperation):
+                return self.held(bound, depth + 1)
+        term = self.node(test)
+        return [term] if term is not None and z3.is_bool(term) else []
 
     def tensor(self, arg) -> tuple | None:
         """(extent, description) of a tensor argument (a BoundArg), when its size is known."""

@@ -154,6 +154,22 @@ def _pruned(branches: tuple, values: dict, params: dict) -> bool:
     return False
 
 
+def _counts_blocks_of(term, shape) -> bool:
+    """Whether ``term`` divides ``shape`` into blocks rounding up (``tl.cdiv(shape, B)``, as
+    ``pid % tl.cdiv(y_size, B)`` does): the kernel's own count of blocks, whose last one may end
+    past the shape."""
+    seen, stack = set(), [term]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_idiv(t) and _is_zero(t.arg(0) - shape - t.arg(1) + 1):
+            return True
+        stack.extend(t.children())
+    return False
+
+
 def _is_zero(term) -> bool:
     s = z3.simplify(term, som=True)
     return z3.is_int_value(s) and s.as_long() == 0
@@ -389,9 +405,12 @@ class Solving:
 class Prover:
     """Judges the accesses of one evaluated kernel against its launches' facts."""
 
-    def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe, assumptions=(), kernel=None):
+    def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe, assumptions=(), kernel=None,
+                 handed_over: bool = False):
         self.model = model
         self.launches = launches
+        #: the module passes the kernel to a function (a launcher whose launch the engine does not read)
+        self.handed_over = handed_over
         #: the launches the bounds questions are asked under: a mode or flag the wrapper forwards with
         #: a default is judged at it (a call that leaves it out is one the wrapper accepts); the
         #: other questions keep the caller's choice free
@@ -590,6 +609,9 @@ class Prover:
         for _, k, _, _, stop in access.loops:
             if stop is not None and mentions(axis.index.term, k) and names & set(free_vars(stop)):
                 return True
+        if reads_program_id(axis.index.term) and _counts_blocks_of(axis.index.term, shape) and not self.handed_over:
+            # (a launcher in the module, unread, may launch only whole blocks: its own test decides)
+            return True
         return any(other is not access and _is_zero(bound - shape) for _, bound, other, _ in self.stated)
 
     def mask_holds_on_axes(self, access: Access, axes: frozenset[int]) -> frozenset[int]:

@@ -70,10 +70,17 @@ def _engine(state):
         try:
             model = evaluate(state.info, state.kernel)
             state._engine = (model, Prover(model, launch_facts(state, model), _describer(model, state),
-                                           config_assumptions(state, model), state.kernel.kernel))
+                                           config_assumptions(state, model), state.kernel.kernel,
+                                           _handed_over(state)))
         except DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None
     return state._engine
+
+
+def _handed_over(state) -> bool:
+    """Whether the module passes the kernel to a function (``_launch(kernel, ...)``, ``fn=kernel``)."""
+    name = re.escape(state.name)
+    return re.search(rf"[(,=]\s*{name}\s*[,)]", state.info.source) is not None
 
 
 def release(state) -> None:
