@@ -124,13 +124,60 @@ class HostScope:
         return named if 0 <= named < front else None
 
     def unpacked_rank(self, tensor: str) -> int | None:
-        """The number of names ``tensor.shape`` was unpacked into (``M, N = x.shape``) on the path."""
+        """The number of names ``tensor.shape`` was unpacked into on the path (``M, N = x.shape``;
+        ``B, T, H, K, V = *k.shape, v.shape[-1]``: 4 of ``k``)."""
         for b in self.env.values():
-            node = b.node
-            if (b.index is not None and isinstance(node, cst.Attribute) and node.attr.value == "shape"
-                    and isinstance(node.value, cst.Name) and node.value.value == tensor):
+            if b.index is None:
+                continue
+            if shape_tensor(b.node) == tensor:
                 return b.arity
+            spread = _spread_shape(b.node)
+            if spread is not None and spread[1] == tensor and b.arity >= len(b.node.elements) - 1:
+                return b.arity - (len(b.node.elements) - 1)
         return None
+
+
+def shape_tensor(node) -> str | None:
+    """``x`` of ``x.shape`` or ``x.size()``."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape" and isinstance(node.value, cst.Name):
+        return node.value.value
+    if (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "size" and isinstance(node.func.value, cst.Name)):
+        return node.func.value.value
+    return None
+
+
+def _spread_shape(node) -> tuple[int, str] | None:
+    """(position, tensor) of the one ``*x.shape`` a tuple written out spreads (``(*k.shape, D)``)."""
+    if not isinstance(node, (cst.Tuple, cst.List)):
+        return None
+    starred = [(i, e) for i, e in enumerate(node.elements) if isinstance(e, cst.StarredElement)]
+    if len(starred) != 1:
+        return None
+    tensor = shape_tensor(starred[0][1].value)
+    return (starred[0][0], tensor) if tensor is not None else None
+
+
+def unpacked_part(node, index: int, arity: int):
+    """What name ``index`` of ``arity`` unpacked from ``node`` holds: (tensor, axis) where it is a
+    size of a shape (``M, N = x.shape``; ``B, T, H, K, V = *k.shape, v.shape[-1]``: T is
+    ``(k, 1)``), the expression written for it in a tuple that spreads a shape (V: ``v.shape[-1]``),
+    else None."""
+    tensor = shape_tensor(node)
+    if tensor is not None:
+        return tensor, index
+    spread = _spread_shape(node)
+    if spread is None:
+        return None
+    at, tensor = spread
+    length = arity - (len(node.elements) - 1)
+    if length < 0:
+        return None
+    if index < at:
+        return node.elements[index].value
+    if index < at + length:
+        return tensor, index - at
+    return node.elements[index - length + 1].value
 
 
 def _indexed_axes(tensor: str, nodes: list) -> tuple[int | None, int, int]:

@@ -395,3 +395,22 @@ def launch(k, v, w, x, c):
     assert scope.front_axis("k", -2) is None  # without the launch's own arguments nothing shows it
     assert (scope.front_axis("v", -1, also), scope.front_axis("v", -5, also), scope.front_axis("v", -6, also)) == (4, 0, None)
     assert scope.front_axis("w", -1, also) is None and scope.front_axis("x", -1, also) is None
+
+
+def test_a_shape_spread_into_a_tuple_unpacks_like_the_shape():
+    """``B, T, H, K, V = *k.shape, v.shape[-1]``: the first four are k's sizes (k is 4-D), V is the
+    expression written after the spread."""
+    from kernlint.facts import unpacked_part
+
+    f = facts('''
+def launch(k, v, c):
+    B, T, H, K, V = *k.shape, v.shape[-1]
+    mm[(T,)](k, c, T, V, BLOCK_M=64, BLOCK_N=64, BLOCK_K=BLOCK_K)
+''')
+    (launch,) = f.launches_of("mm")
+    scope = launch.scope
+    code = cst.Module([]).code_for_node
+    assert scope.unpacked_rank("k") == 4
+    t, v = scope.binding("T"), scope.binding("V")
+    assert unpacked_part(t.node, t.index, t.arity) == ("k", 1)
+    assert code(unpacked_part(v.node, v.index, v.arity)) == "v.shape[-1]"

@@ -22,7 +22,7 @@ import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
 from kernlint.engine.terms import disjunction, int_op
-from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, size_arguments
+from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, shape_tensor, size_arguments, unpacked_part
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 from kernlint.source.names import call_arguments, int_literal, source_text, written_out
@@ -180,7 +180,7 @@ class _Wrapper:
         parts = size_arguments(kind, node)
         if not parts:
             return None
-        shape_of = _shape_of(parts[0]) if len(parts) == 1 else None
+        shape_of = shape_tensor(parts[0]) if len(parts) == 1 else None
         if shape_of is not None:
             return self.tensor_dims(shape_of)
         dims = [self.node(p) for p in parts]
@@ -464,8 +464,10 @@ class _Wrapper:
             return None
         if b.node is not None:
             if b.index is not None:  # one of several names unpacked from one value
-                shape_of = _shape_of(b.node)
-                return self.dim(shape_of, b.index) if shape_of is not None else None
+                part = unpacked_part(b.node, b.index, b.arity)
+                if isinstance(part, tuple):
+                    return self.dim(*part)
+                return self.node(part) if part is not None else None
             if not (isinstance(b.node, cst.Name) and b.node.value == name):
                 term = self.node(b.node)
                 if term is None and isinstance(b.value, int) and not isinstance(b.value, bool):
@@ -644,14 +646,6 @@ def _whole(node) -> str | None:
         if (method in ("contiguous", "flatten") and not args) or _flat_view(method, args):
             return base
     return None
-
-
-def _shape_of(node) -> str | None:
-    """``x.shape`` or ``x.size()``: ``x``."""
-    if isinstance(node, cst.Attribute) and node.attr.value == "shape" and isinstance(node.value, cst.Name):
-        return node.value.value
-    found = _method(node)
-    return found[0] if found is not None and found[1] == "size" and not found[2] else None
 
 
 def _view_of(node) -> str | None:
