@@ -108,20 +108,13 @@ class HostScope:
         held = self.env.get(_PATH)
         return held.value if held is not None else ()
 
-    def front_axis(self, tensor: str, axis: int, also: tuple = ()) -> int | None:
-        """The axis counted from the front that ``axis`` (counted from the back) names, where the host
-        code at the launch (its bindings, asserts and ``also``, the launch's own expressions) shows it:
-        ``assert x.dim() == 4`` states the rank; otherwise the axes it reads from the front show
-        the least rank, which names the axis only where a later axis is read from the front too
-        (``k.stride(3)`` beside ``k.size(-2)``: axis 2). The last axis alone is never so named: a
-        row-major wrapper reads ``x.stride(0)`` and ``x.size(-1)`` of a tensor of any rank."""
+    def indexed_axes(self, also: tuple = ()) -> dict[str, tuple[int | None, int, int]]:
+        """Each tensor's axes as the host code at the launch (its bindings, asserts and ``also``, the
+        launch's own expressions) reads them: (the rank an assert states, ``assert x.dim() == 4``;
+        the last axis read from the front; the farthest read from the back), for :func:`front_axis`."""
         nodes = [b.node for b in self.env.values() if isinstance(b.node, cst.CSTNode)]
         nodes += [n for n in (*self.asserts, *also) if isinstance(n, cst.CSTNode)]
-        stated, front, back = _indexed_axes(tensor, nodes)
-        if stated is not None:
-            return stated + axis if stated + axis >= 0 else None
-        named = max(front + 1, back) + axis
-        return named if 0 <= named < front else None
+        return _indexed_axes(nodes)
 
     def unpacked_rank(self, tensor: str) -> int | None:
         """The number of names ``tensor.shape`` was unpacked into on the path (``M, N = x.shape``;
@@ -180,60 +173,101 @@ def unpacked_part(node, index: int, arity: int):
     return node.elements[index - length + 1].value
 
 
-def _indexed_axes(tensor: str, nodes: list) -> tuple[int | None, int, int]:
-    """(the rank an assert states, the last axis read from the front, the farthest from the back)."""
-    stated, front, back = None, -1, 0
-    stack = list(nodes)
+def front_axis(axes: tuple[int | None, int, int] | None, axis: int) -> int | None:
+    """The axis counted from the front that ``axis`` (counted from the back) names, given a tensor's
+    :meth:`HostScope.indexed_axes`: a stated rank names it; otherwise the least rank the axes read
+    from the front show names it only where a later axis is read from the front too
+    (``k.stride(3)`` beside ``k.size(-2)``: axis 2). The last axis alone is never so named: a
+    row-major wrapper reads ``x.stride(0)`` and ``x.size(-1)`` of a tensor of any rank."""
+    if axes is None:
+        return None
+    stated, front, back = axes
+    if stated is not None:
+        return stated + axis if stated + axis >= 0 else None
+    named = max(front + 1, back) + axis
+    return named if 0 <= named < front else None
+
+
+#: root node id -> (the node, its axes): a function's bindings are read again at each of its launches
+_AXES: dict[int, tuple] = {}
+
+
+def _indexed_axes(nodes: list) -> dict[str, tuple[int | None, int, int]]:
+    out: dict[str, list] = {}
+    for node in nodes:
+        hit = _AXES.get(id(node))
+        if hit is None or hit[0] is not node:
+            if len(_AXES) > 4096:
+                _AXES.clear()
+            hit = _AXES[id(node)] = (node, _axes_under(node))
+        for tensor, (stated, front, back) in hit[1].items():
+            entry = out.setdefault(tensor, [None, -1, 0])
+            entry[0] = stated if stated is not None else entry[0]
+            entry[1], entry[2] = max(entry[1], front), max(entry[2], back)
+    return {t: tuple(v) for t, v in out.items()}
+
+
+def _axes_under(root) -> dict[str, tuple[int | None, int, int]]:
+    out: dict[str, list] = {}
+    seen: set[int] = set()
+    stack = [root]
     while stack:
         node = stack.pop()
-        axis = _axis_of(tensor, node)
-        if axis is not None:
-            front, back = (max(front, axis), back) if axis >= 0 else (front, max(back, -axis))
-        rank = _stated_rank(tensor, node)
-        if rank is not None:
-            stated = rank
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        found = _axis_of(node)
+        if found is not None:
+            entry = out.setdefault(found[0], [None, -1, 0])
+            if found[1] >= 0:
+                entry[1] = max(entry[1], found[1])
+            else:
+                entry[2] = max(entry[2], -found[1])
+        stated = _stated_rank(node)
+        if stated is not None:
+            out.setdefault(stated[0], [None, -1, 0])[0] = stated[1]
         stack.extend(node.children)
-    return stated, front, back
+    return {t: tuple(v) for t, v in out.items()}
 
 
-def _is_tensor(node, tensor: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == tensor
-
-
-def _axis_of(tensor: str, node) -> int | None:
-    """The literal axis of ``tensor.shape[i]``, ``tensor.size(i)`` or ``tensor.stride(i)``."""
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
-            and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" and _is_tensor(node.value.value, tensor):
-        return int_literal(node.slice[0].slice.value)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("size", "stride") \
-            and _is_tensor(node.func.value, tensor) and len(node.args) == 1:
-        return int_literal(node.args[0].value)
+def _axis_of(node) -> tuple[str, int] | None:
+    """(tensor, literal axis) of ``tensor.shape[i]``, ``tensor.size(i)`` or ``tensor.stride(i)``."""
+    kind = type(node)
+    if kind is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index \
+            and type(node.value) is cst.Attribute and node.value.attr.value == "shape" and type(node.value.value) is cst.Name:
+        i = int_literal(node.slice[0].slice.value)
+        return (node.value.value.value, i) if i is not None else None
+    if kind is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("size", "stride") \
+            and type(node.func.value) is cst.Name and len(node.args) == 1:
+        i = int_literal(node.args[0].value)
+        return (node.func.value.value, i) if i is not None else None
     return None
 
 
-def _stated_rank(tensor: str, node) -> int | None:
-    """``x.dim() == 4``, ``x.ndim == 4``, ``len(x.shape) == 4`` (either side)."""
-    if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1
-            and isinstance(node.comparisons[0].operator, cst.Equal)):
+def _stated_rank(node) -> tuple[str, int] | None:
+    """(tensor, rank) of ``x.dim() == 4``, ``x.ndim == 4``, ``len(x.shape) == 4`` (either side)."""
+    if not (type(node) is cst.Comparison and len(node.comparisons) == 1
+            and type(node.comparisons[0].operator) is cst.Equal):
         return None
     sides = (node.left, node.comparisons[0].comparator)
     for a, b in (sides, sides[::-1]):
         n = int_literal(b)
-        if n is not None and _is_rank_of(tensor, a):
-            return n
+        tensor = _rank_of(a) if n is not None else None
+        if tensor is not None:
+            return tensor, n
     return None
 
 
-def _is_rank_of(tensor: str, node) -> bool:
-    if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
-        return _is_tensor(node.value, tensor)
-    if isinstance(node, cst.Call) and not node.args:
-        return isinstance(node.func, cst.Attribute) and node.func.attr.value in ("dim", "ndimension") \
-            and _is_tensor(node.func.value, tensor)
+def _rank_of(node) -> str | None:
+    """``x`` of ``x.ndim``, ``x.dim()``, ``x.ndimension()`` or ``len(x.shape)``."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "ndim" and isinstance(node.value, cst.Name):
+        return node.value.value
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value in ("dim", "ndimension") and isinstance(node.func.value, cst.Name):
+        return node.func.value.value
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and len(node.args) == 1:
-        inner = node.args[0].value
-        return isinstance(inner, cst.Attribute) and inner.attr.value == "shape" and _is_tensor(inner.value, tensor)
-    return False
+        return shape_tensor(node.args[0].value) if isinstance(node.args[0].value, cst.Attribute) else None
+    return None
 
 
 def _literal(node: cst.Integer | cst.Float | cst.SimpleString) -> Any:

@@ -387,14 +387,16 @@ def launch(k, v, w, x, c):
     assert v.dim() == 5
     mm[(N,)](k, c, k.stride(3), v.shape[1], x.stride(0), x.size(-1), BLOCK_M=64, BLOCK_N=64, BLOCK_K=BLOCK_K)
 ''')
+    from kernlint.facts import front_axis
+
     (launch,) = f.launches_of("mm")
-    also = tuple(a.node for a in launch.args.values())
-    scope = launch.scope
-    assert scope.front_axis("k", -2, also) == 2
-    assert scope.front_axis("k", -1, also) is None  # axis 3 is the last one read: k may have more
-    assert scope.front_axis("k", -2) is None  # without the launch's own arguments nothing shows it
-    assert (scope.front_axis("v", -1, also), scope.front_axis("v", -5, also), scope.front_axis("v", -6, also)) == (4, 0, None)
-    assert scope.front_axis("w", -1, also) is None and scope.front_axis("x", -1, also) is None
+    axes = launch.scope.indexed_axes(tuple(a.node for a in launch.args.values()))
+    assert front_axis(axes.get("k"), -2) == 2
+    assert front_axis(axes.get("k"), -1) is None  # axis 3 is the last one read: k may have more
+    # without the launch's own arguments nothing shows it
+    assert front_axis(launch.scope.indexed_axes().get("k"), -2) is None
+    assert (front_axis(axes.get("v"), -1), front_axis(axes.get("v"), -5), front_axis(axes.get("v"), -6)) == (4, 0, None)
+    assert front_axis(axes.get("w"), -1) is None and front_axis(axes.get("x"), -1) is None
 
 
 def test_a_shape_spread_into_a_tuple_unpacks_like_the_shape():

@@ -22,7 +22,7 @@ import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
 from kernlint.engine.terms import disjunction, int_op
-from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, shape_tensor, size_arguments, unpacked_part
+from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, shape_tensor, size_arguments, unpacked_part, front_axis
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 from kernlint.source.names import call_arguments, int_literal, source_text, written_out
@@ -80,7 +80,10 @@ class _Wrapper:
         self.scope = scope
         #: the launch (:class:`~kernlint.model.Launch`) whose expressions are read
         self.host = host
-        self.axes: dict[tuple[str, int], int | None] = {}
+        #: each tensor's axes as the wrapper reads them (read on first use)
+        self.axes: dict | None = None
+        #: tensor -> whether the module's text reads an axis of it from the front or its rank
+        self.fronted: dict[str, bool] = {}
         self.facts = facts
         self.constexpr_values = constexpr_values
         self.depth = 0
@@ -207,11 +210,17 @@ class _Wrapper:
         return self.size(f"{tensor}.shape[{i}]", f"{tensor}.shape[{i}]")
 
     def front_axis(self, tensor: str, axis: int) -> int | None:
-        if (tensor, axis) not in self.axes:
+        if tensor not in self.fronted:
+            self.fronted[tensor] = re.search(
+                rf"\b{re.escape(tensor)}\s*\.\s*(?:shape\s*\[\s*\d|size\s*\(\s*\d|stride\s*\(\s*\d|n?dim)",
+                self.state.info.source) is not None
+        if not self.fronted[tensor]:
+            return None  # the module reads no axis of it from the front, and states no rank: nothing to walk
+        if self.axes is None:
             also = (*(a.node for a in self.host.args.values()), *(a.node for a in self.host.grid or ())) \
                 if self.host is not None else ()
-            self.axes[tensor, axis] = self.scope.front_axis(tensor, axis, also) if self.scope is not None else None
-        return self.axes[tensor, axis]
+            self.axes = self.scope.indexed_axes(also) if self.scope is not None else {}
+        return front_axis(self.axes.get(tensor), axis)
 
     def stride(self, tensor: str, i: int):
         dims = self.tensor_dims(tensor)
