@@ -39,7 +39,9 @@ the launch's string decides which branches are compiled. A wrapper parameter pas
 (`MODE=mode`) is the caller's choice, except for its default (`mode="gather"`): a call that leaves
 it out is one the wrapper accepts, so the default's branches are judged. An axis counted from the
 back (`k.size(-2)`) is the one counted from the front (`k.shape[2]`) where the wrapper shows the
-tensor's rank (`assert k.dim() == 4`, or a later axis it reads, `k.stride(3)`).
+tensor's rank (`assert k.dim() == 4`, or a later axis it reads, `k.stride(3)`). Of a test the
+wrapper passes (an `assert`, an `if` it stands in, an `if ...: raise` guard) each part the engine
+reads counts on its own: `if x is None or n % 128: raise` leaves `n % 128 == 0`.
 
 ## Why is this bad?
 The grid covers `cdiv(n, BLOCK)` programs, so the last block reads past the end whenever `n` is not a

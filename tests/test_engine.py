@@ -566,3 +566,34 @@ def test_a_kernels_own_count_of_blocks_states_a_partial_last_block_unless_a_laun
     handed = text + "\n\ndef scale(x, out, launcher):\n    launcher(scale_heads_kernel, x, out)\n"
     result, _ = lint_text("k.py", handed, rule)
     assert result.findings == []
+
+
+GUARDED = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+def run(x, scale=None):
+    n = x.numel()
+    GUARD
+    y = torch.empty_like(x)
+    double[(triton.cdiv(n, 128),)](x, y, BLOCK=128)
+    return y
+'''
+
+
+def test_a_guard_passed_gives_each_part_of_its_or():
+    """``if scale is not None or n % 128 != 0: raise``: past the guard ``n % 128 == 0`` holds although
+    the other part is no number, so the whole blocks stay inside; ``assert not (...)`` says the same;
+    without the guard the last block runs past ``n``."""
+    guard = "if scale is not None or n % 128 != 0:\n        raise ValueError(n)"
+    assert _findings(GUARDED.replace("GUARD", guard)) == []
+    assert _findings(GUARDED.replace("GUARD", "assert not (scale is not None or n % 128 != 0)")) == []
+    assert len(_findings(GUARDED.replace("GUARD", "pass"))) == 2

@@ -506,12 +506,7 @@ class _Wrapper:
         ``if not ok: raise`` guards it passed and of the ``while`` loops it follows, as assumptions."""
         out = []
         for test, holds in self.scope.conditions if self.scope is not None else ():
-            if holds:
-                out += self.held(test)
-                continue
-            term = self.node(test)
-            if term is not None and z3.is_bool(term):
-                out.append(z3.Not(term))
+            out += self.held(test) if holds else self.failed(test)
         return out
 
     def asserts(self) -> list:
@@ -524,15 +519,29 @@ class _Wrapper:
     def held(self, test, depth: int = 0) -> list:
         """What a test that holds says, as terms: each part of an ``and`` the engine reads on its
         own (``cu_seqlens is None and T % BT == 0``: the second), through a name bound to the
-        test (``if oneslab:`` of ``oneslab = (...)``)."""
-        if depth < 8 and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return self.held(test.left, depth + 1) + self.held(test.right, depth + 1)
-        if depth < 8 and isinstance(test, cst.Name) and self.inlined is None:
-            bound = self.assigned(test.value)
-            if isinstance(bound, cst.BooleanOperation):
-                return self.held(bound, depth + 1)
+        test (``if oneslab:`` of ``oneslab = (...)``) and ``not`` (what fails)."""
+        return self._parts(test, True, depth)
+
+    def failed(self, test, depth: int = 0) -> list:
+        """What a test that fails says (an ``elif`` chain's earlier tests, an ``if ...: raise`` guard
+        passed): each part of an ``or``, negated (``if x is None or n % B: raise``: ``n % B == 0``)."""
+        return self._parts(test, False, depth)
+
+    def _parts(self, test, holds: bool, depth: int) -> list:
+        if depth < 8:
+            joins = cst.And if holds else cst.Or
+            if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, joins):
+                return self._parts(test.left, holds, depth + 1) + self._parts(test.right, holds, depth + 1)
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                return self._parts(test.expression, not holds, depth + 1)
+            if isinstance(test, cst.Name) and self.inlined is None:
+                bound = self.assigned(test.value)
+                if isinstance(bound, (cst.BooleanOperation, cst.UnaryOperation)):
+                    return self._parts(bound, holds, depth + 1)
         term = self.node(test)
-        return [term] if term is not None and z3.is_bool(term) else []
+        if term is None or not z3.is_bool(term):
+            return []
+        return [term if holds else z3.Not(term)]
 
     def tensor(self, arg) -> tuple | None:
         """(extent, description) of a tensor argument (a BoundArg), when its size is known."""
