@@ -188,29 +188,10 @@ def front_axis(axes: tuple[int | None, int, int] | None, axis: int) -> int | Non
     return named if 0 <= named < front else None
 
 
-#: root node id -> (the node, its axes): a function's bindings are read again at each of its launches
-_AXES: dict[int, tuple] = {}
-
-
 def _indexed_axes(nodes: list) -> dict[str, tuple[int | None, int, int]]:
     out: dict[str, list] = {}
-    for node in nodes:
-        hit = _AXES.get(id(node))
-        if hit is None or hit[0] is not node:
-            if len(_AXES) > 4096:
-                _AXES.clear()
-            hit = _AXES[id(node)] = (node, _axes_under(node))
-        for tensor, (stated, front, back) in hit[1].items():
-            entry = out.setdefault(tensor, [None, -1, 0])
-            entry[0] = stated if stated is not None else entry[0]
-            entry[1], entry[2] = max(entry[1], front), max(entry[2], back)
-    return {t: tuple(v) for t, v in out.items()}
-
-
-def _axes_under(root) -> dict[str, tuple[int | None, int, int]]:
-    out: dict[str, list] = {}
     seen: set[int] = set()
-    stack = [root]
+    stack = list(nodes)
     while stack:
         node = stack.pop()
         if id(node) in seen:

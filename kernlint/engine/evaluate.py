@@ -165,8 +165,6 @@ def _to_int(v) -> z3.ArithRef:
     return ite(term, int_val(1), int_val(0)) if z3.is_bool(term) else term
 
 
-
-
 #: the variables of the values an atomic returned
 _RETURNED = ("ticket!", "claim!")
 #: the names of calls that write memory

@@ -22,7 +22,10 @@ import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
 from kernlint.engine.terms import disjunction, int_op
-from kernlint.facts import ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, returned_expression, shape_tensor, size_arguments, unpacked_part, front_axis
+from kernlint.facts import (
+    ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, front_axis, returned_expression, shape_tensor, size_arguments,
+    unpacked_part,
+)
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
 from kernlint.source.names import call_arguments, int_literal, source_text, written_out

@@ -154,19 +154,19 @@ def _pruned(branches: tuple, values: dict, params: dict) -> bool:
     return False
 
 
-def _counts_blocks_of(term, shape) -> bool:
-    """Whether ``term`` divides ``shape`` into blocks rounding up (``tl.cdiv(shape, B)``, as
-    ``pid % tl.cdiv(y_size, B)`` does): the kernel's own count of blocks, whose last one may end
-    past the shape."""
+def _counts_blocks_of(model: KernelModel, term, shape) -> bool:
+    """Whether ``term`` is made of a ceiling division of ``shape`` the kernel computes
+    (``pid % tl.cdiv(y_size, B)``): the kernel's own count of blocks, whose last one may end past
+    the shape."""
+    counts = {t.get_id() for blocks, _, t in model.ceil_divs.values() if _is_zero(blocks - shape)}
     seen, stack = set(), [term]
-    while stack:
+    while counts and stack:
         t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_idiv(t) and _is_zero(t.arg(0) - shape - t.arg(1) + 1):
+        if t.get_id() in counts:
             return True
-        stack.extend(t.children())
+        if t.get_id() not in seen:
+            seen.add(t.get_id())
+            stack.extend(t.children())
     return False
 
 
@@ -609,7 +609,7 @@ class Prover:
         for _, k, _, _, stop in access.loops:
             if stop is not None and mentions(axis.index.term, k) and names & set(free_vars(stop)):
                 return True
-        if reads_program_id(axis.index.term) and _counts_blocks_of(axis.index.term, shape) and not self.handed_over:
+        if reads_program_id(axis.index.term) and _counts_blocks_of(self.model, axis.index.term, shape) and not self.handed_over:
             # (a launcher in the module, unread, may launch only whole blocks: its own test decides)
             return True
         return any(other is not access and _is_zero(bound - shape) for _, bound, other, _ in self.stated)
