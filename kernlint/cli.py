@@ -80,10 +80,14 @@ def main() -> None:
 @click.option("--show-source", is_flag=True, help="Show the source lines of each finding (the full format).")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=True,
               help="Skip files that .gitignore ignores when walking folders (default: on).")
+@click.option("-n", "--no-cache", is_flag=True, envvar="KERNLINT_NO_CACHE",
+              help="Lint every file afresh: neither read nor write .kernlint_cache/source (env KERNLINT_NO_CACHE).")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Worker processes for the source phase (0: one per core when there are enough files; 1: none).")
 def check(paths, select, ignore, output_format, output_file, fail_level, exit_zero, config_file, stdin_filename,
           force_exclude, ir, arch, show_ir, confirm_, run_cmd, require_gpu, confirm_timeout, confirm_mode=None,
           extend_select=(), fix=False, unsafe_fixes=False, add_noqa=False, statistics=False, quiet=False,
-          show_source=False, respect_gitignore=True) -> None:
+          show_source=False, respect_gitignore=True, no_cache=False, jobs=0) -> None:
     """Lint kernels in PATHS (files or folders; '-' reads stdin, as does --stdin-filename without PATHS)."""
     from kernlint.check import Options, run_check
 
@@ -122,6 +126,8 @@ def check(paths, select, ignore, output_format, output_file, fail_level, exit_ze
         confirm={"run": run_cmd, "require_gpu": require_gpu, "timeout": confirm_timeout, "mode": confirm_mode}
         if confirm_ else None,
         respect_gitignore=respect_gitignore,
+        jobs=jobs,
+        cache=not no_cache,
     )
     gpu_required: tuple[type[Exception], ...] = ()
     if confirm_:

@@ -7,23 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernlint import catalogue
+from kernlint.cache import cache_dir
 from kernlint.config import Config
 from kernlint.model import Phase, RunResult
 from kernlint.source.discover import ModuleInfo
-
-
-def cache_dir(root: Path) -> Path:
-    """``ROOT/.kernlint_cache/ir``; the cache folder carries its own ``.gitignore`` (as ruff's does),
-    so it never shows up in ``git status``."""
-    top = root / ".kernlint_cache"
-    try:
-        top.mkdir(exist_ok=True)
-        ignore = top / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# Automatically created by kernlint.\n*\n")
-    except OSError:
-        pass  # a read-only tree: the IR phase then runs without a cache
-    return top / "ir"
 
 
 def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: str, jobs: int = 0,
@@ -43,7 +30,7 @@ def add_ir_findings(result: RunResult, config: Config, codes: set[str], arch: st
         options["KL304"] = {"threshold": config.occupancy_threshold}
     stats: dict = {}
     ir_findings = run_ir_phase(
-        kernels, arch=arch, select=sorted(ir_codes), cache_dir=str(cache_dir(root)),
+        kernels, arch=arch, select=sorted(ir_codes), cache_dir=str(cache_dir(root, "ir")),
         jobs=jobs or min(os.cpu_count() or 1, 8), max_configs=config.autotune_limit, options=options or None,
         stats=stats, modules=modules, specialize=config.specialize or None, on_progress=on_progress,
     )

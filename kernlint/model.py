@@ -117,6 +117,14 @@ class Kernel:
         d["frontend"] = self.frontend.value
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Kernel":
+        return cls(
+            path=d["path"], name=d["name"], frontend=Frontend(d["frontend"]), span=Span(**d["span"]),
+            params=[Param(**p) for p in d["params"]], decorators=[Decorator(**x) for x in d["decorators"]],
+            autotune_configs=list(d["autotune_configs"]), heuristics=list(d["heuristics"]),
+        )
+
 
 @dataclass(frozen=True)
 class HostValue:

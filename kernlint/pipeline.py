@@ -13,9 +13,11 @@ from pathlib import Path
 from kernlint import catalogue
 from kernlint.config import Config
 from kernlint.registry import for_phase
+from kernlint.cache import cache_dir
 from kernlint.model import FileError, Finding, Level, Phase, RunResult, Span
 from kernlint.source.discover import ModuleInfo
-from kernlint.source.phase import contained, lint_text
+from kernlint.source.files import FileInput, lint_files
+from kernlint.source.phase import contained
 from kernlint.source.suppress import Suppressions
 
 #: the rule that reports ``# noqa: KL...`` codes that silenced nothing (off unless selected)
@@ -36,6 +38,10 @@ class Options:
     respect_gitignore: bool = True
     #: codes or prefixes enabled on top of the selection (``--extend-select``)
     extend_select: list[str] | None = None
+    #: worker processes for the source phase (0: one per core where the run is large enough; 1: none)
+    jobs: int = 0
+    #: keep and reuse each file's source findings in ``.kernlint_cache/source`` (``--no-cache``: off)
+    cache: bool = False
 
 
 @dataclass
@@ -111,27 +117,23 @@ def run_check(paths: list[Path], config: Config, options: Options, stdin: bytes 
         files, errors = input_files(paths, config, options)
         result.errors.extend(errors)
         inputs = [(config.relpath(f), f, None, named) for f, named in files]
-    rules = source_rules(codes)
-    for display, path, data, named in inputs:
-        if data is None:
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                result.errors.append(FileError(display, f"cannot read file: {exc.strerror or exc}"))
-                result.files += 1
-                continue
-        file_result, info = lint_text(display, data, rules, always_parse=named)
-        if info is not None:
-            sup = Suppressions.parse(info.source)
-            if sup.file_codes or sup.lines:
-                state.suppressions[display] = sup
-            if options.ir_arch is not None and info.kernels:
-                key = str((config.root / display).resolve())
-                with contained(display, file_result.errors):  # facts no source rule asked for are built here
-                    info.facts  # noqa: B018
-                    state.modules[key] = info
-                if key not in state.modules:
-                    file_result.kernels = []  # nothing to compile from a file kernlint could not model
+    # the IR phase compiles from the module models, and the dynamic phase reads the findings'
+    # evidence as the engine made it: both are served by a fresh source phase
+    keep_models = options.ir_arch is not None
+    cached = options.cache and not keep_models and options.confirm is None and stdin is None
+    linted = lint_files([FileInput(*i) for i in inputs], source_rules(codes), codes, jobs=options.jobs,
+                        cache_dir=cache_dir(config.root, "source") if cached else None, keep_models=keep_models)
+    for one in linted:
+        file_result, info = one.result, one.info
+        if one.suppressions is not None:
+            state.suppressions[one.display] = one.suppressions
+        if info is not None and info.kernels:
+            key = str((config.root / one.display).resolve())
+            with contained(one.display, file_result.errors):  # facts no source rule asked for are built here
+                info.facts  # noqa: B018
+                state.modules[key] = info
+            if key not in state.modules:
+                file_result.kernels = []  # nothing to compile from a file kernlint could not model
         result.extend(file_result)
     if options.ir_arch is not None:
         from kernlint.ir_glue import add_ir_findings

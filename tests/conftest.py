@@ -56,5 +56,12 @@ def _kernlint_bugs_raise(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_source_cache(monkeypatch):
+    """Every test lints afresh (a test that patches kernlint must not read what an earlier one
+    kept); the cache's own tests turn it back on."""
+    monkeypatch.setenv("KERNLINT_NO_CACHE", "1")
+
+
+@pytest.fixture(autouse=True)
 def _quiet_triton(monkeypatch):
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"))

@@ -108,7 +108,7 @@ def static_structure(capture: list[dict], source: str, origin: str, arch: str = 
     Nothing of the candidate is imported or compiled here: its process handed over the compiled
     text (:func:`kernlint.eval.structure_capture.compile_records`). TileLang kernels are not
     captured: :func:`tilelang_structure` lowers them where candidate code may run."""
-    from kernlint.ir.cache import ArtifactCache
+    from kernlint.cache import DiskCache
     from kernlint.ir.compile import CompileJob
     from kernlint.ir.occupancy import parse_arch
     from kernlint.ir.phase import _check, ir_rules
@@ -139,7 +139,7 @@ def static_structure(capture: list[dict], source: str, origin: str, arch: str = 
             entry = capture[info["index"]]
             source_of = ("compiled from the launch's signature" if entry.get("compiled_here") or not entry.get("asm")
                          else "captured from the launch")
-            findings = _check(rules, record, job, def_lines.get(job.kernel, 1), ArtifactCache(None), "")
+            findings = _check(rules, record, job, def_lines.get(job.kernel, 1), DiskCache(None), "")
             for f in findings:
                 f.path = origin or path
             res = record.get("resources") or {}

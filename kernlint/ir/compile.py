@@ -4,7 +4,7 @@
 pipeline (TTIR -> TTGIR -> LLVM IR -> PTX -> cubin through ptxas) on a CPU-only machine. Each job
 runs in a worker process, because loading a user's module executes its code (see
 :mod:`kernlint.ir.loader`) and because a compiler hang must be killable. Results are stored in the
-content-addressed :class:`kernlint.ir.cache.ArtifactCache`.
+content-addressed :class:`kernlint.cache.DiskCache`.
 
 Works with Triton 3.2 and newer (signature with ``constexpr`` entries, ``attrs`` keyed by
 argument-index tuples, ``knobs`` when present).

@@ -15,8 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from kernlint.cache import DiskCache
 from kernlint.ir.artifacts import CompiledKernel
-from kernlint.ir.cache import DEFAULT_CACHE_DIR, ArtifactCache, artifact_key
+from kernlint.ir.cache import DEFAULT_CACHE_DIR, artifact_key
 from kernlint.ir.compile import DEFAULT_TIMEOUT_S, CompileJob, run_jobs
 from kernlint.ir.discovery import helper_functions
 from kernlint.ir.occupancy import parse_arch
@@ -162,7 +163,7 @@ def run_ir_phase(
     """
     capability = parse_arch(arch)
     rules = [cls(**(options or {}).get(cls.code, {})) for cls in ir_rules(select)]
-    cache = ArtifactCache(cache_dir)
+    cache = DiskCache(cache_dir)
     rules_key = hashlib.sha256(
         repr(sorted((r.code, sorted(r.opts.items())) for r in rules)).encode() + _code_fingerprint().encode()
     ).hexdigest()[:16]
@@ -262,7 +263,7 @@ def run_ir_phase(
     return sorted(_dedupe(findings), key=lambda f: f.sort_key)
 
 
-def _check(rules: list[IRRule], record: dict, job: CompileJob | LowerJob, def_line: int, cache: ArtifactCache,
+def _check(rules: list[IRRule], record: dict, job: CompileJob | LowerJob, def_line: int, cache: DiskCache,
            rules_key: str) -> list[Finding]:
     compiled = CompiledKernel.from_record(record, job.path, job.kernel, job.spec, job.capability, def_line)
     out: list[Finding] = []
@@ -293,7 +294,7 @@ def compiled_kernels(paths_or_kernels: Sequence[str | os.PathLike | Kernel], arc
                      max_configs: int = DEFAULT_MAX_CONFIGS) -> list[CompiledKernel]:
     """The compiled artefacts of the Triton kernels (for ``kernlint`` commands that print IR excerpts)."""
     capability = parse_arch(arch)
-    cache = ArtifactCache(cache_dir)
+    cache = DiskCache(cache_dir)
     out: list[tuple[CompileJob, int, dict | None]] = []
     modules: dict[str, ModuleInfo] = {}
     for path, kernels in _collect(paths_or_kernels, modules).items():
