@@ -79,6 +79,9 @@ class _Value:
     node: cst.BaseExpression | None = None
     index: int | None = None
     arity: int = 0
+    #: the bindings of the names ``node`` reads, as they were when it was assigned (``S`` of ``B, S =
+    #: x.shape`` reads the ``x`` before a later ``x = x.view(B * S)``)
+    seen: dict | None = None
 
 
 #: a name's binding in the host code at a launch (:class:`HostScope`)
@@ -600,10 +603,20 @@ def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: d
             env[name] = _Value(_Tensor(name), "parameter") if call is None else _Value(UNKNOWN, "parameter")
 
 
+def _seen(node: cst.BaseExpression | None, env: dict) -> dict | None:
+    if node is None:
+        return None
+    return {n: env[n] for n in N.names_in(node) if n in env and n not in _PATH_ENTRIES}
+
+
 def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict, how: str,
-            node: cst.BaseExpression | None = None) -> None:
+            node: cst.BaseExpression | None = None, seen: dict | None = None) -> None:
+    """``seen``: the bindings ``node`` reads, where they were taken before an assignment of several
+    names began to change them (``a, b = b, a``)."""
+    if seen is None:
+        seen = _seen(node, env)
     if isinstance(target, cst.Name):
-        env[target.value] = _Value(value, how, node)
+        env[target.value] = _Value(value, how, node, seen=seen)
     elif isinstance(target, (cst.Tuple, cst.List)):
         elements = target.elements
         starred = any(isinstance(el, cst.StarredElement) for el in elements)
@@ -611,11 +624,12 @@ def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict
             nodes = [el.value for el in node.elements] if isinstance(node, (cst.Tuple, cst.List)) and len(
                 node.elements) == len(elements) and not any(isinstance(el, cst.StarredElement)
                                                               for el in node.elements) else None
+            seens = [_seen(n, env) for n in nodes] if nodes is not None else None
             for i, (el, v) in enumerate(zip(elements, value)):
                 if nodes is not None:
-                    _assign(ev, el.value, v, env, "tuple unpacking", nodes[i])
+                    _assign(ev, el.value, v, env, "tuple unpacking", nodes[i], seens[i])
                 elif isinstance(el.value, cst.Name):
-                    env[el.value.value] = _Value(v, "tuple unpacking", node, i, len(elements))
+                    env[el.value.value] = _Value(v, "tuple unpacking", node, i, len(elements), seen)
                 else:
                     _assign(ev, el.value, v, env, "tuple unpacking")
         else:
@@ -624,7 +638,7 @@ def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict
             if node is not None and not starred:
                 for i, el in enumerate(elements):
                     if isinstance(el.value, cst.Name):
-                        env[el.value.value] = _Value(UNKNOWN, how, node, i, len(elements))
+                        env[el.value.value] = _Value(UNKNOWN, how, node, i, len(elements), seen)
     elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in env:
         base = env[target.value.value].value
         if isinstance(base, (dict, list)) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
@@ -638,15 +652,21 @@ def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict
                     env[target.value.value] = _Value(UNKNOWN, how)
 
 
-def _merge(into: dict, *branches: dict) -> None:
+def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
     """After a branch point a name keeps its value only where every path agrees, and a size fact
-    holds only where every path asserted it."""
+    holds only where every path asserted it. ``tests``: each branch's test (None for the ``else``)
+    of an ``if`` chain; a name the branches bind differently is then bound to the chain of their
+    expressions (``a if test else b``)."""
     names = set().union(*(b.keys() for b in branches)) - set(_PATH_ENTRIES)
     if any(_SIZES in b for b in branches):
         into[_SIZES] = _Value(frozenset.intersection(*(same_size_pairs(b) for b in branches)), "asserts")
     if any(_ASSERTS in b for b in branches):  # the asserts every path ran
         held = [b[_ASSERTS].value if _ASSERTS in b else () for b in branches]
         into[_ASSERTS] = _Value(tuple(t for t in held[0] if all(t in h for h in held[1:])), "asserts")
+    # the tests were read before any branch ran: the names they read are the bindings before them
+    before = {n: into[n].node for n in names
+              if n in into and into[n].node is not None and into[n].index is None
+              and any(b.get(n) is not into[n] for b in branches)}
     for name in names:
         vals = [b.get(name) for b in branches]
         first = vals[0]
@@ -654,10 +674,52 @@ def _merge(into: dict, *branches: dict) -> None:
         if same:
             into[name] = first
             continue
+        if tests is not None and all(v is not None and v.index is None for v in vals):
+            # each path's expression under its test; one no expression stands for (what a loop
+            # carried, a value read from what is not modelled) leaves the name unreadable
+            into[name] = _Value(UNKNOWN, "branches disagree", _chain(_tests_before(tests, before), [v.node for v in vals]))
+            continue
         # the value is unknown; the symbolic engine reads the binding of the last path that has one
         # (the branch written last), as a reader of the text would
         last = next((v for v in reversed(vals) if v is not None and v.node is not None), None)
         into[name] = _Value(UNKNOWN, "branches disagree", *((last.node, last.index, last.arity) if last else ()))
+
+
+class _Renamed(cst.CSTTransformer):
+    def __init__(self, nodes: dict):
+        self.nodes = nodes
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        node = self.nodes.get(original.value)
+        return cst.ensure_type(node, cst.BaseExpression) if node is not None else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)  # ``x.n``: an attribute's name is no variable
+
+
+def _tests_before(tests: tuple, before: dict) -> tuple:
+    """``tests`` with each name that a branch binds written as the expression it held before the
+    ``if`` (``before``; the chain is read at the launch, where the name holds the chain itself)."""
+    rebound = {}
+    for test in tests:
+        if test is not None:
+            for n in N.names_in(test):
+                if n in before:
+                    rebound[n] = before[n]
+    if not rebound:
+        return tests
+    return tuple(t.visit(_Renamed(rebound)) if t is not None else None for t in tests)
+
+
+def _chain(tests: tuple, nodes: list) -> cst.BaseExpression | None:
+    """``nodes[0] if tests[0] else nodes[1] if tests[1] else ...``; the last branch is what holds where
+    every test before it failed (its own test, if any, is then implied: the ``else`` raised)."""
+    if any(n is None for n in nodes):
+        return None
+    out = nodes[-1]
+    for test, node in zip(reversed(tests[:-1]), reversed(nodes[:-1])):
+        out = cst.IfExp(test=test, body=node, orelse=out)
+    return out
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -722,9 +784,9 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 branch_env[_PATH] = _Value((*path, *held, *([(test, True)] if test is not None else [])), "branch")
                 run_block(ev, body, branch_env, on_statement)
                 if not _raises(body):
-                    outcomes.append(branch_env)
+                    outcomes.append((test, branch_env))
             if outcomes:
-                _merge(env, *outcomes)
+                _merge(env, *(e for _, e in outcomes), tests=tuple(t for t, _ in outcomes))
             # ``if not ok: raise ...``: what follows runs only where the leading raising tests failed
             guards = []
             for test, body in possible:
@@ -816,7 +878,15 @@ def _simple(ev: HostEvaluator, small: cst.BaseSmallStatement, env: dict) -> None
         name = small.target.value
         old = env.get(name, _Value(UNKNOWN, "")).value
         op = type(small.operator).__name__.removesuffix("Assign")
-        env[name] = _Value(_binary(op, old, ev.value(small.value, env)), "augmented assignment")
+        before = env.get(name)
+        # the expression it now holds, written out (``n -= g`` after ``n = t // g * g``: ``(t // g * g) - g``),
+        # where the binding before is one expression as a whole
+        node = None
+        if before is not None and before.node is not None and before.index is None and hasattr(cst, op):
+            node = cst.BinaryOperation(left=before.node, operator=getattr(cst, op)(), right=small.value)
+        # (the expression before it reads its names as they were then)
+        seen = {**(_seen(small.value, env) or {}), **(before.seen or {})} if node is not None else None
+        env[name] = _Value(_binary(op, old, ev.value(small.value, env)), "augmented assignment", node, seen=seen)
     elif isinstance(small, cst.Assert):
         _assert_sizes(ev, small.test, env)
         held = env[_ASSERTS].value if _ASSERTS in env else ()

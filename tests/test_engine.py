@@ -597,3 +597,34 @@ def test_a_guard_passed_gives_each_part_of_its_or():
     assert _findings(GUARDED.replace("GUARD", guard)) == []
     assert _findings(GUARDED.replace("GUARD", "assert not (scale is not None or n % 128 != 0)")) == []
     assert len(_findings(GUARDED.replace("GUARD", "pass"))) == 2
+
+
+FLAG_AND_COUNT = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def tail(x_ptr, first, BLOCK: tl.constexpr):
+    offs = (tl.program_id(0) + first) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+def run(x, waves: int, two: bool):
+    tiles = x.numel() // 64
+    early = tiles % waves
+    if two and tiles - early > waves:
+        early += waves
+    tail[(tiles - early,)](x, early, BLOCK=64)
+'''
+
+
+def test_a_count_a_flag_and_a_test_bump_under_an_if_is_the_launchs_grid():
+    """``two and tiles - early > waves`` (a flag the caller passes beside a comparison) is read as a
+    test, and ``early += waves`` under it as the chain of both values: the grid is ``tiles - early``
+    of either branch, so the programs stay inside the tensor (whole blocks of 64 of ``numel // 64``)."""
+    assert _findings(FLAG_AND_COUNT) == []
+    shifted = FLAG_AND_COUNT.replace("tail[(tiles - early,)]", "tail[(tiles - early + 1,)]")
+    (load, store) = sorted(_findings(shifted), key=lambda f: f.rule)
+    w = load.evidence["witness"]
+    assert load.rule == "KL101" and store.rule == "KL102"
+    assert w["program_id(0)"] + w["first"] == w["x.numel()"] // 64  # the block past the whole ones

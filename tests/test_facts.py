@@ -416,3 +416,48 @@ def launch(k, v, c):
     t, v = scope.binding("T"), scope.binding("V")
     assert unpacked_part(t.node, t.index, t.arity) == ("k", 1)
     assert code(unpacked_part(v.node, v.index, v.arity)) == "v.shape[-1]"
+
+
+def test_a_name_the_branches_bind_apart_is_the_chain_of_their_expressions():
+    """``blocks += 1`` under an ``if`` (augmented: the expression before it, plus one) and an elif
+    chain: the binding at the launch is each branch's expression under its test, the tests reading
+    the names as they were before the ``if`` (``tiles - extra > n`` where the branch rebinds ``extra``)."""
+    f = facts('''
+def launch(a, c, M, N, n, both):
+    tiles = M * N
+    blocks = M // 64
+    if M % 64:
+        blocks += 1
+    extra = tiles % n
+    if both and tiles - extra > n:
+        extra += n
+    elif M > 8:
+        extra = 0
+    mm[(blocks, extra)](a, c, M, N, BLOCK_M=64, BLOCK_N=64, BLOCK_K=BLOCK_K)
+''')
+    (launch,) = f.launches_of("mm")
+    code = cst.Module([]).code_for_node
+    assert code(launch.scope.binding("blocks").node) == "M // 64 + 1 if M % 64 else M // 64"
+    assert code(launch.scope.binding("extra").node) == (
+        "tiles % n + n if both and tiles - tiles % n > n else 0 if M > 8 else tiles % n")
+
+
+def test_a_binding_keeps_the_bindings_it_read_when_it_was_made():
+    """``S`` of ``B, S = x.shape`` reads the ``x`` bound before a later ``x = x.reshape(B * S)``, and
+    the later ``x`` reads the earlier one (not itself); ``a, b = b, a`` reads both before either changes."""
+    f = facts('''
+def launch(a, c, M, N):
+    x = a.view(M, -1)
+    B, S = x.shape
+    x = x.reshape(B * S)
+    p, q = M, N
+    p, q = q, p
+    mm[(B,)](x, c, S, q, BLOCK_M=64, BLOCK_N=64, BLOCK_K=BLOCK_K)
+''')
+    (launch,) = f.launches_of("mm")
+    code = cst.Module([]).code_for_node
+    scope = launch.scope
+    first_x = scope.binding("S").seen["x"]
+    assert code(first_x.node) == "a.view(M, -1)"
+    assert scope.binding("x").seen["x"] is first_x and code(scope.binding("x").node) == "x.reshape(B * S)"
+    assert scope.binding("q").seen["p"].how == "tuple unpacking" and code(scope.binding("q").seen["p"].node) == "M"

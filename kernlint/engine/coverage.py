@@ -114,8 +114,7 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
     known = set()
     for a in axes:
         known |= set(free_vars(facts.grid[a]))
-    # a constexpr the caller chooses counts where the grid is made of that choice (``DK // BK``)
-    values = {**{n: v for n, v in facts.chosen.items() if set(free_vars(v)) <= known}, **facts.values}
+    values = facts.with_grid_choices(axes)
     if any(n not in values for n in params):
         return None  # a size this launch does not pass: unknown
     given = z3.substitute(bound, *((model.params[n], values[n]) for n in params)) if params else bound

@@ -21,7 +21,7 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
-from kernlint.engine.terms import disjunction, int_op
+from kernlint.engine.terms import disjunction, free_vars, int_op
 from kernlint.facts import (
     ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, front_axis, returned_expression, shape_tensor, size_arguments,
     unpacked_part,
@@ -63,6 +63,20 @@ class LaunchFacts:
     #: the launch (:class:`~kernlint.source.discover.Launch`) these facts are of
     launch: object = None
 
+    def with_grid_choices(self, axes=None) -> dict[str, z3.ExprRef]:
+        """``values``, and each constexpr the caller chooses where the grid (on ``axes``) is made of
+        that choice too (``DK // BK`` programs): there the choice is the launch's. ``axes`` None: the
+        grid's every axis and the launch's other values (``iters = cdiv(K, BLK_K)`` passed beside
+        ``BLOCK_K=BLK_K``): a wrapper that computes with the choice is written for any choice."""
+        known: set = set()
+        for a, g in self.grid.items():
+            if axes is None or a in axes:
+                known |= set(free_vars(g))
+        if axes is None:
+            for v in self.values.values():
+                known |= set(free_vars(v))
+        return {**{n: v for n, v in self.chosen.items() if set(free_vars(v)) <= known}, **self.values}
+
     def at_defaults(self) -> LaunchFacts:
         """This launch as a call that leaves the wrapper's defaulted modes and flags out compiles it
         (itself where none is defaulted)."""
@@ -72,6 +86,10 @@ class LaunchFacts:
         return replace(self, label=f"{self.label}, at the wrapper's default {shown}", at_default=shown,
                        values={**self.values, **{n: v for n, (v, _) in self.defaults.items()}},
                        chosen={n: v for n, v in self.chosen.items() if n not in self.defaults}, defaults={})
+
+
+#: how many expressions deep one wrapper expression is read (through the names it uses)
+MAX_DEPTH = 40
 
 
 class _Wrapper:
@@ -90,7 +108,7 @@ class _Wrapper:
         self.facts = facts
         self.constexpr_values = constexpr_values
         self.depth = 0
-        self.dims: dict[str, list | None] = {}
+        self.dims: dict[tuple, list | None] = {}
         #: wrapper parameters passed on as they are (their value is the caller's)
         self.forwarded: set[str] = set()
         #: forwarded parameters' mode or flag defaults (``mode="gather"``, ``causal=False``): (term, text)
@@ -101,6 +119,10 @@ class _Wrapper:
         self.grid_axis: cst.BaseExpression | None = None
         #: a helper's parameters -> the terms its call passes, while its returned expression is read
         self.inlined: dict[str, z3.ExprRef] | None = None
+        #: the names whose bindings are being read
+        self.resolving: set[int] = set()
+        #: the bindings the expressions being read saw (:meth:`binding`)
+        self.seen: list[dict] = []
 
     def size(self, name: str, text: str) -> z3.ArithRef:
         var = int_var(name)
@@ -109,11 +131,29 @@ class _Wrapper:
             self.facts.assumptions += [at_least(var, 1), at_most(var, MAX_SIZE)]
         return var
 
+    def binding(self, name: str):
+        """``name``'s binding: as the expression being read saw it when it was assigned (a name bound
+        again later, ``x = x.view(B * S)`` after ``B, S = x.shape``, is still the ``x`` before), else
+        at the launch."""
+        if self.seen and name in self.seen[-1]:
+            return self.seen[-1][name]
+        return self.scope.binding(name) if self.scope is not None else None
+
+    def read_as_of(self, b, read):
+        """``read()`` with the names as ``b`` (a binding) saw them."""
+        if b is None:
+            return read()
+        self.seen.append(b.seen or {})  # (a binding that kept none reads the names at the launch)
+        try:
+            return read()
+        finally:
+            self.seen.pop()
+
     def assigned(self, name: str) -> cst.BaseExpression | None:
         """The expression ``name`` was bound to as a whole (``name = expr``) on the path to the launch."""
         if self.inlined is not None:
             return None
-        b = self.scope.binding(name) if self.scope is not None else None
+        b = self.binding(name)
         return b.node if b is not None and b.index is None else None
 
     def length(self, name: str):
@@ -152,14 +192,16 @@ class _Wrapper:
         return var
 
     def tensor_dims(self, name: str) -> list | None:
-        if name in self.dims:
-            return self.dims[name]
-        self.dims[name] = None  # cycles
-        node = self.assigned(name)
-        dims = self._created(node) if node is not None else None
+        b = self.binding(name) if self.inlined is None else None
+        key = (name, id(b))  # one name bound to two tensors (``x = x.view(-1)``) has the dims of each
+        if key in self.dims:
+            return self.dims[key]
+        self.dims[key] = None  # cycles
+        node = b.node if b is not None and b.index is None else None
+        dims = self.read_as_of(b, lambda: self._created(node)) if node is not None else None
         if dims is None:
             dims = self._unpacked(name)
-        self.dims[name] = dims
+        self.dims[key] = dims
         return dims
 
     def _created(self, node: cst.BaseExpression) -> list | None:
@@ -241,7 +283,7 @@ class _Wrapper:
         if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and i >= 0
                 and all(isinstance(e.slice, cst.Slice) for e in node.slice)):
             return None
-        base = self.stride(node.value.value, i)
+        base = self.read_as_of(self.binding(tensor), lambda: self.stride(node.value.value, i))
         if base is None or i >= len(node.slice):
             return base
         step = node.slice[i].slice.step
@@ -267,7 +309,9 @@ class _Wrapper:
         return self.node(arg.node) if arg.node is not None else self.term(arg.text)
 
     def node(self, node):
-        if self.depth > 12:
+        # (deep enough for a wrapper's chain of names, ``grid = tiles - tiles_streamk``, each bound
+        # to sums of the ones before; cycles are cut in :meth:`name`)
+        if self.depth > MAX_DEPTH:
             return None
         self.depth += 1
         try:
@@ -334,8 +378,12 @@ class _Wrapper:
             return None if a is None else z3.Not(a) if z3.is_bool(a) else a == 0
         if kind is cst.BooleanOperation:
             a, b = self.node(node.left), self.node(node.right)
-            if a is None or b is None or z3.is_bool(a) != z3.is_bool(b):
+            if a is None or b is None:
                 return None
+            if z3.is_bool(a) != z3.is_bool(b):
+                # a number beside a test (``two_tiles and tiles > n``, a flag passed as a number):
+                # as a test, the number holds where it is not 0
+                a, b = (x if z3.is_bool(x) else x != 0 for x in (a, b))
             if z3.is_bool(a):
                 return z3.And(a, b) if isinstance(node.operator, cst.And) else z3.Or(a, b)
             # on numbers Python gives an operand: ``n or 16`` is n unless n is 0
@@ -471,17 +519,21 @@ class _Wrapper:
             return int_val(info.constants[name])
         if self.inlined is not None:
             return None  # a helper sees its parameters and the module's constants, not the caller's names
-        b = self.scope.binding(name) if self.scope is not None else None
+        b = self.binding(name)
         if b is None:
             return None
         if b.node is not None:
             if b.index is not None:  # one of several names unpacked from one value
                 part = unpacked_part(b.node, b.index, b.arity)
                 if isinstance(part, tuple):
-                    return self.dim(*part)
-                return self.node(part) if part is not None else None
-            if not (isinstance(b.node, cst.Name) and b.node.value == name):
-                term = self.node(b.node)
+                    return self.read_as_of(b, lambda: self.dim(*part))
+                return self.read_as_of(b, lambda: self.node(part)) if part is not None else None
+            if not (isinstance(b.node, cst.Name) and b.node.value == name) and id(b) not in self.resolving:
+                self.resolving.add(id(b))  # a binding that reads itself is not followed into itself
+                try:
+                    term = self.read_as_of(b, lambda: self.node(b.node))
+                finally:
+                    self.resolving.discard(id(b))
                 if term is None and isinstance(b.value, int) and not isinstance(b.value, bool):
                     # what the host evaluator made of it (``block = block or 256``: a name bound
                     # from its own earlier value, which the scope no longer holds)

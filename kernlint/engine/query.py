@@ -700,15 +700,16 @@ class Prover:
         extent, extent_text = facts.extents[base]
         needed = (mentioned & (self.scalars | self.model.constexprs)) | (path_vars & self.model.constexprs)
         needed = self._defined_through(needed)
-        if any(n not in facts.values for n in needed):
+        values = facts.with_grid_choices()
+        if any(n not in values for n in needed):
             return None
         for name in mentioned:
             if name.startswith("pid!") and int(name[4:]) not in facts.grid:
                 return None
-        bindings = [self.model.params[n] == facts.values[n] for n in needed]
+        bindings = [self.model.params[n] == values[n] for n in needed]
         grids = [self.model.pids[a][1] == g for a, g in facts.grid.items() if a in self.model.pids]
         known = set()
-        for t in [*(facts.values[n] for n in needed), *facts.grid.values()]:
+        for t in [*(values[n] for n in needed), *facts.grid.values()]:
             known |= set(free_vars(t))
         sizes = set(free_vars(extent))
         if not sizes <= known:
