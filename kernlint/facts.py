@@ -282,6 +282,8 @@ class HostEvaluator:
         #: the module's names, as the module-level walk binds them (helpers run over these)
         self.module_env: dict = {}
         self._calls = 0
+        #: while a ``backward`` runs: what its ``forward`` saved on the context
+        self.saved: _Saved | None = None
 
     def code(self, node: cst.CSTNode) -> str:
         return source_text(self.module, node).strip()
@@ -866,7 +868,84 @@ def _raises(body) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and bool(last.body) and isinstance(last.body[-1], cst.Raise)
 
 
+@dataclass
+class _Saved:
+    """What an autograd Function's ``forward`` left on its context for ``backward``: the tensors
+    ``ctx.save_for_backward(...)`` saved and the attributes it set (``ctx.grid = grid``), each a
+    binding as ``forward`` made it (its expression and the names that read, as they were then)."""
+
+    ctx: str
+    tensors: list
+    attributes: dict
+
+
+def _restores(small: cst.Assign, saved: _Saved) -> bool:
+    """``a, b, c = ctx.saved_tensors`` with one name per saved tensor."""
+    value = small.value
+    if not (isinstance(value, cst.Attribute) and value.attr.value == "saved_tensors"
+            and isinstance(value.value, cst.Name) and value.value.value == saved.ctx and len(small.targets) == 1):
+        return False
+    target = small.targets[0].target
+    return (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(saved.tensors)
+            and all(isinstance(el, cst.Element) and isinstance(el.value, cst.Name) for el in target.elements))
+
+
+def _forwards(module: cst.Module) -> dict[int, cst.FunctionDef]:
+    """``id(backward)`` -> the ``forward`` beside it in one class (an autograd Function)."""
+    out: dict[int, cst.FunctionDef] = {}
+    stack = [module.body]
+    while stack:
+        for stmt in stack.pop():
+            if isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+                methods = {m.name.value: m for m in stmt.body.body if isinstance(m, cst.FunctionDef)}
+                if "forward" in methods and "backward" in methods:
+                    out[id(methods["backward"])] = methods["forward"]
+            for block in (getattr(stmt, "body", None), getattr(getattr(stmt, "orelse", None), "body", None)):
+                if isinstance(block, cst.IndentedBlock):
+                    stack.append(block.body)
+    return out
+
+
+def _saved_by(ev: HostEvaluator, forward: cst.FunctionDef, module_env: dict, backward: cst.FunctionDef
+              ) -> _Saved | None:
+    """What ``forward`` saves on its context (its first parameter), for ``backward`` (whose first
+    parameter names the context there); None where it saves nothing this reads."""
+    params = [*forward.params.posonly_params, *forward.params.params]
+    back = [*backward.params.posonly_params, *backward.params.params]
+    if not params or not back or not isinstance(forward.body, cst.IndentedBlock):
+        return None
+    ctx = params[0].name.value
+    tensors: list = []
+    attributes: dict = {}
+
+    def on_statement(stmt: cst.SimpleStatementLine, env: dict) -> None:
+        for small in stmt.body:
+            call = small.value if isinstance(small, cst.Expr) else None
+            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value == "save_for_backward" and isinstance(call.func.value, cst.Name)
+                    and call.func.value.value == ctx and not any(a.star for a in call.args)):
+                tensors[:] = [env[a.value.value] if isinstance(a.value, cst.Name) and a.value.value in env
+                              else _Value(UNKNOWN, "saved for backward", a.value, seen=_seen(a.value, env))
+                              for a in call.args]
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                t = small.targets[0].target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == ctx:
+                    attributes[t.attr.value] = _Value(UNKNOWN, "saved on the context", small.value,
+                                                      seen=_seen(small.value, env))
+
+    env = {k: v for k, v in module_env.items() if k not in _PATH_ENTRIES}
+    bind_params(ev, forward, env)
+    run_block(ev, forward.body.body, env, on_statement)
+    if not tensors and not attributes:
+        return None
+    return _Saved(back[0].name.value, tensors, attributes)
+
+
 def _simple(ev: HostEvaluator, small: cst.BaseSmallStatement, env: dict) -> None:
+    if isinstance(small, cst.Assign) and ev.saved is not None and _restores(small, ev.saved):
+        for el, saved in zip(small.targets[0].target.elements, ev.saved.tensors):
+            env[el.value.value] = saved
+        return
     if isinstance(small, cst.Assign):
         value = ev.value(small.value, env)
         how = "tuple unpacking" if isinstance(small.value, (cst.Tuple, cst.List)) else "assignment"
@@ -1121,10 +1200,12 @@ def build(info) -> ModuleFacts:
             i = parents[i]
         site._targets = _visible_kernels(defined, parents, at, site.kernel) or [kernels[site.kernel]]
         scope.sites.append((site, line))
+    backward = any(s.sites and s.node is not None and s.node.name.value == "backward" for s in scopes)
+    forwards = _forwards(info.module) if backward else {}
     for scope in [*scopes, module_scope]:
         if scope.sites:
             try:
-                facts.launches.extend(_scope_launches(ev, info, scope, kernels, module_env, starts))
+                facts.launches.extend(_scope_launches(ev, info, scope, kernels, module_env, starts, forwards))
             except RecursionError:
                 pass  # host code nested too deeply to follow: these launches are not known
 
@@ -1143,7 +1224,7 @@ def _visible_kernels(defined: dict, parents: list[int], at: int, name: str) -> l
 
 
 def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, module_env: dict,
-                    starts: list[int]) -> list[Launch]:
+                    starts: list[int], forwards: dict) -> list[Launch]:
     found: list[tuple[str, cst.Call, dict]] = []
     names = {site.kernel for site, _ in scope.sites}
 
@@ -1167,12 +1248,20 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
         env = {k: v for k, v in module_env.items() if k not in _PATH_ENTRIES}  # the function's own path
         bind_params(ev, scope.node, env)
         body = scope.node.body.body if isinstance(scope.node.body, cst.IndentedBlock) else []
+        forward = forwards.get(id(scope.node))
+        if forward is not None:  # an autograd Function's backward: what its forward saved on the context
+            ev.saved = _saved_by(ev, forward, module_env, scope.node)
+            if ev.saved is not None:
+                env.update({f"{ev.saved.ctx}.{a}": v for a, v in ev.saved.attributes.items()})
     start_env = dict(env)
-    run_block(ev, body, env, on_statement)
-    if len(found) < len(scope.sites):  # a launch inside an expression: look into every statement
-        found.clear()
-        deep[0] = True
-        run_block(ev, body, start_env, on_statement)
+    try:
+        run_block(ev, body, env, on_statement)
+        if len(found) < len(scope.sites):  # a launch inside an expression: look into every statement
+            found.clear()
+            deep[0] = True
+            run_block(ev, body, start_env, on_statement)
+    finally:
+        ev.saved = None
     out = []
     remaining = {name: [s for s in scope.sites if s[0].kernel == name] for name in names}
     for kernel, call, env in found:
@@ -1256,6 +1345,7 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
             key = arg.keyword.value
             bound = _bound(ev, key, arg.value, env, keyword_texts.get(key))
             if key in params:
+                launch.misfit |= key in launch.args and not launch.starred
                 launch.args[key] = bound
             else:
                 launch.options[key] = bound
@@ -1266,6 +1356,7 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
         written = positional_texts[position] if position < len(positional_texts) else None
         launch.args[params[position]] = _bound(ev, params[position], arg.value, env, written)
         position += 1
+    launch.misfit |= position > len(params) and not launch.starred
     return launch
 
 

@@ -198,6 +198,9 @@ class Launch:
     starred: bool = False
     #: keywords spread from a mapping (``**extra``): a parameter the launch does not name may be among them
     spread: bool = False
+    #: more positional arguments than the kernel has parameters, or one parameter given twice: the
+    #: call raises before the kernel runs, so its arguments say nothing of the kernel's values
+    misfit: bool = False
     #: character offset of the launch in the module's text
     offset: int = -1
     #: the host code's state at the launch (:class:`kernlint.facts.HostScope`): bindings, asserts, branches

@@ -461,3 +461,15 @@ def launch(a, c, M, N):
     assert code(first_x.node) == "a.view(M, -1)"
     assert scope.binding("x").seen["x"] is first_x and code(scope.binding("x").node) == "x.reshape(B * S)"
     assert scope.binding("q").seen["p"].how == "tuple unpacking" and code(scope.binding("q").seen["p"].node) == "M"
+
+
+def test_a_launch_that_cannot_bind_its_arguments_is_marked():
+    """More positional arguments than the kernel has parameters, or a parameter given twice: Python
+    raises before the kernel runs, so nothing the launch passes is a value the kernel sees."""
+    f = facts('''
+def launch(a, c, M, N):
+    mm[(M,)](a, c, M, N, 64, 64, 64, 1)
+    mm[(M,)](a, c, M, N, 64, BLOCK_M=64, BLOCK_N=64, BLOCK_K=64)
+    mm[(M,)](a, c, M, N, 64, BLOCK_N=64, BLOCK_K=64)
+''')
+    assert [launch.misfit for launch in f.launches_of("mm")] == [True, True, False]

@@ -88,6 +88,10 @@ class LaunchFacts:
                        chosen={n: v for n, v in self.chosen.items() if n not in self.defaults}, defaults={})
 
 
+def _dotted(node: cst.Attribute) -> str:
+    return f"{node.value.value}.{node.attr.value}"
+
+
 #: how many expressions deep one wrapper expression is read (through the names it uses)
 MAX_DEPTH = 40
 
@@ -148,6 +152,19 @@ class _Wrapper:
             return read()
         finally:
             self.seen.pop()
+
+    def _display(self, name: str):
+        """The binding of the display (tuple or list) ``name`` holds, through names bound to names
+        (``ctx.grid = grid`` after ``grid = (a, b)``)."""
+        if self.inlined is not None:
+            return None
+        b = self.binding(name)
+        for _ in range(4):
+            if b is None or not isinstance(b.node, cst.Name) or b.index is not None:
+                return b
+            inner = b.node.value
+            b = (b.seen or {}).get(inner) or (self.scope.binding(inner) if self.scope is not None else None)
+        return b
 
     def assigned(self, name: str) -> cst.BaseExpression | None:
         """The expression ``name`` was bound to as a whole (``name = expr``) on the path to the launch."""
@@ -333,6 +350,10 @@ class _Wrapper:
             if node.value in ("True", "False"):  # a flag passed as a literal: fixed like any number
                 return z3.BoolVal(node.value == "True")
             return self.name(node.value)
+        if kind is cst.Attribute and isinstance(node.value, cst.Name) and self.inlined is None:
+            dotted = _dotted(node)  # ``ctx.grid``: what an autograd Function's forward set on its context
+            if self.binding(dotted) is not None:
+                return self.name(dotted)
         if kind is cst.BinaryOperation:
             a, b = self.node(node.left), self.node(node.right)
             op = type(node.operator).__name__
@@ -369,8 +390,12 @@ class _Wrapper:
                     "NotEqual": lambda: a != b}.get(op, lambda: None)()
         if kind is cst.IfExp:  # ``0 if q.size(2) == k.size(2) else k.size(2) - q.size(2)``
             test, a, b = self.node(node.test), self.node(node.body), self.node(node.orelse)
-            if test is None or a is None or b is None or z3.is_bool(a) != z3.is_bool(b):
+            if a is None or b is None or z3.is_bool(a) != z3.is_bool(b):
                 return None
+            if test is None:
+                # a test the reader cannot follow (``64 if is_hip() else 128``): either value, as the
+                # host that runs it picks
+                test = z3.Bool(f"`{code(node.test).strip()}`")
             # a number as a test is true where it is not 0 (``... if META["SPLIT"] else 1``)
             return z3.If(test if z3.is_bool(test) else test != 0, a, b)
         if kind is cst.UnaryOperation and isinstance(node.operator, cst.Not):
@@ -402,9 +427,13 @@ class _Wrapper:
                 key = index.evaluated_value
                 return self.constexpr_values.get(key)
             i = int_literal(index)
-            listed = written_out(self.assigned(value.value)) if isinstance(value, cst.Name) else None
+            named = value.value if isinstance(value, cst.Name) else _dotted(value) if (
+                isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)) else None
+            b = self._display(named) if named is not None else None
+            listed = written_out(b.node) if b is not None and b.index is None else None
             if i is not None and listed is not None and -len(listed) <= i < len(listed):
-                return self.node(listed[i])  # ``grid_hist[1]`` of ``grid_hist = (a, b)``
+                # ``grid_hist[1]`` of ``grid_hist = (a, b)``, ``ctx.grid[1]`` of ``ctx.grid = grid``
+                return self.read_as_of(b, lambda: self.node(listed[i]))
             return None
         if kind is cst.Call:
             func = node.func
@@ -843,7 +872,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         line = state.info.span_of_offsets(launch.start, launch.end).line
         facts = LaunchFacts(f"the launch on line {line}", launch=launch)
         host = module_facts.launch_at(launch.start)
-        if host is None or host.starred or not host.calls(kernel):
+        if host is None or host.starred or host.misfit or not host.calls(kernel):
             continue
         bound = {p: arg for p, arg in host.args.items() if p in names}
         resolved = {p: int_val(arg.value.value) for p, arg in host.args.items()
