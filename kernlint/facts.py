@@ -1345,7 +1345,8 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
             key = arg.keyword.value
             bound = _bound(ev, key, arg.value, env, keyword_texts.get(key))
             if key in params:
-                launch.misfit |= key in launch.args and not launch.starred
+                if key in launch.args and not launch.starred and not launch.misfit:
+                    launch.misfit = f"passes `{key}` twice, by position and by keyword"
                 launch.args[key] = bound
             else:
                 launch.options[key] = bound
@@ -1356,7 +1357,8 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
         written = positional_texts[position] if position < len(positional_texts) else None
         launch.args[params[position]] = _bound(ev, params[position], arg.value, env, written)
         position += 1
-    launch.misfit |= position > len(params) and not launch.starred
+    if position > len(params) and not launch.starred:  # (what Python reports first)
+        launch.misfit = f"passes {position} positional arguments to a kernel of {len(params)} parameters"
     return launch
 
 

@@ -198,9 +198,10 @@ class Launch:
     starred: bool = False
     #: keywords spread from a mapping (``**extra``): a parameter the launch does not name may be among them
     spread: bool = False
-    #: more positional arguments than the kernel has parameters, or one parameter given twice: the
-    #: call raises before the kernel runs, so its arguments say nothing of the kernel's values
-    misfit: bool = False
+    #: why the call cannot bind its arguments (more positional arguments than the kernel has
+    #: parameters, or one parameter given twice; "" where it can): it raises before the kernel
+    #: runs, so its arguments say nothing of the kernel's values
+    misfit: str = ""
     #: character offset of the launch in the module's text
     offset: int = -1
     #: the host code's state at the launch (:class:`kernlint.facts.HostScope`): bindings, asserts, branches

@@ -1,0 +1,109 @@
+from kernlint.model import Finding, Level, Phase
+from kernlint.rule import Confirmation
+from kernlint.source.rulebase import SourceRule
+
+
+class LaunchArgumentsMismatch(SourceRule):
+    code = "KL111"
+    name = "launch-arguments-mismatch"
+    category = "api-misuse"
+    level = Level.ERROR
+    confirm = Confirmation(
+        tool="none",
+        check="launch",
+        threshold="the launch raises TypeError before the kernel runs",
+        description="running the launch raises (too many positional arguments, or one parameter given twice); "
+        "no GPU run is needed to see it",
+    )
+    summary = "A launch passes more positional arguments than the kernel has parameters, or one parameter twice."
+    docs = """
+## What it does
+Binds each launch `kernel[grid](...)` in the module to the kernel's parameters, as Python binds a
+call: by position, then by keyword. A launch that passes more positional arguments than the kernel
+declares parameters, or gives one parameter both by position and by keyword, is reported at the
+launch, with the counts or the parameter. A launch that spreads a sequence of unknown length
+(`*args`) is not judged.
+
+## Why is this bad?
+The call raises `TypeError` before the kernel runs: the wrapper fails on every call. It is typical
+of a kernel whose signature changed (a stride dropped, a parameter renamed) while a wrapper kept the
+old argument list, and of generated code that passes a stride per axis to a kernel that takes
+fewer. The bounds, race and overflow rules do not judge such a launch: its arguments say nothing
+of what a kernel would be given.
+
+## Example
+```python
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr): ...
+
+add[grid](x, y, out, n, BLOCK=1024)   # 4 positional arguments for 3 before BLOCK: `n` is `out`,
+                                      # and BLOCK is given twice
+```
+
+## Use instead
+Pass the arguments the kernel declares, in its order (or by keyword).
+"""
+    bad = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y):
+    add[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), 256, 4)  # expect: KL111
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y, out):
+    add[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=256)  # expect: KL111
+''',
+    )
+    good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y):
+    add[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), 256, num_warps=4)
+    add[(triton.cdiv(x.numel(), 256),)](x, y, n=x.numel(), BLOCK=256)
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y, *extra):
+    # a spread of unknown length: the positions after it are not known
+    add[(1,)](x, *extra, BLOCK=256)
+''',
+    )
+
+    def check(self, state):
+        kernel = state.kernel.kernel
+        for launch in state.info.facts.launches_of(kernel):
+            if launch.misfit and launch.calls(kernel):
+                yield Finding(rule=self.code, path=kernel.path, span=launch.span,
+                              message=f"`{kernel.name}` launch cannot bind its arguments: it {launch.misfit}; "
+                                      f"the call raises TypeError before the kernel runs",
+                              level=self.level, phase=Phase.SOURCE, kernel=kernel.name,
+                              evidence={"misfit": launch.misfit})
