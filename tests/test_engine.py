@@ -628,3 +628,35 @@ def test_a_count_a_flag_and_a_test_bump_under_an_if_is_the_launchs_grid():
     w = load.evidence["witness"]
     assert load.rule == "KL101" and store.rule == "KL102"
     assert w["program_id(0)"] + w["first"] == w["x.numel()"] // 64  # the block past the whole ones
+
+
+DEFAULT_FLAG_GRID = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def zero(x_ptr, SPLIT: tl.constexpr):
+    pid = tl.program_id(0)
+    if SPLIT:
+        tl.store(x_ptr + pid * 32 + tl.arange(0, 32), 0.0)  # four programs of 32
+    else:
+        tl.store(x_ptr + pid * 128 + tl.arange(0, 128), 0.0)  # one program of 128
+
+def run(split=False):
+    x = torch.empty(128)
+    zero[(4 if split else 1,)](x, SPLIT=split)
+    return x
+'''
+
+
+def test_a_flag_judged_at_its_default_holds_that_default_wherever_the_launch_reads_it():
+    """The kernel's ``SPLIT`` is judged at the wrapper's default ``split=False``, and in that call the
+    grid the wrapper computes from ``split`` is one program: the unsplit store covers the 128 elements
+    exactly. A witness that takes ``split`` on in the grid (four programs) while the kernel has it off
+    is no call anyone makes."""
+    assert _findings(DEFAULT_FLAG_GRID) == []
+    wrong = DEFAULT_FLAG_GRID.replace("(4 if split else 1,)", "(4 if split else 2,)")
+    (finding,) = _findings(wrong)
+    w = finding.evidence["witness"]
+    assert w["SPLIT"] == 0 and w["program_id(0)"] == 1

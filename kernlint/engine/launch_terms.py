@@ -83,9 +83,20 @@ class LaunchFacts:
         if not self.defaults:
             return self
         shown = ", ".join(text for _, text in self.defaults.values())
+        # the wrapper's own name holds the default too, wherever else the launch reads it (a grid
+        # ``cdiv(n, B) if split else 1``): one call, one value
+        held = [(self.chosen[n], v) for n, (v, _) in self.defaults.items() if n in self.chosen]
+
+        def at(term):
+            return z3.substitute(term, *held) if held else term
+
         return replace(self, label=f"{self.label}, at the wrapper's default {shown}", at_default=shown,
-                       values={**self.values, **{n: v for n, (v, _) in self.defaults.items()}},
-                       chosen={n: v for n, v in self.chosen.items() if n not in self.defaults}, defaults={})
+                       values={**{n: at(t) for n, t in self.values.items()},
+                               **{n: v for n, (v, _) in self.defaults.items()}},
+                       chosen={n: v for n, v in self.chosen.items() if n not in self.defaults}, defaults={},
+                       grid={a: at(g) for a, g in self.grid.items()},
+                       extents={p: (at(e), how) for p, (e, how) in self.extents.items()},
+                       assumptions=[at(a) for a in self.assumptions])
 
 
 def _dotted(node: cst.Attribute) -> str:
