@@ -668,7 +668,7 @@ def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
     # the tests were read before any branch ran: the names they read are the bindings before them
     before = {n: into[n].node for n in names
               if n in into and into[n].node is not None and into[n].index is None
-              and any(b.get(n) is not into[n] for b in branches)}
+              and any(b.get(n) is not into[n] for b in branches)} if tests is not None else {}
     for name in names:
         vals = [b.get(name) for b in branches]
         first = vals[0]
@@ -955,9 +955,9 @@ def _simple(ev: HostEvaluator, small: cst.BaseSmallStatement, env: dict) -> None
         _assign(ev, small.target, ev.value(small.value, env), env, "assignment", small.value)
     elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
         name = small.target.value
-        old = env.get(name, _Value(UNKNOWN, "")).value
-        op = type(small.operator).__name__.removesuffix("Assign")
         before = env.get(name)
+        old = before.value if before is not None else UNKNOWN
+        op = type(small.operator).__name__.removesuffix("Assign")
         # the expression it now holds, written out (``n -= g`` after ``n = t // g * g``: ``(t // g * g) - g``),
         # where the binding before is one expression as a whole
         node = None

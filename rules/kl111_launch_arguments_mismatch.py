@@ -1,4 +1,4 @@
-from kernlint.model import Finding, Level, Phase
+from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.rulebase import SourceRule
 
@@ -102,8 +102,6 @@ def launch(x, y, *extra):
         kernel = state.kernel.kernel
         for launch in state.info.facts.launches_of(kernel):
             if launch.misfit and launch.calls(kernel):
-                yield Finding(rule=self.code, path=kernel.path, span=launch.span,
-                              message=f"`{kernel.name}` launch cannot bind its arguments: it {launch.misfit}; "
-                                      f"the call raises TypeError before the kernel runs",
-                              level=self.level, phase=Phase.SOURCE, kernel=kernel.name,
-                              evidence={"misfit": launch.misfit})
+                yield self.finding_at(state, launch.span,
+                                      f"`{kernel.name}` launch cannot bind its arguments: it {launch.misfit}; "
+                                      f"the call raises TypeError before the kernel runs", misfit=launch.misfit)

@@ -174,7 +174,7 @@ class _Wrapper:
             if b is None or not isinstance(b.node, cst.Name) or b.index is not None:
                 return b
             inner = b.node.value
-            b = (b.seen or {}).get(inner) or (self.scope.binding(inner) if self.scope is not None else None)
+            b = self.read_as_of(b, lambda: self.binding(inner))
         return b
 
     def assigned(self, name: str) -> cst.BaseExpression | None:

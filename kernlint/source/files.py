@@ -69,7 +69,7 @@ def lint_files(inputs: list[FileInput], rules: list, codes: set[str], jobs: int 
         else:
             pending.append(item)
     workers = _workers(jobs, len(pending))
-    fresh = _in_workers(pending, codes, workers) if workers > 1 else (_lint(item, rules) for item in pending)
+    fresh = _in_workers(pending, rules, codes, workers) if workers > 1 else (_lint(item, rules) for item in pending)
     missed = iter(fresh)
     for i, item in enumerate(inputs):
         linted = done.get(i)
@@ -121,9 +121,9 @@ def _lint_in_worker(item: FileInput) -> Linted:
     return _lint(item, _worker_rules)
 
 
-def _in_workers(items: list[FileInput], codes: set[str], workers: int) -> Iterator[Linted]:
-    """``items`` linted on ``workers`` processes, in order. Should the pool break (a worker killed),
-    what it had not returned is linted here."""
+def _in_workers(items: list[FileInput], rules: list, codes: set[str], workers: int) -> Iterator[Linted]:
+    """``items`` linted on ``workers`` processes (each builds the rules of ``codes``), in order. Should
+    the pool break (a worker killed), what it had not returned is linted here, with ``rules``."""
     # fork: the workers inherit the loaded modules (and a test's settings); the parent holds no
     # threads or solver state a child could trip on
     method = "fork" if sys.platform.startswith("linux") else "spawn"
@@ -135,9 +135,6 @@ def _in_workers(items: list[FileInput], codes: set[str], workers: int) -> Iterat
                 returned += 1
                 yield linted
     except BrokenProcessPool:
-        from kernlint.pipeline import source_rules
-
-        rules = source_rules(codes)
         for item in items[returned:]:
             yield _lint(item, rules)
 

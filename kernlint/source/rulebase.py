@@ -6,7 +6,7 @@ from typing import ClassVar, Iterable
 
 import libcst as cst
 
-from kernlint.model import Finding, Frontend, Phase
+from kernlint.model import Finding, Frontend, Phase, Span
 from kernlint.rule import Rule
 
 
@@ -21,11 +21,15 @@ class SourceRule(Rule):
         raise NotImplementedError
 
     def finding(self, state, node: cst.CSTNode, message: str, **evidence) -> Finding:
+        return self.finding_at(state, state.kernel.locator.span(node, state.anchor(node)), message, **evidence)
+
+    def finding_at(self, state, span: Span, message: str, **evidence) -> Finding:
+        """A finding at ``span`` of the kernel's module (a launch's, outside the kernel's body)."""
         kernel = state.kernel
         return Finding(
             rule=self.code,
             path=kernel.kernel.path,
-            span=kernel.locator.span(node, state.anchor(node)),
+            span=span,
             message=message,
             level=self.level,
             phase=Phase.SOURCE,
