@@ -14,8 +14,9 @@ class GridMissesTail(SourceRule):
         check="reference comparison at a size that is not a multiple of the block",
         threshold="the tail of the output is never written",
         fallback="interpreter",
-        description="the interpreter records which output elements no program wrote; a reference comparison on "
-        "an odd size shows the unwritten tail",
+        description="the interpreter records which output elements no program wrote (for an autotuned launch, "
+        "each config's run on its own: elements one config leaves that another writes); a reference "
+        "comparison on an odd size shows the unwritten tail",
     )
     summary = "A launch's grid stops short of the last element the kernel's mask lets through (e.g. `n // BLOCK` programs)."
     docs = """

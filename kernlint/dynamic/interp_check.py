@@ -84,6 +84,8 @@ class InterpRecord:
     first_element: int | None = None
     #: ``path:line`` of the launch whose outputs were left unwritten
     launch_site: str = ""
+    #: the autotuner's config whose run left them unwritten where another config's run wrote them
+    config: str = ""
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "InterpRecord":
@@ -99,6 +101,8 @@ class InterpRecord:
                  "max_bytes_before_start": self.bytes_before_start, "oob_programs": self.program_count}
         elif self.kind == "unwritten-output":
             m = {"unwritten_elements": self.elements, "output_elements": self.total_elements}
+            if self.config:
+                m["config"] = self.config
         elif self.kind.startswith("atomic"):
             m = {"atomic_programs": self.program_count, "atomic_bytes": self.bytes, "shared_bytes": self.shared_bytes}
         else:
@@ -110,7 +114,7 @@ class InterpRecord:
         if self.kind == "unwritten-output":
             detail = {"kernel": self.kernel, "line": self.line, "launch": self.launch, "grid": self.grid,
                       "tensor": self.tensor, "first_unwritten_element": self.first_element,
-                      "launch_site": self.launch_site}
+                      "launch_site": self.launch_site, **({"config": self.config} if self.config else {})}
         return Evidence(TOOL, self.kind, self.kernel, self.path, self.line, m, detail)
 
 

@@ -119,6 +119,7 @@ class Launch:
     watch_seen: set = field(default_factory=set)
     watch_idle: int = 0
     watch_since: float = 0.0
+    completed: bool = False
 
 
 def _is_grid_loop(code) -> bool:
@@ -164,6 +165,9 @@ class Recorder:
         self.launch: Launch | None = None
         self.launch_count = 0
         self.records: list[dict] = []
+        #: the launch that ended last, and the config runs of the autotuner call under way
+        self.last_launch: Launch | None = None
+        self.config_runs: list[dict] = []
 
     # -- bookkeeping ---------------------------------------------------------------------------
 
@@ -252,6 +256,8 @@ class Recorder:
             return
         b = self.interp.interpreter_builder
         launch.grid = tuple(int(g) for g in getattr(b, "grid_dim", (1, 1, 1)))
+        launch.completed = completed
+        self.last_launch = launch
         records = [self._oob_record(launch, st) for st in launch.oob.values()]
         records += self._race_records(launch)
         records += self._atomic_records(launch)
@@ -778,7 +784,8 @@ def install(interp_module=None) -> Recorder:
 def _bench_each_config_once() -> None:
     """``triton.autotune`` times its configs with the GPU driver's benchmarker, which the
     interpreter lacks: run each config once instead (so every config is checked) and call them
-    equally fast (the first one is kept)."""
+    equally fast (the first one is kept). The launches of one call's configs are compared for the
+    outputs each writes (:meth:`~kernlint.dynamic.unwritten.Registry.compare_configs`)."""
     try:
         from triton.runtime.autotuner import Autotuner
     except ImportError:
@@ -790,6 +797,35 @@ def _bench_each_config_once() -> None:
 
     # a setter that ignores what Tritons assigning ``self.do_bench`` in ``__init__`` give it
     Autotuner.do_bench = property(lambda self: once, lambda self, value: None)
+    orig_run, orig_bench = Autotuner.run, Autotuner._bench
+
+    def run(self, *args, **kwargs):
+        rec = _RECORDER
+        if rec is None or rec.fresh is None or rec.fresh.tuning:
+            return orig_run(self, *args, **kwargs)
+        rec.fresh.tuning, rec.config_runs = True, []
+        try:
+            return orig_run(self, *args, **kwargs)
+        finally:
+            rec.fresh.tuning = False
+            runs, rec.config_runs = rec.config_runs, []
+            if len(runs) > 1:
+                rec.fresh.compare_configs(runs)
+
+    def _bench(self, *args, config, **meta):
+        rec = _RECORDER
+        first = rec.launch_count if rec is not None else 0
+        timing = orig_bench(self, *args, config=config, **meta)
+        if rec is not None and rec.launch_count == first + 1 and rec.last_launch is not None \
+                and rec.last_launch.completed and all(t != float("inf") for t in timing):
+            # (a config that failed to compile or run, or ran several launches, is not compared)
+            launch = rec.last_launch
+            shown = " ".join(f"{k}={v}" for k, v in config.kwargs.items())
+            rec.config_runs.append({"launch": launch.index, "kernel": launch.kernel, "grid": launch.grid,
+                                    "config": shown or str(config)})
+        return timing
+
+    Autotuner.run, Autotuner._bench = run, _bench
 
 
 def _backport_scalar_index(interp_module) -> None:

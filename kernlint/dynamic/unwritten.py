@@ -8,6 +8,12 @@ kernel wrote and that still hold the poison (so the host did not fill them eithe
 written. They are reported at the store that wrote most of the allocation, with the launch's
 grid: the signature of a grid that is too small, a ``//`` where a ceiling division was needed, or
 a store guarded by one program id.
+
+An autotuned launch is also judged config by config: ``triton.autotune`` runs every config on the
+same arguments while it times them, and each must write the whole output on its own (whichever
+the tuner picks on a given machine is what the caller gets). Elements one config's run leaves
+unwritten that another config's run writes are reported for that config, even where the runs
+together (or the config the tuner kept) wrote everything.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ class Fresh:
     passed: np.ndarray | None = None
     #: (kernel, launch index, grid, argument name) -> site -> bytes stored
     writers: dict = field(default_factory=dict)
+    #: launch index -> per byte, set by that launch's stores (only for the runs of an autotuner's configs)
+    by_launch: dict = field(default_factory=dict)
 
 
 class Registry:
@@ -45,6 +53,9 @@ class Registry:
         self._starts: list[int] = []
         self.retained = 0
         self.records: list[dict] = []
+        #: while an autotuner runs its configs: each launch's stores are kept apart (:meth:`compare_configs`)
+        self.tuning = False
+        self.tuned_bytes = 0
 
     def add(self, tensor) -> None:
         try:
@@ -88,11 +99,45 @@ class Registry:
         off = (addrs.astype(np.int64) - fresh.start)[:, None] + np.arange(itemsize)[None, :]
         off = off[(off >= 0) & (off < fresh.nbytes)]
         fresh.written[off] = True
+        if self.tuning:
+            own = fresh.by_launch.get(writer[1])
+            if own is None and self.tuned_bytes + fresh.nbytes <= MAX_RETAINED_BYTES:
+                own = fresh.by_launch[writer[1]] = np.zeros(fresh.nbytes, dtype=bool)
+                self.tuned_bytes += fresh.nbytes
+            if own is not None:
+                own[off] = True
         sites = fresh.writers.setdefault(writer, {})
         sites[site] = sites.get(site, 0) + int(off.size)
         if self.retained > MAX_RETAINED_BYTES:
             self._judge(fresh)
             self._forget(fresh)
+
+    def compare_configs(self, runs: list[dict]) -> None:
+        """``runs``: the launch (index, kernel, grid) of each config an autotuner ran on one call's
+        arguments, with the config. Every allocation some run wrote: the elements a run left
+        unwritten that another run wrote, reported at the store of that run that wrote most of it (of
+        the other runs, where it wrote none of it). An allocation whose runs' stores were not all kept
+        (past MAX_RETAINED_BYTES) is not compared."""
+        self.tuned_bytes = 0
+        for fresh in list(self.by_start.values()):
+            own = {r["launch"]: fresh.by_launch[r["launch"]] for r in runs if r["launch"] in fresh.by_launch}
+            complete = set(fresh.by_launch) >= {w[1] for w in fresh.writers if w[1] in {r["launch"] for r in runs}}
+            fresh.by_launch = {}
+            if not own or not complete:
+                continue
+            n = fresh.nbytes // fresh.itemsize
+            per_element = {i: w[: n * fresh.itemsize].reshape(n, fresh.itemsize).any(axis=1) for i, w in own.items()}
+            union = np.logical_or.reduce(list(per_element.values()))
+            for run in runs:
+                wrote = per_element.get(run["launch"])
+                missed = union & ~wrote if wrote is not None else union
+                count = int(missed.sum())
+                if count:
+                    name, site = _main_store(fresh, {run["launch"]} if wrote is not None else set(own))
+                    self.records.append({"kind": "unwritten-output", "kernel": run["kernel"], "site": site,
+                                         "launch": run["launch"], "grid": list(run["grid"]), "tensor": name,
+                                         "elements": count, "total_elements": n,
+                                         "first_element": int(np.argmax(missed)), "config": run["config"]})
 
     def _forget(self, fresh: Fresh) -> None:
         if self.by_start.get(fresh.start) is fresh:
@@ -127,6 +172,16 @@ class Registry:
         self.records.append({"kind": "unwritten-output", "kernel": kernel, "site": site, "launch": launch,
                              "grid": list(grid), "tensor": name, "elements": count, "total_elements": n,
                              "first_element": first})
+
+
+def _main_store(fresh: Fresh, launches: set) -> tuple:
+    """(argument name, site) of the store that wrote most of ``fresh`` in these launches."""
+    stores: dict = {}
+    for (_, launch, _, name), sites in fresh.writers.items():
+        if launch in launches:
+            for site, count in sites.items():
+                stores[(name, site)] = stores.get((name, site), 0) + count
+    return max(stores, key=stores.get)
 
 
 def _poison(tensor) -> bool:
