@@ -23,6 +23,7 @@ import libcst as cst
 
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
+from kernlint.source.configs import config_keys, config_values
 from kernlint.source.names import int_literal, source_text
 from kernlint.source.launch_helpers import launch_through
 
@@ -1359,7 +1360,36 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
         position += 1
     if position > len(params) and not launch.starred:  # (what Python reports first)
         launch.misfit = f"passes {position} positional arguments to a kernel of {len(params)} parameters"
+    if not (launch.misfit or launch.starred or launch.spread):
+        supplied = supplied_by_decorators(kernel)
+        missing = [p.name for p in kernel.params if p.default is None and p.name not in launch.args]
+        missing = [n for n in missing if n not in supplied] if supplied is not None else []
+        if missing:
+            launch.misfit = (f"gives no value to {len(missing)} parameter{'s' if len(missing) > 1 else ''} "
+                             f"without a default ({', '.join(f'`{n}`' for n in missing)})")
     return launch
+
+
+def supplied_by_decorators(kernel) -> set[str] | None:
+    """The parameters a kernel's decorators give values (each autotune config's, the heuristics'),
+    or None where a decorator may give any (configs or heuristics the code builds, a decorator of
+    the project's own)."""
+    out: set[str] = set()
+    for decorator in kernel.decorators:
+        kind = decorator.name.rpartition(".")[2]
+        if kind == "jit":
+            continue
+        if kind == "autotune" and kernel.autotune_configs:
+            keys = [set(v) if v is not None else config_keys(text)
+                    for text, v in zip(kernel.autotune_configs, config_values(kernel))]
+            if not all(keys):
+                return None
+            out |= set().union(*keys)
+        elif kind == "heuristics" and kernel.heuristics:
+            out |= set(kernel.heuristics)
+        else:
+            return None
+    return out
 
 
 def _spread_length(node: cst.BaseExpression, env: dict, depth: int = 0) -> int | None:

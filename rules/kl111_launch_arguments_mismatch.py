@@ -11,21 +11,26 @@ class LaunchArgumentsMismatch(SourceRule):
     confirm = Confirmation(
         tool="none",
         check="launch",
-        threshold="the launch raises TypeError before the kernel runs",
-        description="running the launch raises (too many positional arguments, or one parameter given twice); "
-        "no GPU run is needed to see it",
+        threshold="the launch raises before the kernel runs",
+        description="running the launch raises (too many positional arguments, one parameter given twice, or "
+        "one left without a value); no GPU run is needed to see it",
     )
-    summary = "A launch passes more positional arguments than the kernel has parameters, or one parameter twice."
+    summary = ("A launch passes more positional arguments than the kernel has parameters, one parameter twice, "
+               "or none for a parameter without a default.")
     docs = """
 ## What it does
 Binds each launch `kernel[grid](...)` in the module to the kernel's parameters, as Python binds a
 call: by position, then by keyword. A launch that passes more positional arguments than the kernel
-declares parameters, or gives one parameter both by position and by keyword, is reported at the
-launch, with the counts or the parameter. A launch that spreads a sequence of unknown length
-(`*args`) is not judged.
+declares parameters, gives one parameter both by position and by keyword, or leaves a parameter
+without a default with no value is reported at the launch, with the counts or the parameters. The
+values the kernel's `@triton.autotune` configs and `@triton.heuristics` set count as given. Not
+judged: a launch that spreads a sequence of unknown length (`*args`) or a mapping (`**kwargs`), and
+a launch of a kernel whose configs or heuristics the code builds, or that another decorator wraps
+(it may give any parameter).
 
 ## Why is this bad?
-The call raises `TypeError` before the kernel runs: the wrapper fails on every call. It is typical
+The call raises `TypeError` before the kernel runs (or, for a missing parameter a
+`@triton.heuristics` function reads, `KeyError`): the wrapper fails on every call. It is typical
 of a kernel whose signature changed (a stride dropped, a parameter renamed) while a wrapper kept the
 old argument list, and of generated code that passes a stride per axis to a kernel that takes
 fewer. The bounds, race and overflow rules do not judge such a launch: its arguments say nothing
@@ -38,6 +43,7 @@ def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr): ...
 
 add[grid](x, y, out, n, BLOCK=1024)   # 4 positional arguments for 3 before BLOCK: `n` is `out`,
                                       # and BLOCK is given twice
+add[grid](x, y, BLOCK=1024)           # `n` has no value
 ```
 
 ## Use instead
@@ -68,6 +74,20 @@ def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def launch(x, y, out):
     add[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=256)  # expect: KL111
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y):
+    # the configs give BLOCK; nothing gives n
+    add[lambda META: (triton.cdiv(x.numel(), META["BLOCK"]),)](x, y)  # expect: KL111
+''',
     )
     good = (
         '''
@@ -96,6 +116,23 @@ def launch(x, y, *extra):
     # a spread of unknown length: the positions after it are not known
     add[(1,)](x, *extra, BLOCK=256)
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr, ALPHA: tl.constexpr = 1.0):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, ALPHA * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y, **options):
+    # BLOCK from the configs, EVEN from the heuristics, ALPHA has a default
+    add[lambda META: (triton.cdiv(x.numel(), META["BLOCK"]),)](x, y, x.numel())
+    # a mapping spread: what it gives is not known
+    add[(1,)](x, y, **options)
+''',
     )
 
     def check(self, state):
@@ -104,4 +141,4 @@ def launch(x, y, *extra):
             if launch.misfit and launch.calls(kernel):
                 yield self.finding_at(state, launch.span,
                                       f"`{kernel.name}` launch cannot bind its arguments: it {launch.misfit}; "
-                                      f"the call raises TypeError before the kernel runs", misfit=launch.misfit)
+                                      f"the call raises before the kernel runs", misfit=launch.misfit)

@@ -308,6 +308,30 @@ def run_mm(a, c, M, N):
     assert second.value("BLOCK_N").value == 32 and set(second.args) == {"a_ptr", "c_ptr", "BLOCK_N"}
 
 
+def test_a_keyword_named_like_a_positional_only_parameter_of_the_helper_goes_to_its_kwargs():
+    f = facts('''
+def _launch_m(kernel, M, /, **kwargs):
+    kernel[(M,)](**kwargs)
+
+
+def run_mm(a, c, M, N):
+    _launch_m(mm, M, a_ptr=a, c_ptr=c, M=M, N=N, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32)
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.args["M"].text == "M" and not launch.misfit
+
+
+def test_a_launch_that_leaves_a_parameter_without_a_value_cannot_bind():
+    f = facts('''
+def run_mm(a, c, M, N):
+    mm[(M,)](a, c, M, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32)
+    mm[(M,)](a, c, M, *N)
+''')
+    missing, spread = f.launches_of("mm")
+    assert missing.misfit == "gives no value to 1 parameter without a default (`N`)"
+    assert not spread.misfit  # a spread of unknown length may give it
+
+
 def test_a_helper_launching_its_own_local_names_leaves_them_unknown_to_the_caller():
     f = facts('''
 def _launch(kernel, n):

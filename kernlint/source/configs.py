@@ -66,7 +66,8 @@ def int_values(values: dict[str, Any]) -> dict[str, int]:
 
 
 @lru_cache(maxsize=4096)
-def _keys(text: str) -> frozenset[str]:
+def config_keys(text: str) -> frozenset[str]:
+    """The names ``triton.Config({...})`` calls in the text set, their values read or not."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
@@ -83,4 +84,4 @@ def unread_keys(kernel) -> set[str]:
     """Constexprs that configs which cannot be read (a comprehension of ``triton.Config``) set to
     values not known here."""
     return {k for text, values in zip(kernel.autotune_configs, config_values(kernel)) if values is None
-            for k in _keys(text)}
+            for k in config_keys(text)}

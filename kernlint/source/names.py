@@ -317,9 +317,10 @@ def written_out(node) -> list | None:
 def call_arguments(fn: cst.FunctionDef, call: cst.Call) -> tuple[dict[str, cst.BaseExpression], list[cst.Arg]] | None:
     """Each of ``fn``'s parameters the call passes -> the argument's expression, and the keyword
     arguments no parameter of that name takes (``**kwargs``'s); None where the call spreads
-    ``*args`` or ``**kwargs`` or passes more positional arguments than ``fn`` takes."""
+    ``*args`` or ``**kwargs`` or passes more positional arguments than ``fn`` takes. A keyword that
+    names a positional-only parameter is one of the extra keywords, as Python binds it."""
     positional = [*fn.params.posonly_params, *fn.params.params]
-    known = {p.name.value for p in (*positional, *fn.params.kwonly_params)}
+    known = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)}
     bound: dict[str, cst.BaseExpression] = {}
     extra: list[cst.Arg] = []
     at = 0
