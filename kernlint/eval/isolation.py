@@ -32,6 +32,13 @@ KEEP_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "CUDA_HOME", "CUDA_PATH", "LD_LIBR
 DEAD_PROXY = "http://127.0.0.1:9"
 
 
+def nccl_env() -> dict[str, str]:
+    """NCCL's NVLink multicast (NVLS) stays off in every process kernlint starts for a judge: the
+    multi-GPU hosts it runs on turn it off, and a candidate that uses NCCL must not turn it back on
+    by a scrubbed environment (a value the judge's own environment sets is kept)."""
+    return {"NCCL_NVLS_ENABLE": os.environ.get("NCCL_NVLS_ENABLE", "0")}
+
+
 def worker_env(extra: dict[str, str] | None = None, home: str | None = None) -> dict[str, str]:
     env = {k: os.environ[k] for k in KEEP_ENV if k in os.environ}
     pkg_root = str(Path(__file__).resolve().parents[2])
@@ -41,6 +48,7 @@ def worker_env(extra: dict[str, str] | None = None, home: str | None = None) -> 
     if "TRITON_INTERPRET" not in env and not _device_visible():
         env["TRITON_INTERPRET"] = "1"  # no GPU: Triton's interpreter runs the kernels on CPU tensors
     env["PYTHONHASHSEED"] = "0"
+    env.update(nccl_env())
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
         env[k] = DEAD_PROXY
     env["no_proxy"] = env["NO_PROXY"] = ""

@@ -221,7 +221,8 @@ def run_ray(problems: dict[str, Problem], candidates: list[Candidate], out_path:
     started = False
     if not ray.is_initialized():
         kwargs = {"address": address} if address else {"num_cpus": max(1, workers or 1)}
-        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False, **kwargs)
+        ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": isolation.nccl_env()}, **kwargs)
         started = True
     try:
         gpus = int(ray.cluster_resources().get("GPU", 0))

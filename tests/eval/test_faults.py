@@ -140,3 +140,14 @@ def test_the_thread_watchdog_stops_a_thread_explosion_without_an_address_space_l
     res = isolation.run_job(job, timeout_s=120, mem_limit_mb=None)
     assert res["error_kind"] == "thread-limit", res.get("error")
     assert f"more than {isolation.THREAD_LIMIT} threads" in res["error"]
+
+
+def test_workers_keep_nvlink_multicast_off_unless_the_judge_says_otherwise(monkeypatch):
+    from kernlint.eval import isolation
+
+    monkeypatch.delenv("NCCL_NVLS_ENABLE", raising=False)
+    assert isolation.worker_env({}, home="/nonexistent")["NCCL_NVLS_ENABLE"] == "0"
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "0")
+    monkeypatch.setenv("NCCL_DEBUG", "INFO")  # the rest of the judge's environment stays scrubbed
+    env = isolation.worker_env({}, home="/nonexistent")
+    assert env["NCCL_NVLS_ENABLE"] == "0" and "NCCL_DEBUG" not in env
