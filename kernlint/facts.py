@@ -23,7 +23,7 @@ import libcst as cst
 
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
-from kernlint.source.configs import config_keys, config_values
+from kernlint.source.configs import config_keys, config_options, config_values
 from kernlint.source.names import int_literal, source_text
 from kernlint.source.launch_helpers import launch_through
 
@@ -1384,7 +1384,7 @@ def supplied_by_decorators(kernel) -> set[str] | None:
                     for text, v in zip(kernel.autotune_configs, config_values(kernel))]
             if not all(keys):
                 return None
-            out |= set().union(*keys)
+            out |= set().union(*keys, *(config_options(text) for text in kernel.autotune_configs))
         elif kind == "heuristics" and kernel.heuristics:
             out |= set(kernel.heuristics)
         else:

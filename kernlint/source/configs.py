@@ -65,6 +65,25 @@ def int_values(values: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
+#: the options every ``triton.Config`` passes to the kernel with its values (``Config.all_kwargs``: their
+#: defaults are not None); a kernel parameter of one of these names takes it
+CONFIG_OPTIONS = frozenset({"num_warps", "num_ctas", "num_stages"})
+
+
+@lru_cache(maxsize=4096)
+def config_options(text: str) -> frozenset[str]:
+    """The options the ``triton.Config(...)`` calls in the text pass: CONFIG_OPTIONS and the keywords
+    written (``maxnreg=128``)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return CONFIG_OPTIONS
+    written = {k.arg for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "Config"
+               for k in node.keywords if k.arg not in (None, "kwargs", "pre_hook")}
+    return CONFIG_OPTIONS | written
+
+
 @lru_cache(maxsize=4096)
 def config_keys(text: str) -> frozenset[str]:
     """The names ``triton.Config({...})`` calls in the text set, their values read or not."""
