@@ -352,9 +352,11 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
         text = terms.text(f)  # (SMT-LIB text: ``(div a b)``, ``(mod a b)``)
         if len(mentioned) > 1 and mentioned & set(launched_blocks) and "(div " not in text and "(mod " not in text:
             tied |= mentioned
+    # (a flag ``@triton.heuristics`` computes, ``EVEN == (n % BLOCK == 0)``, follows its relation: no
+    # stand-in, which would contradict it)
     names = sorted(n for n in found if not n.startswith((*PER_PROGRAM, "grid!")) and SECOND not in n
                    and n not in block_names and n not in model.pointers and n not in given
-                   and n not in launched_blocks and n not in tied)
+                   and n not in launched_blocks and n not in tied and n not in model.defined)
     strides = _strides(address, names)
     for param in _strides(address, sorted(given)):  # a stride the launch passes: the names it is made of
         strides |= set(free_vars(given[param])) & set(names)
