@@ -660,3 +660,10 @@ def test_a_flag_judged_at_its_default_holds_that_default_wherever_the_launch_rea
     (finding,) = _findings(wrong)
     w = finding.evidence["witness"]
     assert w["SPLIT"] == 0 and w["program_id(0)"] == 1
+
+
+def test_a_witness_names_the_side_of_a_host_test_kernlint_cannot_follow():
+    """``64 if is_hip() else 128``: either block may run; the witness says which side it took."""
+    src = (ROOT / "fixtures" / "bounds" / "host_choice_bad.py").read_text()
+    (f, *_) = [f for f in _findings(src) if f.rule == "KL102"]
+    assert "witness: `is_hip()`=true, BLOCK=64," in f.message

@@ -853,6 +853,11 @@ class Prover:
                     relevant |= set(free_vars(facts.values[n]))
             for a, g in facts.grid.items():
                 relevant |= set(free_vars(g))
+        # the side of each host test the reader cannot follow (``64 if is_hip() else 128``) the run takes
+        for name in sorted(n for n in relevant if n.startswith("`")):
+            v = witness.eval(z3.Bool(name), model_completion=False)
+            if z3.is_true(v) or z3.is_false(v):
+                shown.append((name, "true" if z3.is_true(v) else "false"))
         for name in sorted(self.model.params):
             if name in self.model.pointers or name not in relevant:
                 continue
