@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from functools import partial
 
-from kernlint.model import Finding, Phase
 from kernlint.engine.run import block_violations, bounds_report, grid_shortfalls
 from kernlint.source.names import source_text
 
@@ -52,11 +51,10 @@ def grid_misses_tail(rule, state):
         message = (f"grid misses the tail: {grid} in this launch, but the mask {s.mask_text} lets through "
                    f"every element below `{s.bound_text}`: element {s.missed} is reached by no program (the "
                    f"last one reached is {s.reached}); witness: {s.text}; use triton.cdiv")
-        yield Finding(rule=rule.code, path=state.kernel.kernel.path, message=message, level=rule.level,
-                      span=state.info.span_of_offsets(launch.start, launch.end), phase=Phase.SOURCE, kernel=state.name,
-                      evidence={"grid": written[s.axes[0]] if len(s.axes) == 1 else None,
-                                "axes": list(s.axes), "witness": dict(s.shown),
-                                "missed": s.missed, "reached": s.reached})
+        # (the grid's text is evidence for a fix only where one axis falls short)
+        yield rule.finding_at(state, state.info.span_of_offsets(launch.start, launch.end), message,
+                              grid=written[s.axes[0]] if len(s.axes) == 1 else None, axes=list(s.axes),
+                              witness=dict(s.shown), missed=s.missed, reached=s.reached)
 
 
 def named(state, access) -> tuple[str, str]:
