@@ -83,7 +83,8 @@ What counts as a race:
   reported; one the code makes (an axis the address leaves out, programs a half block apart) is.
   The strides' stand-ins lie above the 2**31 elements a launch allows each size on purpose; a layout
   that contradicts what the launch states (a block that must cover a stride) proves nothing, and
-  where every layout does, the store is not judged;
+  where every layout does, the store is not judged. A size the launch ties to a block
+  (`BLOCK=min(next_power_of_2(N), 1024)`) follows the block: it is left free, not a stand-in;
 - programs that store the same value (a constant, or one computed from sizes alone) at one element
   are a *warning* ("overlapping writes"), not an error: the result does not depend on which write
   lands last, but the writes still race (a data race in CUDA's memory model, and the traffic is

@@ -154,9 +154,10 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # they write is compared through what the value reads
     context = {n for n in {**names, **other_names} if n.startswith(("lane!", "iter_"))}
     names = {**names, **other_names}
-    if reads is None:
-        for t in values or ():
-            names.update(free_vars(t))
+    # (the parameters the values read are the launch's too: a comparison of two programs' reads at
+    # any block size or stride of their own would tell nothing of the launch's)
+    for t in (reads if reads is not None else values) or ():
+        names.update(free_vars(t))
     path_vars, fixed = prover._flag_launches(first)
     if not same:
         more, fixed_other = prover._flag_launches(other)
@@ -341,16 +342,20 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     # a wrapper's name the launch passes as a block size (``DIM=dim_padded``) is a block too, wherever
     # else it is used (``seg_stride=batch * dim_padded``): a stride's stand-in is no block's size
     launched_blocks = _launched(model, given, block_names)
+    # the wrapper's names a block's launch value is computed from (``p`` of ``BLOCK=min(p, 1024)``
+    # with ``p = next_power_of_2(N)``) follow the block too: left free
+    made_of = _block_material(model, given, block_names) - set(launched_blocks)
     # and a size the launch ties to one (``N`` of ``BLOCK=next_power_of_2(N)``) follows the block:
     # left free, neither a stride's stand-in nor a size's
-    tied = set()
-    for f in facts if launched_blocks else ():
+    tied = set(made_of)
+    for f in facts if launched_blocks or made_of else ():
         mentioned = set(free_vars(f))
         # (bounds tie a size to the block, ``N <= BLOCK < 2 * N``; a count or a divisibility does not:
         # ``kb // g`` programs and ``kb % g == 0`` hold at a stride's stand-in, a power of two above
         # every block)
         text = terms.text(f)  # (SMT-LIB text: ``(div a b)``, ``(mod a b)``)
-        if len(mentioned) > 1 and mentioned & set(launched_blocks) and "(div " not in text and "(mod " not in text:
+        if (len(mentioned) > 1 and mentioned & (set(launched_blocks) | made_of) and "(div " not in text
+                and "(mod " not in text):
             tied |= mentioned
     # (a flag ``@triton.heuristics`` computes, ``EVEN == (n % BLOCK == 0)``, follows its relation: no
     # stand-in, which would contradict it)
@@ -393,6 +398,13 @@ def _launched(model, given: dict, blocks: set[str]) -> list[str]:
     block is given as itself: not one of them)."""
     return sorted(n for b in blocks & set(given) if z3.is_const(given[b]) and not z3.is_int_value(given[b])
                   for n in free_vars(given[b]) if n not in model.params)
+
+
+def _block_material(model, given: dict, blocks: set[str]) -> set[str]:
+    """The wrapper's names in what the launch passes as a block size where that is an expression
+    (``min(next_power_of_2(N), 1024)``), not a number or one name."""
+    return {n for b in blocks & set(given) if not z3.is_const(given[b])
+            for n in free_vars(given[b]) if n not in model.params}
 
 
 def _ask(prover, facts: list, sized: dict, values: list, goal, tighten: bool = False):
