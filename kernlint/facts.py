@@ -23,7 +23,7 @@ import libcst as cst
 
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
-from kernlint.source.configs import config_keys, config_options, config_values
+from kernlint.source.configs import supplied_by_configs
 from kernlint.source.names import int_literal, source_text
 from kernlint.source.launch_helpers import launch_through
 
@@ -1380,11 +1380,10 @@ def supplied_by_decorators(kernel) -> set[str] | None:
         if kind == "jit":
             continue
         if kind == "autotune" and kernel.autotune_configs:
-            keys = [set(v) if v is not None else config_keys(text)
-                    for text, v in zip(kernel.autotune_configs, config_values(kernel))]
-            if not all(keys):
+            configured = supplied_by_configs(kernel)
+            if configured is None:
                 return None
-            out |= set().union(*keys, *(config_options(text) for text in kernel.autotune_configs))
+            out |= configured
         elif kind == "heuristics" and kernel.heuristics:
             out |= set(kernel.heuristics)
         else:

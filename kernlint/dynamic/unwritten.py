@@ -119,9 +119,10 @@ class Registry:
         the other runs, where it wrote none of it). An allocation whose runs' stores were not all kept
         (past MAX_RETAINED_BYTES) is not compared."""
         self.tuned_bytes = 0
+        launches = {r["launch"] for r in runs}
         for fresh in list(self.by_start.values()):
             own = {r["launch"]: fresh.by_launch[r["launch"]] for r in runs if r["launch"] in fresh.by_launch}
-            complete = set(fresh.by_launch) >= {w[1] for w in fresh.writers if w[1] in {r["launch"] for r in runs}}
+            complete = set(fresh.by_launch) >= {w[1] for w in fresh.writers if w[1] in launches}
             fresh.by_launch = {}
             if not own or not complete:
                 continue

@@ -341,10 +341,9 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     block_names = prover.block_sizes()
     # a wrapper's name the launch passes as a block size (``DIM=dim_padded``) is a block too, wherever
     # else it is used (``seg_stride=batch * dim_padded``): a stride's stand-in is no block's size
-    launched_blocks = _launched(model, given, block_names)
-    # the wrapper's names a block's launch value is computed from (``p`` of ``BLOCK=min(p, 1024)``
+    # and the wrapper's names a block's launch value is computed from (``p`` of ``BLOCK=min(p, 1024)``
     # with ``p = next_power_of_2(N)``) follow the block too: left free
-    made_of = _block_material(model, given, block_names) - set(launched_blocks)
+    launched_blocks, made_of = _launched(model, given, block_names)
     # and a size the launch ties to one (``N`` of ``BLOCK=next_power_of_2(N)``) follows the block:
     # left free, neither a stride's stand-in nor a size's
     tied = set(made_of)
@@ -393,18 +392,18 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     return facts, sized, layouts(), {*names, *free_blocks, *launched_blocks}
 
 
-def _launched(model, given: dict, blocks: set[str]) -> list[str]:
-    """The wrapper's names the launch passes, each alone, as one of the ``blocks`` (an autotuned
-    block is given as itself: not one of them)."""
-    return sorted(n for b in blocks & set(given) if z3.is_const(given[b]) and not z3.is_int_value(given[b])
-                  for n in free_vars(given[b]) if n not in model.params)
-
-
-def _block_material(model, given: dict, blocks: set[str]) -> set[str]:
-    """The wrapper's names in what the launch passes as a block size where that is an expression
-    (``min(next_power_of_2(N), 1024)``), not a number or one name."""
-    return {n for b in blocks & set(given) if not z3.is_const(given[b])
-            for n in free_vars(given[b]) if n not in model.params}
+def _launched(model, given: dict, blocks: set[str]) -> tuple[list[str], set[str]]:
+    """The wrapper's names the launch passes as one of the ``blocks``: (those passed alone, by name;
+    the others those blocks' values are computed from). An autotuned block is given as itself: not
+    one of them."""
+    alone, made_of = set(), set()
+    for b in blocks & set(given):
+        value = given[b]
+        if z3.is_int_value(value):
+            continue
+        names = {n for n in free_vars(value) if n not in model.params}
+        (alone if z3.is_const(value) else made_of).update(names)
+    return sorted(alone), made_of - alone
 
 
 def _ask(prover, facts: list, sized: dict, values: list, goal, tighten: bool = False):

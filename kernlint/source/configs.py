@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -24,11 +25,13 @@ def constexpr_literal(text: str) -> Any:
 
 def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
     """``triton.Config({...}, num_warps=.., num_stages=..)`` source -> its values and options."""
-    node = ast.parse(text.strip(), mode="eval").body
+    return _config_call(ast.parse(text.strip(), mode="eval").body)
+
+
+def _config_call(node: ast.expr) -> tuple[dict[str, Any], int | None, int | None]:
     if not isinstance(node, ast.Call):
         raise ValueError("not a call")
-    func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-    if func != "Config":
+    if _callee(node) != "Config":
         raise ValueError(f"not a triton.Config but {ast.unparse(node.func)}(...)")  # a helper's configs
     values: dict[str, Any] = {}
     kwargs = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
@@ -42,27 +45,8 @@ def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
     return values, nw, ns
 
 
-@lru_cache(maxsize=4096)
-def _values(text: str) -> dict[str, Any] | None:
-    try:
-        return parse_config(text)[0]
-    except (ValueError, SyntaxError, TypeError):
-        return None  # configs built by code (a comprehension, a helper's call): any values
-
-
-def config_values(kernel) -> list[dict[str, Any] | None]:
-    """The constexpr values of each of the kernel's autotune configs; None for one that cannot be
-    read (a helper's configs, a comprehension: their values are not known)."""
-    return [_values(text) for text in kernel.autotune_configs]
-
-
-def tuned_names(kernel) -> set[str]:
-    """Constexprs the kernel's autotune configs set, read or not."""
-    return {n for values in config_values(kernel) if values is not None for n in values} | unread_keys(kernel)
-
-
-def int_values(values: dict[str, Any]) -> dict[str, int]:
-    return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
+def _callee(node: ast.Call) -> str | None:
+    return getattr(node.func, "attr", None) or getattr(node.func, "id", None)
 
 
 #: the options every ``triton.Config`` passes to the kernel with its values (``Config.all_kwargs``: their
@@ -70,37 +54,68 @@ def int_values(values: dict[str, Any]) -> dict[str, int]:
 CONFIG_OPTIONS = frozenset({"num_warps", "num_ctas", "num_stages"})
 
 
-@lru_cache(maxsize=4096)
-def config_options(text: str) -> frozenset[str]:
-    """The options the ``triton.Config(...)`` calls in the text pass: CONFIG_OPTIONS and the keywords
-    written (``maxnreg=128``)."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        return CONFIG_OPTIONS
-    written = {k.arg for node in ast.walk(tree) if isinstance(node, ast.Call)
-               and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "Config"
-               for k in node.keywords if k.arg not in (None, "kwargs", "pre_hook")}
-    return CONFIG_OPTIONS | written
+@dataclass(frozen=True)
+class ConfigText:
+    """What one autotune config's source says, read once."""
+
+    #: its constexpr values; None where they cannot be read (a helper's configs, a comprehension)
+    values: dict[str, Any] | None
+    #: the names the ``triton.Config({...})`` calls in the text set, their values read or not
+    keys: frozenset[str]
+    #: the options those calls pass: CONFIG_OPTIONS and the keywords written (``maxnreg=128``)
+    options: frozenset[str]
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The constexprs the config sets, read or not."""
+        return frozenset(self.values) if self.values is not None else self.keys
 
 
 @lru_cache(maxsize=4096)
-def config_keys(text: str) -> frozenset[str]:
-    """The names ``triton.Config({...})`` calls in the text set, their values read or not."""
+def read_config(text: str) -> ConfigText:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
-        return frozenset()
-    out = set()
+        return ConfigText(None, frozenset(), CONFIG_OPTIONS)
+    try:
+        values = _config_call(tree.body)[0]
+    except (ValueError, SyntaxError, TypeError):
+        values = None
+    keys, written = set(), set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "Config" \
-                and node.args and isinstance(node.args[0], ast.Dict):
-            out |= {k.value for k in node.args[0].keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-    return frozenset(out)
+        if not (isinstance(node, ast.Call) and _callee(node) == "Config"):
+            continue
+        written |= {k.arg for k in node.keywords if k.arg not in (None, "kwargs", "pre_hook")}
+        if node.args and isinstance(node.args[0], ast.Dict):
+            keys |= {k.value for k in node.args[0].keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return ConfigText(values, frozenset(keys), CONFIG_OPTIONS | written)
+
+
+def config_values(kernel) -> list[dict[str, Any] | None]:
+    """The constexpr values of each of the kernel's autotune configs; None for one that cannot be
+    read (a helper's configs, a comprehension: their values are not known)."""
+    return [read_config(text).values for text in kernel.autotune_configs]
+
+
+def tuned_names(kernel) -> set[str]:
+    """Constexprs the kernel's autotune configs set, read or not."""
+    return {n for text in kernel.autotune_configs for n in read_config(text).names}
 
 
 def unread_keys(kernel) -> set[str]:
     """Constexprs that configs which cannot be read (a comprehension of ``triton.Config``) set to
     values not known here."""
-    return {k for text, values in zip(kernel.autotune_configs, config_values(kernel)) if values is None
-            for k in config_keys(text)}
+    return {k for text in kernel.autotune_configs if (c := read_config(text)).values is None for k in c.keys}
+
+
+def supplied_by_configs(kernel) -> set[str] | None:
+    """The parameters the kernel's autotune configs give values: the names each sets and the options
+    each passes; None where a config's names cannot be read (a helper's configs)."""
+    configs = [read_config(text) for text in kernel.autotune_configs]
+    if not all(c.names for c in configs):
+        return None
+    return {n for c in configs for n in c.names | c.options}
+
+
+def int_values(values: dict[str, Any]) -> dict[str, int]:
+    return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
