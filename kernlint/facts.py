@@ -24,6 +24,7 @@ import libcst as cst
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
 from kernlint.source.configs import supplied_by_configs
+from kernlint.source.launch_options import LAUNCH_OPTIONS
 from kernlint.source.names import int_literal, source_text
 from kernlint.source.launch_helpers import launch_through
 
@@ -1360,14 +1361,33 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
         position += 1
     if position > len(params) and not launch.starred:  # (what Python reports first)
         launch.misfit = f"passes {position} positional arguments to a kernel of {len(params)} parameters"
-    if not (launch.misfit or launch.starred or launch.spread):
-        supplied = supplied_by_decorators(kernel)
-        missing = [p.name for p in kernel.params if p.default is None and p.name not in launch.args]
-        missing = [n for n in missing if n not in supplied] if supplied is not None else []
-        if missing:
-            launch.misfit = (f"gives no value to {len(missing)} parameter{'s' if len(missing) > 1 else ''} "
-                             f"without a default ({', '.join(f'`{n}`' for n in missing)})")
+    supplied = supplied_by_decorators(kernel)
+    if supplied is not None and not launch.misfit:
+        launch.misfit = _unbound(kernel, launch, supplied)
     return launch
+
+
+def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
+    """Why a launch that binds its positions leaves the kernel unable to run: keywords neither a
+    parameter nor a launch option, parameters without a default left without a value ("" if none)."""
+    unknown = [k for k in launch.options if k not in LAUNCH_OPTIONS and k not in supplied]
+    missing = []
+    if not (launch.starred or launch.spread):
+        missing = [f"`{p.name}`" for p in kernel.params
+                   if p.default is None and p.name not in launch.args and p.name not in supplied]
+        if kernel.var_keyword is not None:
+            # (Triton 3.9 rejects such a kernel where it is defined)
+            missing.append(f"`**{kernel.var_keyword}`: Triton passes no keywords through it, it binds it as one "
+                           "parameter of that name")
+    parts = []
+    if unknown:
+        parts.append(f"passes {', '.join(f'`{k}`' for k in unknown)}, neither a parameter of the kernel nor a "
+                     f"launch option (Triton rejects it: `Keyword argument {unknown[0]} was specified but "
+                     "unrecognised`)")
+    if missing:
+        parts.append(f"gives no value to {len(missing)} parameter{'s' if len(missing) > 1 else ''} "
+                     f"without a default ({', '.join(missing)})")
+    return " and ".join(parts)
 
 
 def supplied_by_decorators(kernel) -> set[str] | None:

@@ -107,6 +107,9 @@ class Kernel:
     autotune_configs: list[str] = field(default_factory=list)
     #: names bound by ``triton.heuristics({...})``.
     heuristics: list[str] = field(default_factory=list)
+    #: the name of a ``**meta`` parameter: Triton binds it as one parameter of that name (without a
+    #: default), not as the launch's other keywords
+    var_keyword: str | None = None
 
     @property
     def constexprs(self) -> list[str]:
@@ -123,6 +126,7 @@ class Kernel:
             path=d["path"], name=d["name"], frontend=Frontend(d["frontend"]), span=Span(**d["span"]),
             params=[Param(**p) for p in d["params"]], decorators=[Decorator(**x) for x in d["decorators"]],
             autotune_configs=list(d["autotune_configs"]), heuristics=list(d["heuristics"]),
+            var_keyword=d.get("var_keyword"),
         )
 
 

@@ -12,25 +12,35 @@ class LaunchArgumentsMismatch(SourceRule):
         tool="none",
         check="launch",
         threshold="the launch raises before the kernel runs",
-        description="running the launch raises (too many positional arguments, one parameter given twice, or "
-        "one left without a value); no GPU run is needed to see it",
+        description="running the launch raises (too many positional arguments, one parameter given twice, "
+        "one left without a value, or a keyword Triton does not know); no GPU run is needed to see it",
     )
     summary = ("A launch passes more positional arguments than the kernel has parameters, one parameter twice, "
-               "or none for a parameter without a default.")
+               "a keyword that is neither a parameter nor a launch option, or none for a parameter without a "
+               "default.")
     docs = """
 ## What it does
 Binds each launch `kernel[grid](...)` in the module to the kernel's parameters, as Python binds a
 call: by position, then by keyword. A launch that passes more positional arguments than the kernel
-declares parameters, gives one parameter both by position and by keyword, or leaves a parameter
-without a default with no value is reported at the launch, with the counts or the parameters. The
-values the kernel's `@triton.autotune` configs and `@triton.heuristics` set count as given. Not
-judged: a launch that spreads a sequence of unknown length (`*args`) or a mapping (`**kwargs`), and
-a launch of a kernel whose configs or heuristics the code builds, or that another decorator wraps
-(it may give any parameter).
+declares parameters, gives one parameter both by position and by keyword, passes a keyword that
+is neither a parameter nor a launch option, or leaves a parameter without a default with no value
+is reported at the launch, with the counts or the names. The values the kernel's `@triton.autotune`
+configs and `@triton.heuristics` set count as given. Launch options are the keywords of
+`JITFunction.run` and the fields of the backends' options (`num_warps`, `num_stages`, `maxnreg`,
+`launch_pdl`, AMD's `waves_per_eu`...): those of NVIDIA and AMD, as upstream Triton 2.1 to 3.9
+define them, and of the Intel XPU and Ascend backends. A kernel declared with `**meta` (Triton 1's
+style) takes no keywords through it: Triton 2 to 3.8 bind it as one parameter named `meta`, which a
+launch must fill like any other, and Triton 3.9 rejects the kernel where it is defined. Not judged: parameters left without a value
+by a launch that spreads a sequence of unknown length (`*args`) or a mapping (`**kwargs`), and any
+launch of a kernel whose configs or heuristics the code builds, or that another decorator wraps (it
+may give any parameter, or take keywords of its own).
 
 ## Why is this bad?
 The call raises `TypeError` before the kernel runs (or, for a missing parameter a
-`@triton.heuristics` function reads, `KeyError`): the wrapper fails on every call. It is typical
+`@triton.heuristics` function reads, `KeyError`; for a keyword Triton does not know, `KeyError:
+Keyword argument X was specified but unrecognised`, since Triton 3.0): the wrapper fails on every
+call. A backend kernlint does not know may accept options of its own: silence such a launch with
+`# noqa: KL111`. It is typical
 of a kernel whose signature changed (a stride dropped, a parameter renamed) while a wrapper kept the
 old argument list, and of generated code that passes a stride per axis to a kernel that takes
 fewer. The bounds, race and overflow rules do not judge such a launch: its arguments say nothing
@@ -44,6 +54,7 @@ def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr): ...
 add[grid](x, y, out, n, BLOCK=1024)   # 4 positional arguments for 3 before BLOCK: `n` is `out`,
                                       # and BLOCK is given twice
 add[grid](x, y, BLOCK=1024)           # `n` has no value
+add[grid](x, y, n, BLOCK_SIZE=1024)   # no parameter is named BLOCK_SIZE: KeyError
 ```
 
 ## Use instead
@@ -88,6 +99,19 @@ def launch(x, y):
     # the configs give BLOCK; nothing gives n
     add[lambda META: (triton.cdiv(x.numel(), META["BLOCK"]),)](x, y)  # expect: KL111
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr = 256):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y):
+    # BLOCK has a default, so nothing is missing; BLOCK_SIZE is no parameter and no launch option
+    add[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK_SIZE=1024)  # expect: KL111
+''',
     )
     good = (
         '''
@@ -102,6 +126,9 @@ def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def launch(x, y):
     add[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), 256, num_warps=4)
     add[(triton.cdiv(x.numel(), 256),)](x, y, n=x.numel(), BLOCK=256)
+    # launch options of the backends: NVIDIA's register cap, AMD's occupancy hint
+    add[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256, num_stages=2, maxnreg=128)
+    add[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256, waves_per_eu=2)
 ''',
         '''
 import triton

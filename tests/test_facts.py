@@ -332,6 +332,59 @@ def run_mm(a, c, M, N):
     assert not spread.misfit  # a spread of unknown length may give it
 
 
+def test_a_keyword_neither_parameter_nor_launch_option_cannot_bind():
+    f = facts('''
+def run_mm(a, c, M, N, extra):
+    mm[(M,)](a, c, M, N, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, BLOCK_SIZE=32, num_warps=4)
+    mm[(M,)](a, c, M, N, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, maxnreg=128, waves_per_eu=2, grf_mode="large")
+    mm[(M,)](a, c, M, BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, block_n=N, **extra)
+''')
+    unknown, options, spread = f.launches_of("mm")
+    assert unknown.misfit.startswith("passes `BLOCK_SIZE`, neither a parameter of the kernel nor a launch option")
+    assert not options.misfit  # NVIDIA's, AMD's and Intel's options
+    # a mapping spread may give N, but no spread makes `block_n` a parameter
+    assert spread.misfit.startswith("passes `block_n`") and "no value" not in spread.misfit
+
+
+def test_a_kernel_of_keyword_catch_all_binds_it_as_one_parameter():
+    src = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, n, **meta):
+    offs = tl.arange(0, meta["BLOCK"])
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+
+def run(x):
+    k[(1,)](x, x.numel(), BLOCK=128)
+'''
+    (launch,) = discover("m.py", src, cst.parse_module(src)).facts.launches_of("k")
+    assert launch.misfit == ("passes `BLOCK`, neither a parameter of the kernel nor a launch option (Triton rejects "
+                             "it: `Keyword argument BLOCK was specified but unrecognised`) and gives no value to 1 "
+                             "parameter without a default (`**meta`: Triton passes no keywords through it, it binds it as "
+                             "one parameter of that name)")
+
+
+def test_keywords_of_a_kernel_another_decorator_wraps_are_not_judged():
+    src = '''
+import triton
+import triton.language as tl
+from mylib import libentry
+
+@libentry()
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+
+def run(x):
+    k[(1,)](x, x.numel(), BLOCK=128, tuned_by="libentry")
+'''
+    (launch,) = discover("m.py", src, cst.parse_module(src)).facts.launches_of("k")
+    assert not launch.misfit
+
+
 def test_a_helper_launching_its_own_local_names_leaves_them_unknown_to_the_caller():
     f = facts('''
 def _launch(kernel, n):

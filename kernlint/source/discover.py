@@ -453,6 +453,7 @@ def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
             decorators=decos,
             autotune_configs=_autotune_configs(info, decos, fn),
             heuristics=list(N.heuristics_values(fn, info.imports.resolve)),
+            var_keyword=fn.params.star_kwarg.name.value if fn.params.star_kwarg is not None else None,
         )
         info.kernels.append(DiscoveredKernel(kernel, fn, locator))
     info.kernels.sort(key=lambda k: k.kernel.span.line)
