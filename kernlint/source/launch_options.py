@@ -4,8 +4,9 @@
 options; since Triton 3.0 a keyword that is neither raises ``KeyError: Keyword argument X was
 specified but unrecognised`` at the first launch (Triton 2's launcher, a function of fixed keywords,
 raised ``TypeError``). The options are the fields of each backend's options dataclass: listed here for
-the backends upstream Triton ships (NVIDIA ``CUDAOptions``, AMD ``HIPOptions``, releases 2.1 to 3.9)
-and for the Intel XPU and Ascend NPU backends, so that a keyword one of them accepts is never
+the backends upstream Triton ships (NVIDIA ``CUDAOptions``, AMD ``HIPOptions``, releases 2.1 to 3.9,
+and the options of ``triton.Config`` in newer development trees) and for the Intel XPU and Ascend NPU
+backends, so that a keyword one of them accepts is never
 reported. A backend kernlint does not know may accept others (a ``# noqa: KL111`` on the launch).
 """
 
@@ -21,7 +22,8 @@ default_dot_input_precision allowed_dot_input_precisions max_num_imprecise_acc_d
 backend_name sanitize_overflow arch instrumentation_mode fpsan_homomorphic_casts enable_reflect_ftz ir_override
 min_shared_mem sched4reg warp_size clc enable_warp_specialization enable_persistent optimize_epilogue
 num_buffers_warp_spec num_consumer_groups reg_dec_producer reg_inc_consumer allow_fp8e4nv allow_fp8e4b15
-enable_fp8_fast_accumulation"""
+enable_fp8_fast_accumulation ctas_per_cga preferred_ctas_per_cga minRegAutoWS maxRegAutoWS pingpongAutoWS
+early_tma_store_lowering generate_subtiled_region"""
 _AMD = """waves_per_eu matrix_instr_nonkdim kpack schedule_hint allow_flush_denorm llvm_fn_attrs wgp_cu_mode
 instruction_sched_variant"""
 _INTEL = """threads_per_warp reduce_variable_liveness grf_mode loop_distribute optimize_load_masks code_sinking
