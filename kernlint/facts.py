@@ -23,7 +23,7 @@ import libcst as cst
 
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
-from kernlint.source.configs import supplied_by_configs
+from kernlint.source.configs import set_by_every_config, supplied_by_configs
 from kernlint.source.launch_options import LAUNCH_OPTIONS
 from kernlint.source.names import int_literal, source_text
 from kernlint.source.launch_helpers import launch_through
@@ -1368,8 +1368,9 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
 
 
 def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
-    """Why a launch that binds its positions leaves the kernel unable to run: keywords neither a
-    parameter nor a launch option, parameters without a default left without a value ("" if none)."""
+    """Why a launch that binds its positions leaves the kernel unable to run: values the autotuner
+    sets too, keywords neither a parameter nor a launch option, parameters without a default left
+    without a value ("" if none)."""
     unknown = [k for k in launch.options if k not in LAUNCH_OPTIONS and k not in supplied]
     missing = []
     if not (launch.starred or launch.spread):
@@ -1379,7 +1380,14 @@ def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
             # (Triton 3.9 rejects such a kernel where it is defined)
             missing.append(f"`**{kernel.var_keyword}`: Triton passes no keywords through it, it binds it as one "
                            "parameter of that name")
+    # (the autotuner raises "Conflicting meta-parameters" while it benchmarks, or the kernel's call
+    # gets the value twice)
+    tuned = set_by_every_config(kernel)
+    retuned = [k for k in launch.args if k in tuned]
     parts = []
+    if retuned:
+        parts.append(f"gives {', '.join(f'`{k}`' for k in retuned)}, which every `@triton.autotune` config "
+                     f"sets (Triton rejects it: `Conflicting meta-parameters: {retuned[0]}`)")
     if unknown:
         parts.append(f"passes {', '.join(f'`{k}`' for k in unknown)}, neither a parameter of the kernel nor a "
                      f"launch option (Triton rejects it: `Keyword argument {unknown[0]} was specified but "

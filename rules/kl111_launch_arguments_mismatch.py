@@ -13,18 +13,20 @@ class LaunchArgumentsMismatch(SourceRule):
         check="launch",
         threshold="the launch raises before the kernel runs",
         description="running the launch raises (too many positional arguments, one parameter given twice, "
-        "one left without a value, or a keyword Triton does not know); no GPU run is needed to see it",
+        "one left without a value, a value the autotuner sets, or a keyword Triton does not know); no GPU run "
+        "is needed to see it",
     )
     summary = ("A launch passes more positional arguments than the kernel has parameters, one parameter twice, "
-               "a keyword that is neither a parameter nor a launch option, or none for a parameter without a "
-               "default.")
+               "a value every autotune config sets, a keyword that is neither a parameter nor a launch option, "
+               "or none for a parameter without a default.")
     docs = """
 ## What it does
 Binds each launch `kernel[grid](...)` in the module to the kernel's parameters, as Python binds a
 call: by position, then by keyword. A launch that passes more positional arguments than the kernel
-declares parameters, gives one parameter both by position and by keyword, passes a keyword that
-is neither a parameter nor a launch option, or leaves a parameter without a default with no value
-is reported at the launch, with the counts or the names. The values the kernel's `@triton.autotune`
+declares parameters, gives one parameter both by position and by keyword, gives a parameter that
+every one of the kernel's `@triton.autotune` configs sets, passes a keyword that is neither a
+parameter nor a launch option, or leaves a parameter without a default with no value is reported
+at the launch, with the counts or the names. The values the kernel's `@triton.autotune`
 configs and `@triton.heuristics` set count as given. Launch options are the keywords of
 `JITFunction.run` and the fields of the backends' options (`num_warps`, `num_stages`, `maxnreg`,
 `launch_pdl`, AMD's `waves_per_eu`...): those of NVIDIA and AMD, as upstream Triton 2.1 to 3.9
@@ -38,7 +40,9 @@ may give any parameter, or take keywords of its own).
 ## Why is this bad?
 The call raises `TypeError` before the kernel runs (or, for a missing parameter a
 `@triton.heuristics` function reads, `KeyError`; for a keyword Triton does not know, `KeyError:
-Keyword argument X was specified but unrecognised`, since Triton 3.0): the wrapper fails on every
+Keyword argument X was specified but unrecognised`, since Triton 3.0; for a value the autotuner
+chooses, `ValueError: Conflicting meta-parameters: X. Make sure that you don't re-define auto-tuned
+symbols.`, or with one config a `TypeError` for the value given twice): the wrapper fails on every
 call. A backend kernlint does not know may accept options of its own: silence such a launch with
 `# noqa: KL111`. It is typical
 of a kernel whose signature changed (a stride dropped, a parameter renamed) while a wrapper kept the
@@ -55,10 +59,12 @@ add[grid](x, y, out, n, BLOCK=1024)   # 4 positional arguments for 3 before BLOC
                                       # and BLOCK is given twice
 add[grid](x, y, BLOCK=1024)           # `n` has no value
 add[grid](x, y, n, BLOCK_SIZE=1024)   # no parameter is named BLOCK_SIZE: KeyError
+tuned_add[grid](x, y, n, BLOCK=1024)  # its autotune configs choose BLOCK: ValueError
 ```
 
 ## Use instead
-Pass the arguments the kernel declares, in its order (or by keyword).
+Pass the arguments the kernel declares, in its order (or by keyword), and leave to the autotuner
+what its configs choose (read the chosen value in the grid: `lambda meta: (cdiv(n, meta["BLOCK"]),)`).
 """
     bad = (
         '''
@@ -111,6 +117,20 @@ def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr = 256):
 def launch(x, y):
     # BLOCK has a default, so nothing is missing; BLOCK_SIZE is no parameter and no launch option
     add[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK_SIZE=1024)  # expect: KL111
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y):
+    # the configs choose BLOCK: the autotuner raises "Conflicting meta-parameters: BLOCK"
+    add[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)  # expect: KL111
 ''',
     )
     good = (

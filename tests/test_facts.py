@@ -366,6 +366,28 @@ def run(x):
                              "one parameter of that name)")
 
 
+def test_a_value_every_autotune_config_sets_cannot_be_given_by_the_launch():
+    src = '''
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64, "SPLIT": 2}), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr, SPLIT: tl.constexpr = 1):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+
+def run(x):
+    k[(1,)](x, x.numel(), 64)
+    k[(1,)](x, x.numel(), SPLIT=4)
+'''
+    positional, split = discover("m.py", src, cst.parse_module(src)).facts.launches_of("k")
+    assert positional.misfit == ("gives `BLOCK`, which every `@triton.autotune` config sets (Triton rejects it: "
+                                 "`Conflicting meta-parameters: BLOCK`)")
+    # (one config leaves SPLIT to the launch: pruning the configs may keep only it, so it is not judged)
+    assert not split.misfit
+
+
 def test_keywords_of_a_kernel_another_decorator_wraps_are_not_judged():
     src = '''
 import triton

@@ -117,5 +117,14 @@ def supplied_by_configs(kernel) -> set[str] | None:
     return {n for c in configs for n in c.names | c.options}
 
 
+def set_by_every_config(kernel) -> set[str]:
+    """The constexprs every autotune config of the kernel sets (none where a config cannot be read):
+    a launch that also gives one makes the autotuner raise."""
+    configs = [read_config(text).values for text in kernel.autotune_configs]
+    if not configs or any(values is None for values in configs):
+        return set()
+    return set.intersection(*(set(values) for values in configs))
+
+
 def int_values(values: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
