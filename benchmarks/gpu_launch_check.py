@@ -16,7 +16,7 @@ import torch
 import triton
 
 ROOT = Path(__file__).resolve().parents[1]
-PAIRS = ("launch_unknown_keyword", "launch_missing_argument", "launch_autotuned_value")
+PAIRS = ("launch_unknown_keyword", "launch_missing_argument", "launch_autotuned_value", "heuristic_reads_autotuned")
 
 
 def outcome(call) -> str:

@@ -24,6 +24,7 @@ import libcst as cst
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
 from kernlint.source.configs import set_by_every_config, supplied_by_configs
+from kernlint.source.heuristic_reads import heuristic_reads
 from kernlint.source.launch_options import LAUNCH_OPTIONS
 from kernlint.source.names import int_literal, source_text
 from kernlint.source.launch_helpers import launch_through
@@ -1380,6 +1381,7 @@ def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
             # (Triton 3.9 rejects such a kernel where it is defined)
             missing.append(f"`**{kernel.var_keyword}`: Triton passes no keywords through it, it binds it as one "
                            "parameter of that name")
+    unseen = _unseen_by_heuristics(kernel, launch) if not (launch.starred or launch.spread) else []
     # (the autotuner raises "Conflicting meta-parameters" while it benchmarks, or the kernel's call
     # gets the value twice)
     tuned = set_by_every_config(kernel)
@@ -1395,7 +1397,30 @@ def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
     if missing:
         parts.append(f"gives no value to {len(missing)} parameter{'s' if len(missing) > 1 else ''} "
                      f"without a default ({', '.join(missing)})")
+    unseen = [n for n in unseen if f"`{n}`" not in missing]
+    if unseen:
+        parts.append(f"leaves {', '.join(f'`{n}`' for n in unseen)} unset when its `@triton.heuristics` "
+                     f"read{'' if len(unseen) > 1 else 's'} {'them' if len(unseen) > 1 else 'it'} (they see the "
+                     "launch's arguments and what the decorators above them add, not defaults nor what an "
+                     f"`@triton.autotune` below sets later: KeyError: '{unseen[0]}')")
     return " and ".join(parts)
+
+
+def _unseen_by_heuristics(kernel, launch: Launch) -> list[str]:
+    """Names a heuristic function reads that nothing has given when it runs: the launch's arguments
+    and the values of the decorators above it (and of the earlier entries of its own) are all it sees."""
+    seen = set(launch.args) | set(launch.options)
+    unseen: list[str] = []
+    for decorator in kernel.decorators:  # outermost first: the order they run in at a launch
+        kind = decorator.name.rpartition(".")[2]
+        if kind == "autotune":
+            seen |= supplied_by_configs(kernel) or set()
+        elif kind == "heuristics":
+            text = decorator.args[0] if decorator.args else decorator.kwargs.get("values", "")
+            for name, reads in heuristic_reads(text):
+                unseen += sorted(n for n in reads - seen if n not in unseen)
+                seen.add(name)
+    return unseen
 
 
 def supplied_by_decorators(kernel) -> set[str] | None:

@@ -13,12 +13,12 @@ class LaunchArgumentsMismatch(SourceRule):
         check="launch",
         threshold="the launch raises before the kernel runs",
         description="running the launch raises (too many positional arguments, one parameter given twice, "
-        "one left without a value, a value the autotuner sets, or a keyword Triton does not know); no GPU run "
-        "is needed to see it",
+        "one left without a value, a value the autotuner sets, a keyword Triton does not know, or a value a "
+        "heuristic reads before anything sets it); no GPU run is needed to see it",
     )
     summary = ("A launch passes more positional arguments than the kernel has parameters, one parameter twice, "
                "a value every autotune config sets, a keyword that is neither a parameter nor a launch option, "
-               "or none for a parameter without a default.")
+               "none for a parameter without a default, or none for what a heuristic reads.")
     docs = """
 ## What it does
 Binds each launch `kernel[grid](...)` in the module to the kernel's parameters, as Python binds a
@@ -27,7 +27,10 @@ declares parameters, gives one parameter both by position and by keyword, gives 
 every one of the kernel's `@triton.autotune` configs sets, passes a keyword that is neither a
 parameter nor a launch option, or leaves a parameter without a default with no value is reported
 at the launch, with the counts or the names. The values the kernel's `@triton.autotune`
-configs and `@triton.heuristics` set count as given. Launch options are the keywords of
+configs and `@triton.heuristics` set count as given. A heuristic's function sees only the launch's
+arguments (not the parameters' defaults) and what the decorators above it add: one that reads
+(`args["BLOCK"]`) a value an `@triton.autotune` *below* it sets, or a default the launch leaves out,
+is reported too. Launch options are the keywords of
 `JITFunction.run` and the fields of the backends' options (`num_warps`, `num_stages`, `maxnreg`,
 `launch_pdl`, AMD's `waves_per_eu`...): those of NVIDIA and AMD, as upstream Triton 2.1 to 3.9
 define them, and of the Intel XPU and Ascend backends. A kernel declared with `**meta` (Triton 1's
@@ -42,8 +45,8 @@ The call raises `TypeError` before the kernel runs (or, for a missing parameter 
 `@triton.heuristics` function reads, `KeyError`; for a keyword Triton does not know, `KeyError:
 Keyword argument X was specified but unrecognised`, since Triton 3.0; for a value the autotuner
 chooses, `ValueError: Conflicting meta-parameters: X. Make sure that you don't re-define auto-tuned
-symbols.`, or with one config a `TypeError` for the value given twice): the wrapper fails on every
-call. A backend kernlint does not know may accept options of its own: silence such a launch with
+symbols.`, or with one config a `TypeError` for the value given twice; for a heuristic reading what
+nothing has set yet, `KeyError`): the wrapper fails on every call. A backend kernlint does not know may accept options of its own: silence such a launch with
 `# noqa: KL111`. It is typical
 of a kernel whose signature changed (a stride dropped, a parameter renamed) while a wrapper kept the
 old argument list, and of generated code that passes a stride per axis to a kernel that takes
@@ -60,6 +63,11 @@ add[grid](x, y, out, n, BLOCK=1024)   # 4 positional arguments for 3 before BLOC
 add[grid](x, y, BLOCK=1024)           # `n` has no value
 add[grid](x, y, n, BLOCK_SIZE=1024)   # no parameter is named BLOCK_SIZE: KeyError
 tuned_add[grid](x, y, n, BLOCK=1024)  # its autotune configs choose BLOCK: ValueError
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})  # runs first: no BLOCK yet
+@triton.autotune(configs=[triton.Config({"BLOCK": 256})], key=["n"])      # put this one above it
+@triton.jit
+def even_add(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr): ...
 ```
 
 ## Use instead
@@ -132,6 +140,21 @@ def launch(x, y):
     # the configs choose BLOCK: the autotuner raises "Conflicting meta-parameters: BLOCK"
     add[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)  # expect: KL111
 ''',
+        '''
+import triton
+import triton.language as tl
+
+# the heuristic runs first, before the autotuner below it has set BLOCK: KeyError: 'BLOCK'
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def launch(x, y):
+    add[lambda META: (triton.cdiv(x.numel(), META["BLOCK"]),)](x, y, x.numel())  # expect: KL111
+''',
     )
     good = (
         '''
@@ -167,8 +190,8 @@ def launch(x, y, *extra):
 import triton
 import triton.language as tl
 
-@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
 @triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
 @triton.jit
 def add(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr, ALPHA: tl.constexpr = 1.0):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

@@ -388,6 +388,38 @@ def run(x):
     assert not split.misfit
 
 
+def test_a_heuristic_sees_the_launch_and_the_decorators_above_it_only():
+    src = '''
+import triton
+import triton.language as tl
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0, "WIDE": lambda args: args["EVEN"] and args["S"] > 1})
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.jit
+def below(x_ptr, n, S: tl.constexpr = 2, BLOCK: tl.constexpr = 64, EVEN: tl.constexpr = 0, WIDE: tl.constexpr = 0):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0, "WIDE": lambda args: args["EVEN"] and args["S"] > 1})
+@triton.jit
+def above(x_ptr, n, S: tl.constexpr = 2, BLOCK: tl.constexpr = 64, EVEN: tl.constexpr = 0, WIDE: tl.constexpr = 0):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+
+def run(x):
+    below[(1,)](x, x.numel(), S=4)
+    above[(1,)](x, x.numel())
+    above[(1,)](x, x.numel(), S=4)
+'''
+    facts = discover("m.py", src, cst.parse_module(src)).facts
+    (below,) = facts.launches_of("below")
+    assert below.misfit.startswith("leaves `BLOCK` unset when its `@triton.heuristics` reads it")
+    default, given = facts.launches_of("above")
+    # a default is not among what a heuristic is called with; an earlier entry's value is
+    assert default.misfit.startswith("leaves `S` unset") and not given.misfit
+
+
 def test_keywords_of_a_kernel_another_decorator_wraps_are_not_judged():
     src = '''
 import triton
