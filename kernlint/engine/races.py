@@ -414,8 +414,10 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, tighten: bool = F
     if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
         # the stand-in sizes contradict what the launch states of them (``BLOCK =
         # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
-        # other sizes free but not empty (a size of 0 is a degenerate layout too)
-        free = [at_least(int_var(n), 1) for n in sized]
+        # other sizes free but not empty (a size of 0 is a degenerate layout too), and within what a
+        # launch allows a size (2**31), so that the strides' stand-ins stay above every row they hold:
+        # uncapped, a free size outgrew a stride and made rows of a layout no tensor has overlap
+        free = [b for n in sized for b in (at_least(int_var(n), 1), at_most(int_var(n), MAX_SIZE))]
         result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT, tighten=tighten)
         if result == z3.unsat and _impossible(prover, [*facts, *free, *values]):
             return None
