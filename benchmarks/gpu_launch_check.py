@@ -56,6 +56,21 @@ def meta_kernel() -> str:
     return "definition accepted; launch " + outcome(lambda: module.fill[(1,)](x, 100, BLOCK=128))
 
 
+def tuned_kernel_with_num_warps() -> str:
+    path = Path("/tmp") / "kernlint_tuned_kernel.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n"
+        "@triton.autotune(configs=[triton.Config({'BLOCK': 64}), triton.Config({'BLOCK': 128})], key=['n'])\n"
+        "@triton.jit\n"
+        "def fill(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, 1.0, mask=offs < n)\n"
+    )
+    module = fixture(path)
+    x = torch.zeros(1000, device="cuda")
+    return outcome(lambda: module.fill[lambda m: (triton.cdiv(1000, m["BLOCK"]),)](x, 1000, num_warps=8))
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     rows = []
@@ -80,6 +95,7 @@ def main() -> None:
         *[f"| {name} | {want} | {got} |" for name, want, got in rows],
         "",
         f"- a kernel declared `def fill(x_ptr, n, **meta)`, launched `fill[(1,)](x, 100, BLOCK=128)`: {meta}",
+        f"- an autotuned kernel launched with `num_warps=8`: {tuned_kernel_with_num_warps()}",
     ]
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

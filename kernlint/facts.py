@@ -23,7 +23,7 @@ import libcst as cst
 
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
-from kernlint.source.configs import set_by_every_config, supplied_by_configs
+from kernlint.source.configs import CONFIG_OPTIONS, set_by_every_config, supplied_by_configs
 from kernlint.source.heuristic_reads import heuristic_reads
 from kernlint.source.launch_options import LAUNCH_OPTIONS
 from kernlint.source.names import int_literal, source_text
@@ -1386,7 +1386,13 @@ def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
     # gets the value twice)
     tuned = set_by_every_config(kernel)
     retuned = [k for k in launch.args if k in tuned]
+    # (every triton.Config passes these to the kernel with its values: Config.all_kwargs)
+    twice = [k for k in launch.options if k in CONFIG_OPTIONS] if kernel.autotune_configs else []
     parts = []
+    if twice:
+        parts.append(f"passes {', '.join(f'`{k}`' for k in twice)}, which each `triton.Config` of its "
+                     f"`@triton.autotune` passes too (TypeError: got multiple values for keyword argument "
+                     f"'{twice[0]}')")
     if retuned:
         parts.append(f"gives {', '.join(f'`{k}`' for k in retuned)}, which every `@triton.autotune` config "
                      f"sets (Triton rejects it: `Conflicting meta-parameters: {retuned[0]}`)")

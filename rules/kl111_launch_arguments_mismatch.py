@@ -24,7 +24,8 @@ class LaunchArgumentsMismatch(SourceRule):
 Binds each launch `kernel[grid](...)` in the module to the kernel's parameters, as Python binds a
 call: by position, then by keyword. A launch that passes more positional arguments than the kernel
 declares parameters, gives one parameter both by position and by keyword, gives a parameter that
-every one of the kernel's `@triton.autotune` configs sets, passes a keyword that is neither a
+every one of the kernel's `@triton.autotune` configs sets (or `num_warps`, `num_stages`, `num_ctas`,
+which every `triton.Config` passes), passes a keyword that is neither a
 parameter nor a launch option, or leaves a parameter without a default with no value is reported
 at the launch, with the counts or the names. The values the kernel's `@triton.autotune`
 configs and `@triton.heuristics` set count as given. A heuristic's function sees only the launch's

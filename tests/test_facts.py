@@ -379,13 +379,16 @@ def k(x_ptr, n, BLOCK: tl.constexpr, SPLIT: tl.constexpr = 1):
 
 def run(x):
     k[(1,)](x, x.numel(), 64)
+    k[(1,)](x, x.numel(), SPLIT=4, num_warps=8)
     k[(1,)](x, x.numel(), SPLIT=4)
 '''
-    positional, split = discover("m.py", src, cst.parse_module(src)).facts.launches_of("k")
+    positional, split, alone = discover("m.py", src, cst.parse_module(src)).facts.launches_of("k")
     assert positional.misfit == ("gives `BLOCK`, which every `@triton.autotune` config sets (Triton rejects it: "
                                  "`Conflicting meta-parameters: BLOCK`)")
+    # the options every triton.Config passes (num_warps, num_stages, num_ctas) arrive twice
+    assert split.misfit.startswith("passes `num_warps`, which each `triton.Config`")
     # (one config leaves SPLIT to the launch: pruning the configs may keep only it, so it is not judged)
-    assert not split.misfit
+    assert not alone.misfit
 
 
 def test_a_heuristic_sees_the_launch_and_the_decorators_above_it_only():
