@@ -1369,19 +1369,20 @@ def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, pa
 
 
 def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
-    """Why a launch that binds its positions leaves the kernel unable to run: values the autotuner
-    sets too, keywords neither a parameter nor a launch option, parameters without a default left
-    without a value ("" if none)."""
+    """Why a launch that binds its positions leaves the kernel unable to run: options or values the
+    autotuner passes too, keywords neither a parameter nor a launch option, parameters without a
+    default left without a value, what a heuristic reads before anything sets it ("" if none)."""
     unknown = [k for k in launch.options if k not in LAUNCH_OPTIONS and k not in supplied]
-    missing = []
-    if not (launch.starred or launch.spread):
-        missing = [f"`{p.name}`" for p in kernel.params
+    empty, unseen = [], []
+    if not (launch.starred or launch.spread):  # (a spread may give any of these)
+        missing = [p.name for p in kernel.params
                    if p.default is None and p.name not in launch.args and p.name not in supplied]
+        unseen = [n for n in _unseen_by_heuristics(kernel, launch) if n not in missing]
+        empty = [f"`{n}`" for n in missing]
         if kernel.var_keyword is not None:
             # (Triton 3.9 rejects such a kernel where it is defined)
-            missing.append(f"`**{kernel.var_keyword}`: Triton passes no keywords through it, it binds it as one "
-                           "parameter of that name")
-    unseen = _unseen_by_heuristics(kernel, launch) if not (launch.starred or launch.spread) else []
+            empty.append(f"`**{kernel.var_keyword}`: Triton passes no keywords through it, it binds it as one "
+                         "parameter of that name")
     # (the autotuner raises "Conflicting meta-parameters" while it benchmarks, or the kernel's call
     # gets the value twice)
     tuned = set_by_every_config(kernel)
@@ -1400,10 +1401,9 @@ def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
         parts.append(f"passes {', '.join(f'`{k}`' for k in unknown)}, neither a parameter of the kernel nor a "
                      f"launch option (Triton rejects it: `Keyword argument {unknown[0]} was specified but "
                      "unrecognised`)")
-    if missing:
-        parts.append(f"gives no value to {len(missing)} parameter{'s' if len(missing) > 1 else ''} "
-                     f"without a default ({', '.join(missing)})")
-    unseen = [n for n in unseen if f"`{n}`" not in missing]
+    if empty:
+        parts.append(f"gives no value to {len(empty)} parameter{'s' if len(empty) > 1 else ''} "
+                     f"without a default ({', '.join(empty)})")
     if unseen:
         parts.append(f"leaves {', '.join(f'`{n}`' for n in unseen)} unset when its `@triton.heuristics` "
                      f"read{'' if len(unseen) > 1 else 's'} {'them' if len(unseen) > 1 else 'it'} (they see the "

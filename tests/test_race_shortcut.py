@@ -52,27 +52,10 @@ def test_the_proof_reads_a_program_index_flattened_over_two_axes():
     assert not races._apart({"pid!0": 100, "pid!1": 100, "lane!0": 1}, ["pid!0", "pid!1"], rows)
 
 
-def test_a_layout_asked_with_free_sizes_keeps_them_below_the_strides(monkeypatch, tmp_path):
-    """A heuristic flag no launch fixes contradicts the stand-in size of the count it is computed
-    from, so the layout is asked again with that size free: free, but not past what a launch allows
-    a size, or it outgrows the row stride and the rows of a layout no tensor has overlap."""
-    kernel = tmp_path / "rows.py"
-    kernel.write_text('''
-import triton
-import triton.language as tl
-
-@triton.heuristics({"EVEN": lambda args: args["n_cols"] % args["BLOCK"] == 0})
-@triton.jit
-def row_add(x_ptr, y_ptr, stride_row, n_cols, BLOCK: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        if EVEN:
-            tl.store(y_ptr + row * stride_row + cols, tl.load(x_ptr + row * stride_row + cols) + 1)
-        else:
-            mask = cols < n_cols
-            tl.store(y_ptr + row * stride_row + cols, tl.load(x_ptr + row * stride_row + cols, mask=mask) + 1,
-                     mask=mask)
-''')
+def test_a_layout_asked_with_free_sizes_keeps_them_below_the_strides(monkeypatch):
+    """A heuristic flag no launch fixes (this fixture's launch cannot run) contradicts the stand-in
+    size of the count it is computed from, so the layout is asked again with that size free: free,
+    but not past what a launch allows a size, or it outgrows the row stride and the rows of a layout
+    no tensor has overlap."""
     monkeypatch.setattr(races, "_disjoint", lambda *args: False)  # every question to the solver
-    assert race_findings(kernel) == []
+    assert race_findings(ROOT / "fixtures" / "triton" / "heuristic_reads_autotuned_bad.py") == []

@@ -6,8 +6,8 @@ specified but unrecognised`` at the first launch (Triton 2's launcher, a functio
 raised ``TypeError``). The options are the fields of each backend's options dataclass: listed here for
 the backends upstream Triton ships (NVIDIA ``CUDAOptions``, AMD ``HIPOptions``, releases 2.1 to 3.9,
 and the options of ``triton.Config`` in newer development trees) and for the Intel XPU and Ascend NPU
-backends, so that a keyword one of them accepts is never
-reported. A backend kernlint does not know may accept others (a ``# noqa: KL111`` on the launch).
+backends, so that a keyword one of them accepts is never reported. A backend kernlint does not know
+may accept others (a ``# noqa: KL111`` on the launch).
 """
 
 from __future__ import annotations
