@@ -86,6 +86,54 @@ def test_a_program_id_the_address_leaves_out_is_not_apart():
     assert not _shown([pid >= 0, lane >= 0, lane < n, s == n, n >= 0], pid * s + lane, ["pid!0", "pid!1"])
 
 
+def test_a_block_and_its_lanes_masked_together_are_one_digit():
+    # pid1 * T * V + (pid0 * BT + lane1) * V + lane0, rows masked by pid0 * BT + lane1 < T: the
+    # program's block and its lanes are one digit of the address, however many programs run
+    pid1, t, v, bt = Int("pid!1"), Int("T"), Int("V"), Int("BT")
+    facts = [pid >= 0, pid1 >= 0, lane >= 0, lane1 >= 0, lane1 < bt, lane < v, t >= 0, v >= 0, bt >= 1]
+    address = pid1 * t * v + (pid * bt + lane1) * v + lane
+    assert _shown(facts + [pid * bt + lane1 < t], address, ["pid!0", "pid!1"])
+    # twin: the mask lets the last row of one head be the first of the next
+    assert not _shown(facts + [pid * bt + lane1 <= t], address, ["pid!0", "pid!1"])
+    # twin: only one program's rows are masked (the sum's bound must hold for both)
+    assert not _shown(facts, address, ["pid!0", "pid!1"])
+
+
+def test_a_program_id_read_through_its_quotient_and_remainder_by_a_size():
+    # (pid // h) * (h * d) + (pid % h) * d + lane, lane < d: program (b, i) of b * h
+    b = Int("b")
+    facts = [pid >= 0, pid < b * h, lane >= 0, lane < d, h >= 1, d >= 0, b >= 0]
+    assert _shown(facts, (pid / h) * (h * d) + (pid % h) * d + lane, ["pid!0"])
+    # twin: the remainder alone: programs i and i + h meet
+    assert not _shown(facts, (pid % h) * d + lane, ["pid!0"])
+    # twin: a divisor that may be 0 says nothing
+    assert not _shown([pid >= 0, pid < b * h, lane >= 0, lane < d, h >= 0, d >= 0, b >= 0],
+                      (pid / h) * (h * d) + (pid % h) * d + lane, ["pid!0"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_what_it_proves_of_digits_and_masked_sums_has_no_counter_example(seed):
+    """Random addresses over a program id's quotient and remainder by a size, a lane and a mask on
+    the sum of the remainder and the lane; each one the proof calls apart is enumerated."""
+    rng = random.Random(seed)
+    proven = 0
+    for _ in range(120):
+        a, b, c = (rng.randint(-2, 12) for _ in range(3))
+        hv, grid, hi0, bound, k = rng.randint(1, 4), rng.randint(1, 9), rng.randint(1, 5), rng.randint(1, 12), rng.randint(1, 4)
+        facts = [pid >= 0, pid < grid, lane >= 0, lane < hi0, h == hv, (pid % h) * k + lane < bound]
+        address = a * (pid / h) + b * (pid % h) + c * lane
+        if not _shown(facts, address, ["pid!0"]):
+            continue
+        proven += 1
+        seen = {}
+        for p, l0 in itertools.product(range(grid), range(hi0)):
+            if (p % hv) * k + l0 >= bound:
+                continue
+            x = a * (p // hv) + b * (p % hv) + c * l0
+            assert seen.setdefault(x, p) == p, (a, b, c, hv, grid, hi0, bound, k)
+    assert proven, "nothing was proven: the check checks nothing"
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_what_it_proves_has_no_counter_example(seed):
     """Random addresses over one program id and two lanes with small coefficients and bounds; each

@@ -59,3 +59,52 @@ def test_a_layout_asked_with_free_sizes_keeps_them_below_the_strides(monkeypatch
     no tensor has overlap."""
     monkeypatch.setattr(races, "_disjoint", lambda *args: False)  # every question to the solver
     assert race_findings(ROOT / "fixtures" / "triton" / "heuristic_reads_autotuned_bad.py") == []
+
+
+def test_a_size_the_facts_hold_within_a_few_values_is_asked_at_each():
+    """A size a layout leaves free because a block is computed from it (``BV = next_power_of_2(V)``)
+    but that the facts hold within a few values makes the address linear at each of them."""
+    import z3
+
+    from kernlint.engine import monotone
+
+    v, shape, pid, lane = z3.Int("V"), z3.Int("v.shape[-1]"), z3.Int("pid!0"), z3.Int("lane!0")
+    facts = [v == shape, shape >= 1, shape <= z3.Int("next_power_of_2(V)")]
+    atoms, _ = races._atoms([races._tree(monotone.read(f)) for f in facts])
+    cases = races._with_each_value(atoms, {"next_power_of_2(V)": 8}, {"V"}, [{}])
+    assert [c["V"] for c in cases] == list(range(1, 9))
+    # a size bounded only by what a launch allows stays free: the solver's question
+    assert races._with_each_value(atoms, {"next_power_of_2(V)": 1 << 31}, {"V"}, [{}]) == [{}]
+    # and the layout's question, one row of V per program masked by lane < V, is proven at each value
+    second = {n: z3.Int(n + races.SECOND) for n in ("pid!0", "lane!0")}
+    both = facts + [f for p, l in ((pid, lane), (second["pid!0"], second["lane!0"]))
+                    for f in (p >= 0, p < 1000, l >= 0, l < 8, l < v)]
+    trees = [races._tree(monotone.read(f)) for f in both]
+    assert races._cases_apart(trees, races._tree(monotone.read(pid * v + lane)), ["pid!0"], {"next_power_of_2(V)": 8})
+    # twin: rows one element shorter than the mask lets a program write
+    assert not races._cases_apart(trees, races._tree(monotone.read(pid * (v - 1) + lane)), ["pid!0"],
+                                  {"next_power_of_2(V)": 8})
+
+
+def test_whether_the_facts_alone_hold_is_asked_in_the_question_s_own_context(monkeypatch):
+    """A race layout's unsat answer is followed by "do the facts alone have a model?": asked in the
+    context already made, and kept as the answer the question of the facts alone gets."""
+    import z3
+
+    from kernlint.engine import query
+
+    made = []
+    real = query._context
+    monkeypatch.setattr(query, "_context", lambda: made.append(1) or real())
+    x, y = z3.Int("x"), z3.Int("y")
+    solving = query.Solving()
+    facts = [x >= 0, y >= 0, x + y <= 10, x * y >= 1]  # no certificate: the solver's questions
+    result, _ = solving.solve(facts, x + y > 10, rlimit=races.RACE_RLIMIT, certify=False, alone_rlimit=races.RACE_RLIMIT)
+    assert result == z3.unsat and len(made) == 1
+    assert solving.solve(facts, z3.BoolVal(True), rlimit=races.RACE_RLIMIT, tighten=False)[0] == z3.sat
+    assert len(made) == 1  # answered already
+    # impossible facts: the same answer as asked on their own
+    bad = [x >= 0, y >= 0, x + y <= 10, x * y >= 1, x > 10]
+    fresh = query.Solving().solve(bad, z3.BoolVal(True), rlimit=races.RACE_RLIMIT, tighten=False)[0]
+    solving.solve(bad, y > 100, rlimit=races.RACE_RLIMIT, certify=False, alone_rlimit=races.RACE_RLIMIT)
+    assert solving.solve(bad, z3.BoolVal(True), rlimit=races.RACE_RLIMIT, tighten=False)[0] == fresh == z3.unsat

@@ -2,12 +2,16 @@
 
 An address ``c1 * p1 + c2 * p2 + r`` (the ``c`` polynomials in the launch's sizes and strides, the
 ``p`` program ids, ``r`` lanes and loop iterations times such polynomials) is reached by two programs
-that differ in an id only if, in every order of the ids, some ``c`` is at most what everything after
-it can differ by between the two programs. So where, in one order, each ``c - 1`` is at least that
-spread, the two programs meet nowhere. The facts give the spread: bounds of each variable
-(``lane < n_cols``, ``pid < grid``) and equations between sizes (``stride == x.shape[1]``,
-``n_cols == x.shape[1]``). ``c - 1 - spread`` is shown non-negative when, the equations applied, it
-is a polynomial whose coefficients are all non-negative over names the facts state non-negative.
+only if the two equal addresses agree, variable by variable, wherever a variable's ``c`` exceeds
+what all the others can differ by between the two programs (``c - 1`` at least that spread): such a
+variable has the same value in both, and the rest of the address is equal again. Where every program
+id is set aside so, the two programs meet nowhere. The facts give the spread: bounds of each variable
+(``lane < n_cols``, ``pid < grid``), of a sum a mask bounds as a whole (``pid * BV + lane < V``: one
+digit of the address, whose ids are then set aside inside it), and equations between sizes (``stride
+== x.shape[1]``, ``n_cols == x.shape[1]``). A program id may be read through its quotient and
+remainder by a size (``pid // H``, ``pid % H``): two digits of their own. ``c - 1 - spread`` is shown
+non-negative when, the equations applied, it is a polynomial whose coefficients are all non-negative
+over names the facts state non-negative.
 
 The proof holds at every size, so in every layout a race question asks: it is tried once, before
 them. It only proves; anything it does not show is left to the layouts and the solver.
@@ -26,7 +30,6 @@ _DIV, _MOD = z3.Z3_OP_IDIV, z3.Z3_OP_MOD
 _LE, _GE, _LT, _GT, _EQ = z3.Z3_OP_LE, z3.Z3_OP_GE, z3.Z3_OP_LT, z3.Z3_OP_GT, z3.Z3_OP_EQ
 #: work per question before it is left to the layouts
 MAX_MONOMIALS = 64
-MAX_ORDERS = 24
 MAX_CHOICES = 16
 SECOND = "@2"
 
@@ -58,46 +61,155 @@ def _shown(atoms: list, address: tuple, programs: list, positive: set) -> bool:
     if start is None:
         return False
     coefficients = _per_variable(_substituted(start, defined))
-    if coefficients is None or any(p not in coefficients for p in programs):
+    if coefficients is None or not all(_determined(coefficients, p) for p in programs):
         return False  # a program id the address leaves out: two programs differing in it meet
+    digits = _digit_bounds(coefficients, defined, known, lows, highs)
+    if digits:
+        lows, highs = _bounds(differences + digits)
     # each variable's range, the same for both programs (a bound only one of them has is left out)
     ranges = {}
     for v in coefficients:
         lo = [x for x in lows.get(v, ()) if x in lows.get(v + SECOND, ())]
         hi = [x for x in highs.get(v, ()) if x in highs.get(v + SECOND, ())]
         ranges[v] = [(dict(a), dict(b)) for a, b in itertools.islice(itertools.product(lo, hi), MAX_CHOICES)]
-    for order in itertools.islice(itertools.permutations(programs), MAX_ORDERS):
-        if _peels(order, coefficients, ranges, known):
-            return True
-    return False
+    if _peeled(programs, coefficients, ranges, known):
+        return True
+    # a block's index and its lanes bounded together by a mask (``pid * BV + lane < V``) is one
+    # digit of the address: the two programs' digits must agree, then the ids inside each
+    grouped = _grouped(coefficients, _sum_bounds(differences, lows, known), known)
+    if grouped is None:
+        return False
+    outer, groups = grouped
+    ranges = {**ranges, **{g: [(lo, hi)] for g, (_, lo, hi) in groups.items()}}
+    heads = [p for p in programs if _reads(outer, p)] + [g for g, (inner, _, _) in groups.items()
+                                                           if any(_reads(inner, p) for p in programs)]
+    return _peeled(heads, outer, ranges, known) and all(
+        _peeled([p for p in programs if _reads(inner, p)], inner, ranges, known) for inner, _, _ in groups.values())
 
 
-def _peels(order, coefficients: dict, ranges: dict, known: "_Known") -> bool:
-    """Whether each id of ``order`` in turn has a coefficient above what the variables after it can
-    differ by."""
+def _peeled(programs: list, coefficients: dict, ranges: dict, known: "_Known") -> bool:
+    """Whether two equal addresses have the same value of each of ``programs``: one after another, a
+    variable whose coefficient exceeds what all the others left can differ by has the same value in
+    both, and is set aside (setting one aside only narrows what the others differ by, so the order
+    found first is as good as any); a program id read through its digits (``pid // H``, ``pid % H``)
+    is the same once they are."""
     rest = dict(coefficients)
-    for p in order:
-        step = _magnitude(rest.pop(p), known)
-        if step is None:
-            return False
-        below = [v for v in rest if ranges.get(v)]
-        if len(below) != len(rest):
-            return False  # a variable without a range: its spread is unbounded
-        widths = []
-        for v in below:
-            size = _magnitude(rest[v], known)
-            if size is None:
-                return False
-            widths.append([_mul(size, _sub(hi, lo)) for lo, hi in ranges[v]])
-        for choice in itertools.islice(itertools.product(*widths), MAX_CHOICES):
-            spread: dict = {}
-            for w in choice:
-                spread = _add(spread, w)
-            if known.non_negative(_sub(_sub(step, {(): 1}), spread)):
+    while any(_reads(rest, p) for p in programs):
+        for v in sorted(rest, key=_degree_first):
+            if _dominates(v, rest, ranges, known):
+                del rest[v]
                 break
         else:
             return False
     return True
+
+
+def _degree_first(v) -> tuple:
+    return (0 if isinstance(v, tuple) else 1, repr(v))
+
+
+def _dominates(v, rest: dict, ranges: dict, known: "_Known") -> bool:
+    """Whether ``v``'s coefficient is above what the other variables of ``rest`` can differ by."""
+    step = _magnitude(rest[v], known)
+    if step is None:
+        return False
+    widths = []
+    for u, c in rest.items():
+        if u == v:
+            continue
+        size = _magnitude(c, known) if ranges.get(u) else None
+        if size is None:
+            return False  # a variable without a range: its spread is unbounded
+        widths.append([_mul(size, _sub(hi, lo)) for lo, hi in ranges[u]])
+    for choice in itertools.islice(itertools.product(*widths), MAX_CHOICES):
+        spread: dict = {}
+        for w in choice:
+            spread = _add(spread, w)
+        if known.non_negative(_sub(_sub(step, {(): 1}), spread)):
+            return True
+    return False
+
+
+def _determined(coefficients: dict, program: str) -> bool:
+    """Whether what the address reads of ``program`` determines it: the id itself, or both its
+    quotient and its remainder by one size."""
+    if program in coefficients:
+        return True
+    digits = {(_DIGITS[v][0], repr(_DIGITS[v][2])) for v in coefficients if isinstance(v, str)
+              and _DIGITS.get(v, ("", "", None))[1] == program}
+    return any((_MOD, d) in digits for op, d in digits if op == _DIV)
+
+
+def _reads(coefficients: dict, program: str) -> bool:
+    """Whether the address still reads ``program``: itself, or its digits."""
+    return program in coefficients or any(_DIGITS.get(v, ("", "", None))[1] == program for v in coefficients
+                                          if isinstance(v, str))
+
+
+def _sum_bounds(differences: list, lows: dict, known: "_Known") -> list[tuple[dict, dict, dict]]:
+    """``(coefficients, low, high)`` of each sum of two or more program variables that a comparison
+    bounds above (``pid * BV + lane - V < 0``), for the first program's variables where the second's
+    are bounded alike; its low is what the variables' own lower bounds give (each coefficient shown
+    non-negative)."""
+    found = []
+    for op, d in differences:
+        if op not in (_LT, _LE, _GT, _GE):
+            continue
+        if op in (_GT, _GE):
+            d, op = _scale(d, -1), (_LT if op == _GT else _LE)
+        coefficients = _per_variable(d)
+        if coefficients is None or len(coefficients) < 2:
+            continue
+        rest = {m: c for m, c in d.items() if not any(_per_program(a) for a in m)}
+        high = _scale(rest, -1) if op == _LE else _add(_scale(rest, -1), {(): -1})
+        found.append((coefficients, high))
+    seen = {(_frozen(c), _frozen(h)) for c, h in found}
+    out = []
+    for coefficients, high in found:
+        if any(v.endswith(SECOND) for v in coefficients):
+            continue
+        second = {v + SECOND: c for v, c in coefficients.items()}
+        if (_frozen(second), _frozen(high)) not in seen:
+            continue  # a bound of the first program's sum only
+        low: dict | None = {}
+        for v, c in coefficients.items():
+            least = [x for x in lows.get(v, ()) if x in lows.get(v + SECOND, ())]
+            term = _mul(c, dict(least[0])) if least and known.non_negative(c) else None
+            if term is None:
+                low = None
+                break
+            low = _add(low, term)
+        if low is not None:
+            out.append((coefficients, low, high))
+    return out
+
+
+def _frozen(p: dict) -> frozenset:
+    return frozenset((k, frozenset(v.items()) if isinstance(v, dict) else v) for k, v in p.items())
+
+
+def _grouped(coefficients: dict, sums: list, known: "_Known") -> tuple[dict, dict] | None:
+    """The address with each bounded sum it scales (``V * (pid * BT + lane)``) as one variable:
+    (coefficients, {group: (its own coefficients, low, high)}); None where it scales none."""
+    rest, groups = dict(coefficients), {}
+    for inner, low, high in sums:
+        if not set(inner) <= set(rest):
+            continue
+        pivot = next((v for v, c in inner.items() if set(c) == {()}), None)
+        if pivot is None:
+            continue
+        c = inner[pivot][()]
+        scale = {m: k // c for m, k in rest[pivot].items()}
+        if any(k % c for k in rest[pivot].values()) or not known.non_negative(scale):
+            continue
+        if any(_mul(scale, inner[v]) != rest[v] for v in inner):
+            continue
+        name = ("sum", len(groups))
+        for v in inner:
+            del rest[v]
+        rest[name] = scale
+        groups[name] = (inner, low, high)
+    return (rest, groups) if groups else None
 
 
 # -- polynomials: {monomial (sorted tuple of atoms): coefficient} ------------------------------------
@@ -129,7 +241,69 @@ def _poly(t: tuple) -> dict | None:
             return {(): value} if value else {}
         if not any(n.startswith(PER_PROGRAM) for n in _atom_names(t)):
             return {((tag, t),): 1}  # a quotient of sizes: one quantity, however it is made
+        if t[1][0] == "$" and _per_program(t[1][1]) and not any(n.startswith(PER_PROGRAM) for n in _atom_names(t[2])):
+            return {(_digit(tag, t[1][1], t[2]),): 1}
     return None
+
+
+#: name of a digit of a program variable -> (``_DIV`` or ``_MOD``, the variable, the divisor's tree)
+_DIGITS: dict[str, tuple] = {}
+
+
+def _digit(op, name: str, divisor: tuple) -> str:
+    """The name of ``name // divisor`` or ``name % divisor`` (a size): a variable of the program the
+    variable is of (the second program's carries its mark at the end, as its other variables do)."""
+    base, mark = (name[:-len(SECOND)], SECOND) if name.endswith(SECOND) else (name, "")
+    digit = f"{base}{'//' if op == _DIV else '%'}{divisor!r}{mark}"
+    _DIGITS[digit] = (op, name, divisor)
+    return digit
+
+
+def _digit_bounds(coefficients: dict, defined: dict, known: "_Known", lows: dict, highs: dict) -> list:
+    """Comparisons bounding the digits the address reads, for both programs: ``0 <= pid % S < S``
+    and, where the variable's bound is a multiple of ``S`` (``pid < B * S``), ``0 <= pid // S < B``;
+    ``S`` a size shown at least 1."""
+    out = []
+    for v in coefficients:
+        if not (isinstance(v, str) and v in _DIGITS):
+            continue
+        op, first, divisor = _DIGITS[v]
+        for name, variable in ((v, first), (v + SECOND, first + SECOND)):
+            size = _poly(divisor)
+            if size is None:
+                continue
+            size = _substituted(size, defined)
+            if not known.non_negative(_sub(size, {(): 1})):
+                continue
+            if not any(known.non_negative(dict(lo)) for lo in lows.get(variable, ())):
+                continue
+            out.append((_GE, {(name,): 1}))
+            if op == _MOD:
+                out.append((_LT, _sub({(name,): 1}, size)))
+                continue
+            for hi in highs.get(variable, ()):
+                count = _quotient(_add(dict(hi), {(): 1}), size)
+                if count is not None:
+                    out.append((_LT, _sub({(name,): 1}, count)))
+    return out
+
+
+def _quotient(p: dict, by: dict) -> dict | None:
+    """``p / by`` where ``by`` is one monomial with coefficient 1 that divides every monomial of ``p``."""
+    if len(by) != 1:
+        return None
+    (m, c), = by.items()
+    if c != 1:
+        return None
+    out = {}
+    for n, k in p.items():
+        left = list(n)
+        for a in m:
+            if a not in left:
+                return None
+            left.remove(a)
+        out[tuple(left)] = k
+    return out
 
 
 def _atom_names(t: tuple):

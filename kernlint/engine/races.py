@@ -410,7 +410,8 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, tighten: bool = F
     """(result, witness) of ``goal`` in one layout, or None for a layout no tensor has, even asked
     again with its sizes free (``tighten``: a witness small enough to show)."""
     sizes = [int_op("==", int_var(n), int_val(v)) for n, v in sized.items()]
-    result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT, tighten=tighten)
+    result, witness = prover.solving.solve([*facts, *sizes, *values], goal, rlimit=RACE_RLIMIT, tighten=tighten,
+                                           alone_rlimit=RACE_RLIMIT)
     if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
         # the stand-in sizes contradict what the launch states of them (``BLOCK =
         # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
@@ -418,7 +419,8 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, tighten: bool = F
         # launch allows a size (2**31), so that the strides' stand-ins stay above every row they hold:
         # uncapped, a free size outgrew a stride and made rows of a layout no tensor has overlap
         free = [b for n in sized for b in (at_least(int_var(n), 1), at_most(int_var(n), MAX_SIZE))]
-        result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT, tighten=tighten)
+        result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT, tighten=tighten,
+                                               alone_rlimit=RACE_RLIMIT)
         if result == z3.unsat and _impossible(prover, [*facts, *free, *values]):
             return None
     return result, witness
@@ -539,6 +541,8 @@ _ARITHMETIC = frozenset((_ADD, _SUB, _MUL, _NEG, _DIV, _MOD))
 _COMPARISONS = frozenset((_LE, _GE, _LT, _GT, _EQ))
 #: the most combinations of alternative configurations (``Or(BLOCK == 32, BLOCK == 64)``) tried
 CASES = 32
+#: the most cases made by giving a name each value the facts leave it (:func:`_with_each_value`)
+VALUE_CASES = 64
 #: ast id -> the term as nested tuples: ``("#", number)``, ``("$", name)``, ``(op, *arguments)`` for
 #: integer arithmetic, comparisons of two terms, ``and`` and ``or``, ``("?",)`` for anything else
 _TREES: dict[int, tuple] = {}
@@ -714,6 +718,7 @@ def _cases_apart(facts: list, address, programs, values: dict) -> bool:
     for t in atoms:
         if any(n.startswith(PER_PROGRAM) for n in _names(t)):
             wanted |= _names(t)
+    direct = set(wanted)
     grown = True
     while grown:
         grown = False
@@ -737,6 +742,9 @@ def _cases_apart(facts: list, address, programs, values: dict) -> bool:
                      if all(c.get(n, v) == v and values.get(n, v) == v for n, v in d.items())]
             if len(cases) > CASES:
                 return False
+    cases = _with_each_value(atoms, values, wanted & direct, cases)
+    if cases is None:
+        return False
     # what no case changes is read once: a term with a value without the cases has the same value in each
     memo: dict = {}
     rows, pending = _rows(atoms, values, memo)
@@ -749,6 +757,22 @@ def _cases_apart(facts: list, address, programs, values: dict) -> bool:
         if not _apart(_linear(address, given, dict(known)), programs, more):
             return False
     return True
+
+
+def _with_each_value(atoms: list, values: dict, wanted: set, cases: list) -> list | None:
+    """``cases``, each split by every value of each ``wanted`` name that has none yet and that the
+    facts hold within a few values (``1 <= V <= BV`` for ``V`` of a launch's ``BV =
+    next_power_of_2(V)``): an address with a product ``T * V`` is linear in each case. None where
+    that makes more than ``VALUE_CASES`` cases."""
+    low, high = _bounds(_rows(atoms, values, {}, open_names=True)[0])
+    for name in sorted(n for n in wanted if not any(n in case for case in cases)):
+        lo, hi = low.get(name), high.get(name)
+        if lo is None or hi is None or hi - lo >= VALUE_CASES:
+            continue
+        cases = [{**case, name: v} for case in cases for v in range(lo, hi + 1)]
+        if len(cases) > VALUE_CASES:
+            return None
+    return cases
 
 
 def _atoms(facts: list) -> tuple[list, list]:
@@ -948,14 +972,15 @@ def _covers(digits: set) -> bool:
     return False
 
 
-def _rows(atoms: list, values: dict, memo: dict) -> tuple[list, list]:
+def _rows(atoms: list, values: dict, memo: dict, open_names: bool = False) -> tuple[list, list]:
     """The comparisons linear in the programs' variables, as ``({name: coefficient}, bound)`` for
     ``sum <= bound``, and the comparisons not linear in them or naming one without a value (left
-    out: a proof from fewer facts holds with all of them)."""
+    out: a proof from fewer facts holds with all of them). ``open_names``: names without a value
+    are variables too."""
     rows, pending = [], []
     for t in atoms:
         op, x, y = t
-        lhs, rhs = _linear(x, values, memo), _linear(y, values, memo)
+        lhs, rhs = _linear(x, values, memo, open_names), _linear(y, values, memo, open_names)
         if lhs is None or rhs is None:
             pending.append(t)
             continue
