@@ -24,7 +24,6 @@ import libcst as cst
 from kernlint.model import BoundArg, HostValue, Kernel, Launch, ModuleFacts, Span, TensorExtent
 from kernlint.source import names as N
 from kernlint.source.configs import CONFIG_OPTIONS, set_by_every_config, supplied_by_configs
-from kernlint.source.heuristic_reads import heuristic_reads
 from kernlint.source.launch_options import LAUNCH_OPTIONS
 from kernlint.source.names import int_literal, source_text
 from kernlint.source.launch_helpers import launch_through
@@ -1418,14 +1417,12 @@ def _unseen_by_heuristics(kernel, launch: Launch) -> list[str]:
     seen = set(launch.args) | set(launch.options)
     unseen: list[str] = []
     for decorator in kernel.decorators:  # outermost first: the order they run in at a launch
-        kind = decorator.name.rpartition(".")[2]
-        if kind == "autotune":
-            seen |= supplied_by_configs(kernel) or set()
-        elif kind == "heuristics":
-            text = decorator.args[0] if decorator.args else decorator.kwargs.get("values", "")
-            for name, reads in heuristic_reads(text):
-                unseen += sorted(n for n in reads - seen if n not in unseen)
+        if _kind(decorator) == "heuristics":
+            for name, reads in decorator.reads.items():
+                unseen += sorted(n for n in set(reads) - seen if n not in unseen)
                 seen.add(name)
+        else:
+            seen |= _supplied_by(kernel, decorator) or set()
     return unseen
 
 
@@ -1435,19 +1432,27 @@ def supplied_by_decorators(kernel) -> set[str] | None:
     the project's own)."""
     out: set[str] = set()
     for decorator in kernel.decorators:
-        kind = decorator.name.rpartition(".")[2]
-        if kind == "jit":
-            continue
-        if kind == "autotune" and kernel.autotune_configs:
-            configured = supplied_by_configs(kernel)
-            if configured is None:
-                return None
-            out |= configured
-        elif kind == "heuristics" and kernel.heuristics:
-            out |= set(kernel.heuristics)
-        else:
+        supplied = _supplied_by(kernel, decorator)
+        if supplied is None:
             return None
+        out |= supplied
     return out
+
+
+def _kind(decorator) -> str:
+    return decorator.name.rpartition(".")[2]
+
+
+def _supplied_by(kernel, decorator) -> set[str] | None:
+    """The parameters one decorator of ``kernel`` gives values, or None where it may give any."""
+    kind = _kind(decorator)
+    if kind == "jit":
+        return set()
+    if kind == "autotune" and kernel.autotune_configs:
+        return supplied_by_configs(kernel)
+    if kind == "heuristics" and decorator.reads:
+        return set(decorator.reads)
+    return None
 
 
 def _spread_length(node: cst.BaseExpression, env: dict, depth: int = 0) -> int | None:

@@ -93,6 +93,9 @@ class Decorator:
     name: str
     args: list[str] = field(default_factory=list)
     kwargs: dict[str, str] = field(default_factory=dict)
+    #: for ``triton.heuristics({...})`` written out as a dict literal: each name it sets, in order ->
+    #: the names its function reads of the mapping it is given (``args["n"]``)
+    reads: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -105,8 +108,6 @@ class Kernel:
     decorators: list[Decorator] = field(default_factory=list)
     #: ``triton.autotune`` configs as source text of each ``triton.Config(...)``.
     autotune_configs: list[str] = field(default_factory=list)
-    #: names bound by ``triton.heuristics({...})``.
-    heuristics: list[str] = field(default_factory=list)
     #: the name of a ``**meta`` parameter: Triton binds it as one parameter of that name (without a
     #: default), not as the launch's other keywords
     var_keyword: str | None = None
@@ -114,6 +115,11 @@ class Kernel:
     @property
     def constexprs(self) -> list[str]:
         return [p.name for p in self.params if p.constexpr]
+
+    @property
+    def heuristics(self) -> list[str]:
+        """Names bound by ``triton.heuristics({...})``."""
+        return list(dict.fromkeys(name for d in self.decorators for name in d.reads))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -125,7 +131,7 @@ class Kernel:
         return cls(
             path=d["path"], name=d["name"], frontend=Frontend(d["frontend"]), span=Span(**d["span"]),
             params=[Param(**p) for p in d["params"]], decorators=[Decorator(**x) for x in d["decorators"]],
-            autotune_configs=list(d["autotune_configs"]), heuristics=list(d["heuristics"]),
+            autotune_configs=list(d["autotune_configs"]),
             var_keyword=d.get("var_keyword"),
         )
 

@@ -168,3 +168,24 @@ def copy_rows(x_ptr, y_ptr, stride, n_cols, BLOCK: tl.constexpr):
     assert info.imports.resolve(cst.parse_expression("tl.program_id")) == "triton.language.program_id"
     result, _ = lint_text("m.py", src, [catalogue.all_rules()["KL104"]()])
     assert [f.rule for f in result.findings] == ["KL104"]
+
+
+def test_what_each_heuristic_reads_is_kept_with_its_decorator():
+    src = '''
+import triton
+import triton.language as tl
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0, "WIDE": lambda a: a["EVEN"] and a["m"] > 8})
+@triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+@triton.heuristics(values={"FLAG": pick_flag})
+@triton.jit
+def k(x, n, m, BLOCK: tl.constexpr, EVEN: tl.constexpr, WIDE: tl.constexpr, FLAG: tl.constexpr):
+    pass
+'''
+    (kernel,) = [k.kernel for k in discover("m.py", src, cst.parse_module(src)).kernels]
+    assert [d.reads for d in kernel.decorators] == [
+        {"EVEN": ["n", "BLOCK"], "WIDE": ["EVEN", "m"]}, {}, {"FLAG": []}, {}]
+    assert kernel.heuristics == ["EVEN", "WIDE", "FLAG"]
+    # the model travels (the file cache, the IR phase): the reads with it
+    from kernlint.model import Kernel
+    assert Kernel.from_dict(kernel.to_dict()) == kernel

@@ -194,6 +194,9 @@ def _decorator(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> 
     expr = dec.decorator
     call = expr if isinstance(expr, cst.Call) else None
     d = Decorator(name=_decorator_name(module, dec, imports))
+    entries = N.heuristics_entries(expr, imports.resolve)
+    if entries is not None:
+        d.reads = {name: N.mapping_reads(fn) for name, fn in entries.items()}
     if call:
         for arg in call.args:
             if arg.keyword is not None:
@@ -452,7 +455,6 @@ def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
             params=_params(module, fn, info.imports),
             decorators=decos,
             autotune_configs=_autotune_configs(info, decos, fn),
-            heuristics=list(N.heuristics_values(fn, info.imports.resolve)),
             var_keyword=fn.params.star_kwarg.name.value if fn.params.star_kwarg is not None else None,
         )
         info.kernels.append(DiscoveredKernel(kernel, fn, locator))

@@ -293,18 +293,42 @@ def heuristics_values(fn: cst.FunctionDef, resolve) -> dict[str, cst.BaseExpress
     dict literal gives none."""
     out: dict = {}
     for decorator in fn.decorators:
-        call = decorator.decorator
-        if not isinstance(call, cst.Call) or resolve(call.func) not in TRITON_HEURISTICS:
-            continue
-        values = argument(call, "values", 0)
-        if not isinstance(values, cst.Dict):
-            continue
-        for element in values.elements:
-            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
-                key = element.key.evaluated_value
-                if isinstance(key, str):
-                    out[key] = element.value
+        out.update(heuristics_entries(decorator.decorator, resolve) or {})
     return out
+
+
+def heuristics_entries(call: cst.BaseExpression, resolve) -> dict[str, cst.BaseExpression] | None:
+    """For a ``triton.heuristics({...})`` call: each name its dict literal sets -> the expression that
+    computes it, in order ({} for a mapping not written out); None for any other decorator."""
+    if not isinstance(call, cst.Call) or resolve(call.func) not in TRITON_HEURISTICS:
+        return None
+    values = argument(call, "values", 0)
+    out: dict = {}
+    for element in values.elements if isinstance(values, cst.Dict) else ():
+        if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+            key = element.key.evaluated_value
+            if isinstance(key, str):
+                out[key] = element.value
+    return out
+
+
+def mapping_reads(fn: cst.BaseExpression) -> list[str]:
+    """The names a heuristic's function reads of the mapping it is given (``args["n"]`` of ``lambda
+    args: ...``), in the order met; none for a function not written out as a lambda."""
+    if not isinstance(fn, cst.Lambda) or not fn.params.params:
+        return []
+    mapping = fn.params.params[0].name.value
+    found: dict[str, None] = {}
+    todo = [fn.body]
+    while todo:
+        node = todo.pop()
+        if (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == mapping
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+                and isinstance(node.slice[0].slice.value, cst.SimpleString)
+                and isinstance(node.slice[0].slice.value.evaluated_value, str)):
+            found[node.slice[0].slice.value.evaluated_value] = None
+        todo.extend(reversed(child_nodes(node)))
+    return list(found)
 
 
 def written_out(node) -> list | None:
