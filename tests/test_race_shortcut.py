@@ -108,3 +108,20 @@ def test_whether_the_facts_alone_hold_is_asked_in_the_question_s_own_context(mon
     fresh = query.Solving().solve(bad, z3.BoolVal(True), rlimit=races.RACE_RLIMIT, tighten=False)[0]
     solving.solve(bad, y > 100, rlimit=races.RACE_RLIMIT, certify=False, alone_rlimit=races.RACE_RLIMIT)
     assert solving.solve(bad, z3.BoolVal(True), rlimit=races.RACE_RLIMIT, tighten=False)[0] == fresh == z3.unsat
+
+
+def test_two_branches_of_one_compile_time_test_never_race():
+    """Accesses under opposite tests of one value every program shares (``if MODE == 0`` and its
+    ``else``) never run in one launch: no question is asked of them."""
+    import z3
+
+    mode, pid = z3.Int("MODE"), z3.Int("pid!0")
+    assert races._opposed([mode == 0], [z3.Not(mode == 0)])
+    assert races._opposed([z3.Not(mode == 0), pid >= 0], [mode == 0])
+    assert not races._opposed([mode == 0], [mode == 1])  # not opposite as written: the solver's question
+    # a program's own test: another program may take the other branch
+    assert not races._opposed([pid == 0], [z3.Not(pid == 0)])
+
+
+def test_skipping_opposite_branches_changes_no_race_finding(monkeypatch):
+    assert_shortcut_changes_no_race(monkeypatch, races, "_opposed")

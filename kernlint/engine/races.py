@@ -150,6 +150,8 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         return None
     cond, lanes, names = plain
     other_cond, other_lanes, other_names = plain_other
+    if _opposed(cond, other_cond):
+        return None  # under opposite tests of one value every program shares: never in one launch
     # the store's own lanes and iterations: where the two programs write from the same ones, what
     # they write is compared through what the value reads
     context = {n for n in {**names, **other_names} if n.startswith(("lane!", "iter_"))}
@@ -265,6 +267,16 @@ def _strides(address, names: list[str]) -> set[str]:
         if any(m.startswith(PER_PROGRAM) for m in free_vars(slope)):
             out.add(n)
     return out
+
+
+def _opposed(first: list, second: list) -> bool:
+    """Whether a condition of ``first`` is, as written, the negation of one of ``second`` (``MODE ==
+    0`` and ``Not(MODE == 0)``: the two branches of a compile-time test). Conditions on a program's
+    own values are not compared: two programs' differ."""
+    shared = [[c for c in terms.conjuncts(side) if not any(n.startswith(PER_PROGRAM) for n in free_vars(c))]
+              for side in (first, second)]
+    texts = [{terms.text(c) for c in side} for side in shared]
+    return any(terms.text(terms.negation(c)) in texts[1 - i] for i, side in enumerate(shared) for c in side)
 
 
 def _for_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=()):
