@@ -95,7 +95,7 @@ def _peeled(programs: list, coefficients: dict, ranges: dict, known: "_Known") -
     is the same once they are."""
     rest = dict(coefficients)
     while any(_reads(rest, p) for p in programs):
-        for v in sorted(rest, key=_degree_first):
+        for v in sorted(rest, key=_groups_first):
             if _dominates(v, rest, ranges, known):
                 del rest[v]
                 break
@@ -104,7 +104,8 @@ def _peeled(programs: list, coefficients: dict, ranges: dict, known: "_Known") -
     return True
 
 
-def _degree_first(v) -> tuple:
+def _groups_first(v) -> tuple:
+    """A fixed order to try variables in: the bounded sums first (they are the widest digits)."""
     return (0 if isinstance(v, tuple) else 1, repr(v))
 
 
