@@ -136,15 +136,13 @@ def _determined(coefficients: dict, program: str) -> bool:
     quotient and its remainder by one size."""
     if program in coefficients:
         return True
-    digits = {(_DIGITS[v][0], repr(_DIGITS[v][2])) for v in coefficients if isinstance(v, str)
-              and _DIGITS.get(v, ("", "", None))[1] == program}
+    digits = {(op, repr(divisor)) for op, variable, divisor in map(_digit_of, coefficients) if variable == program}
     return any((_MOD, d) in digits for op, d in digits if op == _DIV)
 
 
 def _reads(coefficients: dict, program: str) -> bool:
     """Whether the address still reads ``program``: itself, or its digits."""
-    return program in coefficients or any(_DIGITS.get(v, ("", "", None))[1] == program for v in coefficients
-                                          if isinstance(v, str))
+    return program in coefficients or any(_digit_of(v)[1] == program for v in coefficients)
 
 
 def _sum_bounds(differences: list, lows: dict, known: "_Known") -> list[tuple[dict, dict, dict]]:
@@ -260,22 +258,26 @@ def _digit(op, name: str, divisor: tuple) -> str:
     return digit
 
 
+def _digit_of(v) -> tuple:
+    """(``_DIV`` or ``_MOD``, the program variable, the divisor's tree) of a digit's name; (None,
+    None, None) for any other variable."""
+    return _DIGITS.get(v, (None, None, None)) if isinstance(v, str) else (None, None, None)
+
+
 def _digit_bounds(coefficients: dict, defined: dict, known: "_Known", lows: dict, highs: dict) -> list:
     """Comparisons bounding the digits the address reads, for both programs: ``0 <= pid % S < S``
     and, where the variable's bound is a multiple of ``S`` (``pid < B * S``), ``0 <= pid // S < B``;
     ``S`` a size shown at least 1."""
     out = []
     for v in coefficients:
-        if not (isinstance(v, str) and v in _DIGITS):
+        op, first, divisor = _digit_of(v)
+        size = _poly(divisor) if op is not None else None
+        if size is None:
             continue
-        op, first, divisor = _DIGITS[v]
+        size = _substituted(size, defined)
+        if not known.non_negative(_sub(size, {(): 1})):
+            continue
         for name, variable in ((v, first), (v + SECOND, first + SECOND)):
-            size = _poly(divisor)
-            if size is None:
-                continue
-            size = _substituted(size, defined)
-            if not known.non_negative(_sub(size, {(): 1})):
-                continue
             if not any(known.non_negative(dict(lo)) for lo in lows.get(variable, ())):
                 continue
             out.append((_GE, {(name,): 1}))

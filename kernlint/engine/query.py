@@ -347,7 +347,7 @@ class Solving:
 
     def solve(self, facts: list, goal, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT,
               limits: tuple = (256, 4096, SMALL), small_first: bool = False, certify: bool = True,
-              tighten: bool = True, alone_rlimit: int | None = None):
+              tighten: bool = True, alone_rlimit: int | None = None, ctx: z3.Context | None = None):
         """Solve the conjunction of ``facts`` and ``goal`` (the negation of what is to be proven); a
         witness is sought with every variable within each of ``limits`` in turn. ``small_first``:
         most such questions have a witness within the last limit, so they are asked within it first
@@ -357,7 +357,8 @@ class Solving:
         again with ``tighten``, the question is solved afresh, so the witness is the one it would
         have had). ``alone_rlimit``: where the answer is unsat, whether ``facts`` alone have a model is
         asked too, in the same context (making a context costs more than most such questions), and
-        kept as the answer of ``solve(facts, True, timeout_ms, alone_rlimit, tighten=False)``."""
+        kept as the answer of ``solve(facts, True, timeout_ms, alone_rlimit, tighten=False)``. ``ctx``:
+        the context to ask in (by default one of the question's own, :func:`_context`)."""
         formulas = [*facts, goal]
         # the conjuncts in a fixed order: the solver's path must not depend on the order Python's
         # sets happened to build the formula in
@@ -371,7 +372,8 @@ class Solving:
             return self.answers[key]
         formula = conjunction([c for _, c in parts]) if parts else z3.BoolVal(True)
         variables = [v for v in merged_free([c for _, c in parts]).values() if z3.is_int(v)]
-        ctx = _context()
+        if ctx is None:
+            ctx = _context()
         solver = self._solver(ctx, timeout_ms, rlimit)
         solver.add(formula.translate(ctx))
         main = z3.main_ctx()
@@ -404,26 +406,8 @@ class Solving:
         if tighten:
             self.untightened.discard(key)
         if alone_rlimit is not None and result == z3.unsat:
-            self._alone(facts, ctx, timeout_ms, alone_rlimit, limits[0])
+            self.solve(facts, _TRUE, timeout_ms, alone_rlimit, limits, tighten=False, ctx=ctx)
         return out
-
-    def _alone(self, facts: list, ctx: z3.Context, timeout_ms: int, rlimit: int, limit: int) -> None:
-        """Answer ``solve(facts, True, timeout_ms, rlimit, tighten=False)`` in the context ``ctx``."""
-        parts = sorted(dict(keyed_conjuncts([*facts, _TRUE])).items())
-        key = "\n".join(k for k, _ in parts)
-        if key in self.answers:
-            return
-        if monotone.refutes(facts, _TRUE):
-            self.answers[key] = (z3.unsat, None)
-            return
-        solver = self._solver(ctx, timeout_ms, rlimit)
-        solver.add(conjunction([c for _, c in parts]).translate(ctx))
-        result = solver.check()
-        model = solver.model().translate(z3.main_ctx()) if result == z3.sat else None
-        if model is not None and not _within_limit(model, [v for v in merged_free([c for _, c in parts]).values()
-                                                           if z3.is_int(v)], limit):
-            self.untightened.add(key)
-        self.answers[key] = (result, model)
 
 
 class Prover:
