@@ -122,8 +122,9 @@ What counts as a race:
   programs load the same index is the data's. `tl.atomic_add` (or another atomic) settles it; a
   scalar loaded once per program (a segment's start, `cu_seqlens`) is not such an index, and a slot
   each lane claims with an atomic (`base + tl.atomic_add(cursor + row, 1)`) is its own;
-- each layout's question has a fixed work budget for the solver (not a wall clock, so the answer is
-  the same on a loaded machine); a question it cannot settle within it is no finding;
+- each layout's question has a fixed work budget for the solver, and the CPU time of a check is
+  capped, not its wall-clock time, so the answer is the same on a loaded machine; a question it
+  cannot settle within them is no finding;
 - not modelled (no finding): two different stores of one kernel that overlap, two stores through
   two pointers bound to one tensor, and memory ordering (release/acquire, scopes).
 

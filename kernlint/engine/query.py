@@ -25,13 +25,20 @@ import z3
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import MAX_SIZE, LaunchFacts
 from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, mentions, position, shown_value
-from kernlint.engine import monotone, terms
+from kernlint.engine import cpu_cap, monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 from kernlint.source.configs import config_values, tuned_names, unread_keys
 
+#: the CPU time a check may spend (:mod:`~kernlint.engine.cpu_cap`), for the work the budget does not
+#: count: nlsat's (z3 4.15 counts it apart), which ran 14 to 20 s on questions that had spent half
+#: the budget. Every answered question of the corpora ends within 0.45 s on a 2-core machine; the
+#: budget runs out in about 0.65 s
 TIMEOUT_MS = 1000
-#: the solver's work budget per query, in z3's resource units: unlike a wall-clock timeout it gives
-#: the same answer on a loaded CI machine as on a fast laptop (the timeout stays, as a safety cap)
+#: z3's own wall-clock cap, far above the CPU cap, for a check the watchdog cannot reach; where no
+#: thread CPU clock can be read, the CPU cap's value is the wall-clock cap
+WALL_CAP_MS = 10 * TIMEOUT_MS
+#: the solver's work budget per query, in z3's resource units: unlike a timeout it gives the same
+#: answer on a loaded CI machine as on a fast laptop (the CPU cap stays, for the work it leaves out)
 RLIMIT = 4_000_000
 #: witnesses are first sought with every variable in [-SMALL, SMALL]
 SMALL = 1 << 16
@@ -304,15 +311,11 @@ class Solving:
         # the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
         # so answers differently from one run to the next
         solver = z3.SimpleSolver(ctx=ctx)
-        # the wall-clock cap, for the work the budget does not count: nlsat's stages on some products
-        # of sizes ran for 10 s under a cap of 10 s with 3% of the budget spent. Every answered
-        # question of the corpora ends within 0.45 s on a 2-core machine; the budget runs out in
-        # about 0.65 s
-        solver.set("timeout", timeout_ms)
+        solver.set("timeout", WALL_CAP_MS if cpu_cap.available() else timeout_ms)
         solver.set("rlimit", rlimit)
         # Groebner bases and Horner forms of the products of sizes and strides ran for seconds
-        # without drawing on the budget (the answer then followed the wall clock); nlsat, which
-        # draws on it, answers those queries in a fraction of a second
+        # without drawing on the budget (the answer then followed the cap); nlsat answers those
+        # queries in a fraction of a second
         solver.set("arith.nl.grobner", False)
         solver.set("arith.nl.horner", False)
         # Hermite-normal-form cuts over the layouts' stride stand-ins (numbers of hundreds of digits)
@@ -340,7 +343,7 @@ class Solving:
         try:
             if formulas:
                 solver.add(conjunction(formulas).translate(self.incremental_ctx))
-            self.refutations[asked] = solver.check() == z3.unsat
+            self.refutations[asked] = cpu_cap.check(solver, self.incremental_ctx, TIMEOUT_MS / 1000) == z3.unsat
         finally:
             solver.pop()
         return self.refutations[asked]
@@ -381,12 +384,12 @@ class Solving:
             solver.set("rlimit", min(rlimit, SMALL_FIRST_RLIMIT))
             solver.push()
             solver.add(_within(variables, limits[-1], ctx))
-            if solver.check() == z3.sat:
+            if cpu_cap.check(solver, ctx, timeout_ms / 1000) == z3.sat:
                 out = self.answers[key] = (z3.sat, solver.model().translate(main))
                 return out
             solver.pop()
             solver.set("rlimit", rlimit)
-        result = solver.check()
+        result = cpu_cap.check(solver, ctx, timeout_ms / 1000)
         model = solver.model().translate(main) if result == z3.sat else None
         loose = model is not None and not _within_limit(model, variables, limits[0])
         if loose and not tighten:
@@ -397,7 +400,7 @@ class Solving:
             for limit in limits:
                 solver.push()
                 solver.add(_within(variables, limit, ctx))
-                if solver.check() == z3.sat:
+                if cpu_cap.check(solver, ctx, timeout_ms / 1000) == z3.sat:
                     model = solver.model().translate(main)
                     break
                 solver.pop()
