@@ -80,3 +80,23 @@ def test_the_engine_asks_under_the_cpu_cap(monkeypatch):
     result, witness = query.Solving().solve([x >= 0], x > 5)
     assert result == z3.sat and witness.eval(x).as_long() > 5
     assert capped and all(limit == query.TIMEOUT_MS / 1000 for limit in capped)
+
+
+def test_a_forked_child_caps_its_own_checks():
+    import multiprocessing
+
+    # the parent's watchdog is running (a check made here first); the child must start its own
+    ctx = z3.Context()
+    solver = _hard(ctx)
+    solver.set("rlimit", BUDGET)
+    cpu_cap.check(solver, ctx, 0.001)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        result, work = pool.apply(_capped_in_child)
+    assert result == "unknown" and work < 50 * BUDGET
+
+
+def _capped_in_child():
+    ctx = z3.Context()
+    solver = _hard(ctx)
+    solver.set("rlimit", 50 * BUDGET)
+    return str(cpu_cap.check(solver, ctx, 0.001)), _work(solver)

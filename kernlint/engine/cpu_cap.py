@@ -14,6 +14,7 @@ check in progress: one that arrives after the check has returned does nothing.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -73,6 +74,17 @@ def _start() -> None:
     if _watchdog is None or not _watchdog.is_alive():
         _watchdog = threading.Thread(target=_watch, name="kernlint-z3-cpu-cap", daemon=True)
         _watchdog.start()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no watchdog thread, and the parent's may have held the lock when it forked."""
+    global _lock, _running, _watchdog
+    _lock, _running, _watchdog = threading.Lock(), threading.Event(), None
+    _checks.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _watch() -> None:

@@ -125,7 +125,7 @@ def _in_workers(items: list[FileInput], rules: list, codes: set[str], workers: i
     """``items`` linted on ``workers`` processes (each builds the rules of ``codes``), in order. Should
     the pool break (a worker killed), what it had not returned is linted here, with ``rules``."""
     # fork: the workers inherit the loaded modules (and a test's settings); the parent holds no
-    # threads or solver state a child could trip on
+    # solver state a child could trip on (the CPU cap's watchdog starts afresh in a child)
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     returned = 0
     try:
