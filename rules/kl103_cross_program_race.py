@@ -93,7 +93,11 @@ What counts as a race:
   from loaded data, or one a loop accumulates, is the same where the two programs load the same
   addresses (with the same masks) in every trip of the same loops: two programs that split an
   axis the value does not depend on (one computes a normalizer for each of several output column
-  blocks) write the same value. So is a value computed element-wise from what each program loads
+  blocks) write the same value. That is shown without the solver where every program id the value
+  and its loads read is one that the element written fixes (two programs at one element of
+  `z + (i_bh + B * H * i_k) * T + i_c * BT + lane`, with `i_c * BT + lane < T`, share `i_bh`, `i_k`
+  and `i_c`, whatever value block `i_v` each has); a float literal beside loaded values (`0.5 *
+  b_s`) changes nothing of what they read. So is a value computed element-wise from what each program loads
   at the element it writes (or a fixed distance from it): two programs whose sweeps overlap, one's
   last block running into the next one's share, write `f(x[e])` at element `e` from different lanes
   and iterations alike. Where they load different elements, where a reduction, scan, dot or move of

@@ -157,3 +157,62 @@ def test_what_it_proves_has_no_counter_example(seed):
 
 def test_the_proof_changes_no_race_finding(monkeypatch):
     assert_shortcut_changes_no_race(monkeypatch, races, "_apart_at_every_size")
+
+
+def _agreeing(facts, address, positive=()):
+    both = list(facts) + [_second(f) for f in facts if any(str(v).startswith(("pid!", "lane!", "iter_"))
+                                                             for v in _vars(f))]
+    atoms, _ = races._atoms([races._tree(monotone.read(f)) for f in both])
+    return apart.agreeing(atoms, races._tree(monotone.read(address)), frozenset(positive))
+
+
+def test_what_two_equal_addresses_hold_alike():
+    # (bh + B * (kv // nv)) * t + c * bt + lane, lane < bt, c * bt + lane < t: the row, the chunk, the
+    # lane and kv's quotient by nv agree; kv's remainder (a split the address leaves out) does not
+    bh, kv, c, t, bt, nv, B = (Int(x) for x in ("pid!2", "pid!0", "pid!1", "t", "bt", "nv", "B"))
+    facts = [kv >= 0, c >= 0, bh >= 0, bh < B, lane >= 0, lane < bt, c * bt + lane < t, t >= 1, bt >= 1,
+             nv >= 1, B >= 1]
+    alike = _agreeing(facts, (bh + B * (kv / nv)) * t + c * bt + lane)
+    digit = apart.digit_name(apart._DIV, "pid!0", races._tree(monotone.read(nv)))
+    assert {"pid!2", "pid!1", "lane!0", digit} <= alike
+    assert "pid!0" not in alike
+    # twin: the chunk's lanes not bounded by the row length: a lane can reach the next row
+    loose = _agreeing([f for f in facts if not f.eq(c * bt + lane < t)], (bh + B * (kv / nv)) * t + c * bt + lane)
+    assert "pid!2" not in loose
+    # the remainder too: then the id itself agrees
+    both = _agreeing(facts + [kv < nv * B], (bh + B * (kv / nv)) * t * nv + (kv % nv) * t + c * bt + lane)
+    assert "pid!0" in both
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_what_it_holds_alike_has_no_counter_example(seed):
+    """Random addresses over a program id's quotient and remainder by a size, a second id, a lane and
+    a mask on a sum; for each variable (or digit) it says two equal addresses hold alike, every two
+    enumerated points with one address agree on it."""
+    rng = random.Random(seed)
+    pid1 = Int("pid!1")
+    held = 0
+    for _ in range(120):
+        a, b, c, e = (rng.randint(-2, 12) for _ in range(4))
+        hv, grid, grid1, hi0, bound, k = (rng.randint(1, 4), rng.randint(1, 8), rng.randint(1, 3), rng.randint(1, 5),
+                                          rng.randint(1, 12), rng.randint(1, 4))
+        facts = [pid >= 0, pid < grid, pid1 >= 0, pid1 < grid1, lane >= 0, lane < hi0, h == hv,
+                 pid1 * k + lane < bound]
+        address = a * (pid / h) + b * (pid % h) + c * lane + e * pid1
+        alike = _agreeing(facts, address)
+        quotient = apart.digit_name(apart._DIV, "pid!0", races._tree(monotone.read(h)))
+        remainder = apart.digit_name(apart._MOD, "pid!0", races._tree(monotone.read(h)))
+        value = {"pid!0": lambda p, q, l0: p, "pid!1": lambda p, q, l0: q, "lane!0": lambda p, q, l0: l0,
+                 quotient: lambda p, q, l0: p // hv, remainder: lambda p, q, l0: p % hv}
+        checked = [v for v in alike if v in value]
+        if not checked:
+            continue
+        held += 1
+        seen: dict = {}
+        for p, q, l0 in itertools.product(range(grid), range(grid1), range(hi0)):
+            if q * k + l0 >= bound:
+                continue
+            x = a * (p // hv) + b * (p % hv) + c * l0 + e * q
+            point = tuple(value[v](p, q, l0) for v in checked)
+            assert seen.setdefault(x, point) == point, (a, b, c, e, hv, grid, grid1, hi0, bound, k, checked)
+    assert held, "nothing was held alike: the check checks nothing"

@@ -151,3 +151,62 @@ def test_a_grid_wider_than_the_stride_races():
     # twice as many programs as the loop strides by: program p and p + workers take the same tiles
     found = _races(PERSISTENT.replace("GRID", '2 * triton.cdiv(64, META["num_warps"])'))
     assert [f.level for f in found] == [Level.ERROR]
+
+
+# programs that differ only in a split the address leaves out (the value block ``i_v``) write one
+# element of ``z``: what they write is a sum over a loop of what they loaded, times a float literal
+SPLIT = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def split_kernel(x_ptr, z_ptr, T, V, BT: tl.constexpr, BV: tl.constexpr):
+    i_kv, i_c, i_bh = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    NV = tl.cdiv(V, BV)
+    i_k, i_v = i_kv // NV, i_kv % NV
+    o_t = i_c * BT + tl.arange(0, BT)
+    m_t = o_t < T
+    acc = tl.zeros([BT], dtype=tl.float32)
+    for s in range(0, T, BT):
+        o_s = s + tl.arange(0, BT)
+        x = tl.load(x_ptr + i_bh * T + o_s, mask=o_s < T, other=0.0)
+        acc += tl.sum(x, axis=0) * 0.5 + EXTRA
+    tl.store(z_ptr + (i_bh + tl.num_programs(2) * i_k) * T + o_t, acc, mask=m_t)
+
+
+def split(x, v):
+    bh, t = x.shape
+    z = torch.empty(2 * bh * t, device=x.device)
+    grid = (2 * triton.cdiv(v, 64), triton.cdiv(t, 128), bh)
+    split_kernel[grid](x, z, t, v, BT=128, BV=64)
+    return z
+'''
+
+
+def _proofs(monkeypatch):
+    from kernlint.engine import races
+
+    proven = []
+    proof = races._agree_by_address
+    monkeypatch.setattr(races, "_agree_by_address", lambda *a: proven.append(proof(*a)) or proven[-1])
+    return proven
+
+
+@pytest.mark.parametrize("extra", ["0.0", "i_c", "i_k"])
+def test_a_value_of_what_the_address_pins_is_the_same(monkeypatch, extra):
+    # (the chunk and the key block are read off the address: two programs at one element share them)
+    proven = _proofs(monkeypatch)
+    found = _races(SPLIT.replace("EXTRA", extra))
+    assert [f.level for f in found] == [Level.WARNING] and found[0].evidence["same_value"] is True
+    assert proven and proven[-1] is True  # shown without the solver
+
+
+@pytest.mark.parametrize("extra", ["i_v", "i_kv", "tl.program_id(0)"])
+def test_a_value_of_the_split_the_address_leaves_out_may_differ(monkeypatch, extra):
+    proven = _proofs(monkeypatch)
+    found = _races(SPLIT.replace("EXTRA", extra))
+    assert [f.level for f in found] == [Level.ERROR] and found[0].evidence["same_value"] is False
+    assert proven and not any(proven)
+

@@ -46,36 +46,32 @@ def at_every_size(atoms: list, address: tuple, programs, positive=frozenset()) -
         return False
 
 
+def agreeing(atoms: list, address: tuple, positive=frozenset()) -> frozenset:
+    """The program variables that two programs reaching one ``address`` hold alike (read as
+    :func:`at_every_size` reads the address and the facts): each set aside by the same proof, and a
+    program id whose quotient and remainder by one size both are. A digit is named as the address's
+    tree names it (:func:`digit_name`). Empty where nothing is shown."""
+    try:
+        return _agreeing(atoms, address, set(positive))
+    except (RecursionError, TypeError, ValueError, KeyError, ZeroDivisionError):
+        return frozenset()
+
+
+def digit_name(op, name: str, divisor: tuple) -> str:
+    """The name :func:`agreeing` gives ``name // divisor`` (``op`` is ``_DIV``) or ``name % divisor``."""
+    return _digit(op, name, divisor)
+
+
 def _shown(atoms: list, address: tuple, programs: list, positive: set) -> bool:
-    differences = []  # (op, left - right) of each comparison, as polynomials
-    for op, left, right in atoms:
-        a, b = _poly(left), _poly(right)
-        if a is not None and b is not None:
-            differences.append((op, _sub(a, b)))
-    defined = _definitions(differences)
-    differences = [(op, _substituted(d, defined)) for op, d in differences]
-    nonneg, at_least_one = _non_negative(differences)
-    known = _Known(defined, nonneg | positive | at_least_one, positive | at_least_one)
-    lows, highs = _bounds(differences)
-    start = _poly(address)
-    if start is None:
+    found = _address_facts(atoms, address, positive)
+    if found is None:
         return False
-    coefficients = _per_variable(_substituted(start, defined))
-    if coefficients is None or not all(_determined(coefficients, p) for p in programs):
+    coefficients, differences, defined, known = found
+    if not all(_determined(coefficients, p) for p in programs):
         return False  # a program id the address leaves out: two programs differing in it meet
-    digits = _digit_bounds(coefficients, defined, known, lows, highs)
-    if digits:
-        lows, highs = _bounds(differences + digits)
-    # each variable's range, the same for both programs (a bound only one of them has is left out)
-    ranges = {}
-    for v in coefficients:
-        lo = [x for x in lows.get(v, ()) if x in lows.get(v + SECOND, ())]
-        hi = [x for x in highs.get(v, ()) if x in highs.get(v + SECOND, ())]
-        ranges[v] = [(dict(a), dict(b)) for a, b in itertools.islice(itertools.product(lo, hi), MAX_CHOICES)]
+    ranges, lows = _ranges(coefficients, differences, defined, known)
     if _peeled(programs, coefficients, ranges, known):
         return True
-    # a block's index and its lanes bounded together by a mask (``pid * BV + lane < V``) is one
-    # digit of the address: the two programs' digits must agree, then the ids inside each
     grouped = _grouped(coefficients, _sum_bounds(differences, lows, known), known)
     if grouped is None:
         return False
@@ -87,21 +83,88 @@ def _shown(atoms: list, address: tuple, programs: list, positive: set) -> bool:
         _peeled([p for p in programs if _reads(inner, p)], inner, ranges, known) for inner, _, _ in groups.values())
 
 
+def _agreeing(atoms: list, address: tuple, positive: set) -> frozenset:
+    found = _address_facts(atoms, address, positive)
+    if found is None:
+        return frozenset()
+    coefficients, differences, defined, known = found
+    ranges, lows = _ranges(coefficients, differences, defined, known)
+    out = set(coefficients) - set(_peel(coefficients, ranges, known))
+    grouped = _grouped(coefficients, _sum_bounds(differences, lows, known), known)
+    if grouped is not None:
+        outer, groups = grouped
+        ranges = {**ranges, **{g: [(lo, hi)] for g, (_, lo, hi) in groups.items()}}
+        left = _peel(outer, ranges, known)
+        out |= {v for v in outer if v not in left and v not in groups}
+        for g, (inner, _, _) in groups.items():
+            if g not in left:
+                out |= set(inner) - set(_peel(inner, ranges, known))
+    for v in list(out):  # an id both of whose digits by one size agree
+        op, variable, divisor = _digit_of(v)
+        if op == _DIV and _digit(_MOD, variable, divisor) in out:
+            out.add(variable)
+    return frozenset(out)
+
+
+def _address_facts(atoms: list, address: tuple, positive: set) -> tuple | None:
+    """(the coefficient of each program variable of the address, the facts as ``(op, difference)``
+    polynomials with their equations applied, those equations, what they say of the sizes), or None
+    where the address is not such a sum."""
+    differences = []  # (op, left - right) of each comparison, as polynomials
+    for op, left, right in atoms:
+        a, b = _poly(left), _poly(right)
+        if a is not None and b is not None:
+            differences.append((op, _sub(a, b)))
+    defined = _definitions(differences)
+    differences = [(op, _substituted(d, defined)) for op, d in differences]
+    nonneg, at_least_one = _non_negative(differences)
+    known = _Known(defined, nonneg | positive | at_least_one, positive | at_least_one)
+    start = _poly(address)
+    if start is None:
+        return None
+    coefficients = _per_variable(_substituted(start, defined))
+    if coefficients is None:
+        return None
+    return coefficients, differences, defined, known
+
+
+def _ranges(coefficients: dict, differences: list, defined: dict, known: "_Known") -> tuple[dict, dict]:
+    """(each variable's ranges, the same for both programs: a bound only one of them has is left out;
+    the lower bounds of every variable, digits included)."""
+    lows, highs = _bounds(differences)
+    digits = _digit_bounds(coefficients, defined, known, lows, highs)
+    if digits:
+        lows, highs = _bounds(differences + digits)
+    ranges = {}
+    for v in coefficients:
+        lo = [x for x in lows.get(v, ()) if x in lows.get(v + SECOND, ())]
+        hi = [x for x in highs.get(v, ()) if x in highs.get(v + SECOND, ())]
+        ranges[v] = [(dict(a), dict(b)) for a, b in itertools.islice(itertools.product(lo, hi), MAX_CHOICES)]
+    return ranges, lows
+
+
 def _peeled(programs: list, coefficients: dict, ranges: dict, known: "_Known") -> bool:
-    """Whether two equal addresses have the same value of each of ``programs``: one after another, a
-    variable whose coefficient exceeds what all the others left can differ by has the same value in
-    both, and is set aside (setting one aside only narrows what the others differ by, so the order
-    found first is as good as any); a program id read through its digits (``pid // H``, ``pid % H``)
-    is the same once they are."""
+    """Whether two equal addresses have the same value of each of ``programs`` (:func:`_peel`, until
+    none is left); a program id read through its digits (``pid // H``, ``pid % H``) is the same once
+    they are."""
+    rest = _peel(coefficients, ranges, known, lambda rest: not any(_reads(rest, p) for p in programs))
+    return not any(_reads(rest, p) for p in programs)
+
+
+def _peel(coefficients: dict, ranges: dict, known: "_Known", done=lambda rest: False) -> dict:
+    """The variables left once, one after another, each variable whose coefficient exceeds what all
+    the others left can differ by is set aside (two equal addresses have the same value of it), until
+    ``done`` or none is. Setting one aside only narrows what the others differ by, so the order found
+    first is as good as any."""
     rest = dict(coefficients)
-    while any(_reads(rest, p) for p in programs):
+    while rest and not done(rest):
         for v in sorted(rest, key=_groups_first):
             if _dominates(v, rest, ranges, known):
                 del rest[v]
                 break
         else:
-            return False
-    return True
+            break
+    return rest
 
 
 def _groups_first(v) -> tuple:

@@ -625,7 +625,19 @@ class Evaluator:
         return UNKNOWN
 
     def _binary(self, node):
-        return self.arith(type(node.operator).__name__, self.expr(node.left), self.expr(node.right), node)
+        a, b = self.expr(node.left), self.expr(node.right)
+        # a float literal beside a value already unknown in number (``0.5 * b_s``): what the two
+        # compute is a function of that value alone, as what one program reads decides it
+        a, b = self._literal_beside_data(node.left, a, b), self._literal_beside_data(node.right, b, a)
+        return self.arith(type(node.operator).__name__, a, b, node)
+
+    def _literal_beside_data(self, node, value, other):
+        while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+            node = node.expression
+        if (value is UNKNOWN and isinstance(node, cst.Float) and isinstance(other, Num) and other.data
+                and not other.is_bool):
+            return self._alike()
+        return value
 
     def _boolean(self, node):
         a, b = self.expr(node.left), self.expr(node.right)

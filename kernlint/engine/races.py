@@ -214,11 +214,13 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         if witness is None:
             continue
         if alike:
+            if reads is not None and (written[0].aligned and _of_the_element(values[0], reads, address, model.returned)
+                                      or _agree_by_address(facts, address, values[0], reads, own, context)):
+                # the same value wherever the two programs meet, shown without the solver
+                return _race(prover, first, pids, witness, second, symmetric=same, same_value=True)
             # the writes overlap: do the values differ too? (asked only of an overlap: most stores have none)
             if reads is not None:
-                apart_values = (z3.BoolVal(False) if written[0].aligned
-                                and _of_the_element(values[0], reads, address, model.returned)
-                                else _apart_through_reads(own, context, values[0], reads, second))
+                apart_values = _apart_through_reads(own, context, values[0], reads, second)
             elif values is not None:
                 apart_values = values[0] != second(values[1])
             differs = values is not None and _for_every_layout(
@@ -512,6 +514,49 @@ def _apart_through_reads(own: dict, context: set, value, reads, second):
     renamed = {n for n in {**own, **returned} if n.startswith(ids)}
     apart_reads = [r != second_ids(r) for r in reads if not renamed.isdisjoint(free_vars(r))]
     return z3.Or(value != second_computed(value), *elsewhere, *apart_reads)
+
+
+def _agree_by_address(facts: list, address, value, reads, own: dict, context: set) -> bool:
+    """Whether two programs that write through one ``address`` write the same value there, shown
+    without the solver (:func:`_apart_through_reads` states what must agree): every program id, lane
+    and iteration the value reads, every program id its reads read, and (where the value stands for
+    what the engine does not compute) every lane and iteration of the store, is one that two equal
+    addresses hold alike (:func:`kernlint.engine.apart.agreeing`), itself or through digits of it."""
+    if address.ctx is not z3.main_ctx():
+        return False
+    try:
+        atoms, _ = _atoms([_tree(monotone.read(f)) for f in facts])
+        alike = apart.agreeing(atoms, _tree(monotone.read(address)))
+        if not alike:
+            return False
+        ids = ("pid!", "ticket!", "claim!")
+        if any(n.startswith(("data!", "bits!", *UNMODELLED)) for n in free_vars(value)):
+            if not all(n in alike for n in context):
+                return False
+        return _term_held_alike(value, (*ids, "lane!", "iter_"), alike) and all(
+            _term_held_alike(r, ids, alike) for r in reads)
+    except (z3.Z3Exception, RecursionError, TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError):
+        return False
+
+
+def _term_held_alike(term, own: tuple, alike: frozenset) -> bool:
+    # (a term that reads none of them is alike whatever its form: the trees read arithmetic only)
+    return not any(n.startswith(own) for n in free_vars(term)) or _held_alike(_tree(monotone.read(term)), own, alike)
+
+
+def _held_alike(t: tuple, own: tuple, alike: frozenset) -> bool:
+    """Whether the tree ``t`` reads the names starting with ``own`` only where they (or their digits
+    by a size, ``pid // S``, ``pid % S``) are ``alike``: then it has one value in both programs."""
+    if t is _OTHER:
+        return False  # a term the trees do not read: what it reads is not known
+    if t[0] == "#":
+        return True
+    if t[0] == "$":
+        return not t[1].startswith(own) or t[1] in alike
+    if (t[0] in (_DIV, _MOD) and t[1][0] == "$" and t[1][1].startswith(own)
+            and not any(n.startswith(own) for n in _names(t[2])) and apart.digit_name(t[0], t[1][1], t[2]) in alike):
+        return True
+    return all(_held_alike(x, own, alike) for x in t[1:])
 
 
 def _race(prover, access, pids, witness, second, symmetric: bool = False, same_value: bool = False) -> Race:
