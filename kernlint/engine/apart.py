@@ -72,6 +72,8 @@ def _shown(atoms: list, address: tuple, programs: list, positive: set) -> bool:
     ranges, lows = _ranges(coefficients, differences, defined, known)
     if _peeled(programs, coefficients, ranges, known):
         return True
+    # a block's index and its lanes bounded together by a mask (``pid * BV + lane < V``) is one
+    # digit of the address: the two programs' digits must agree, then the ids inside each
     grouped = _grouped(coefficients, _sum_bounds(differences, lows, known), known)
     if grouped is None:
         return False
@@ -91,7 +93,7 @@ def _agreeing(atoms: list, address: tuple, positive: set) -> frozenset:
     ranges, lows = _ranges(coefficients, differences, defined, known)
     out = set(coefficients) - set(_peel(coefficients, ranges, known))
     grouped = _grouped(coefficients, _sum_bounds(differences, lows, known), known)
-    if grouped is not None:
+    if grouped is not None:  # (each bounded sum one digit, as :func:`_shown` reads them)
         outer, groups = grouped
         ranges = {**ranges, **{g: [(lo, hi)] for g, (_, lo, hi) in groups.items()}}
         left = _peel(outer, ranges, known)
