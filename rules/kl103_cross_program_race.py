@@ -84,7 +84,11 @@ What counts as a race:
   The strides' stand-ins lie above the 2**31 elements a launch allows each size on purpose; a layout
   that contradicts what the launch states (a block that must cover a stride) proves nothing, and
   where every layout does, the store is not judged. A size the launch ties to a block
-  (`BLOCK=min(next_power_of_2(N), 1024)`) follows the block: it is left free, not a stand-in;
+  (`BLOCK=min(next_power_of_2(N), 1024)`) follows the block: it is left free, not a stand-in. A
+  stride the wrapper passes on from its own caller (`stride_cm=stride_cm`) is a stride like any
+  other, whatever its name. So an overlap that needs one size to be small (a tail block spilling
+  into the next row when `N` is not a multiple of the block) is not a race of every layout: KL101
+  and KL102 judge the tail;
 - programs that store the same value (a constant, or one computed from sizes alone) at one element
   are a *warning* ("overlapping writes"), not an error: the result does not depend on which write
   lands last, but the writes still race (a data race in CUDA's memory model, and the traffic is

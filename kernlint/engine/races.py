@@ -378,6 +378,10 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     strides = _strides(address, names)
     for param in _strides(address, sorted(given)):  # a stride the launch passes: the names it is made of
         strides |= set(free_vars(given[param])) & set(names)
+        # (a wrapper's own name spelled as the parameter, ``stride_cm=stride_cm``, is that name: left
+        # free, it let two rows of a layout no tensor has meet)
+        if param not in block_names and z3.is_const(given[param]) and str(given[param]) == param:
+            strides.add(param)
     strides = sorted(strides)
     # a launch caps each size of its tensors at 2**31 elements; a stride's stand-in lies above every
     # size on purpose (it stands for a layout, not for a tensor a caller passes), so its cap is left out
