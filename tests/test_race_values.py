@@ -203,7 +203,8 @@ def test_a_value_of_what_the_address_pins_is_the_same(monkeypatch, extra):
     assert proven and proven[-1] is True  # shown without the solver
 
 
-@pytest.mark.parametrize("extra", ["i_v", "i_kv", "tl.program_id(0)"])
+@pytest.mark.parametrize("extra", ["i_v", "i_kv", "tl.program_id(0)",
+                                   "tl.atomic_max(z_ptr, 1.0)"])  # what an atomic returned: the order's
 def test_a_value_of_the_split_the_address_leaves_out_may_differ(monkeypatch, extra):
     proven = _proofs(monkeypatch)
     found = _races(SPLIT.replace("EXTRA", extra))

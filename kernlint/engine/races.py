@@ -215,12 +215,12 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
             continue
         if alike:
             if reads is not None and (written[0].aligned and _of_the_element(values[0], reads, address, model.returned)
-                                      or _agree_by_address(facts, address, values[0], reads, own, context)):
+                                      or _agree_by_address(facts, address, values[0], reads, context, model.returned)):
                 # the same value wherever the two programs meet, shown without the solver
                 return _race(prover, first, pids, witness, second, symmetric=same, same_value=True)
             # the writes overlap: do the values differ too? (asked only of an overlap: most stores have none)
             if reads is not None:
-                apart_values = _apart_through_reads(own, context, values[0], reads, second)
+                apart_values = _apart_through_reads(own, context, values[0], reads, second, model.returned)
             elif values is not None:
                 apart_values = values[0] != second(values[1])
             differs = values is not None and _for_every_layout(
@@ -503,30 +503,36 @@ def _of_the_element(value, reads, address, returned: set) -> bool:
                for t in (value, *reads))
 
 
-def _apart_through_reads(own: dict, context: set, value, reads, second):
+def _apart_through_reads(own: dict, context: set, value, reads, second, atomic_returns: set = frozenset()):
     """That the value a store writes differs between two programs, judged through what it reads
     (:attr:`Num.reads`): the first program's stand-ins for what the engine does not compute (a
     loaded block, a bitwise result, what a loop carried) stand for the second's too, one symbol for
-    every lane and trip, so the values are equal where the reads agree, and only at the same lane."""
+    every lane and trip, so the values are equal where the reads agree, and only at the same lane. What
+    an atomic returned (``atomic_returns``) is each program's own: it depends on the order they run in."""
     ids = ("pid!", "ticket!", "claim!")
-    returned = {n: v for t in (value, *reads) for n, v in free_vars(t).items() if n.startswith(ids)}
-    second_ids = _renaming({**own, **returned}, ids)
-    second_computed = _renaming(own, (*ids, "lane!", "iter_"))
+    returned = {n: v for t in (value, *reads) for n, v in free_vars(t).items()
+                if n.startswith(ids) or n in atomic_returns}
+    second_ids = _renaming(returned, ("",))
+    second_computed = _renaming({**{n: v for n, v in own.items() if n.startswith((*ids, "lane!", "iter_"))},
+                                 **returned}, ("",))
     stand_ins = any(n.startswith(("data!", "bits!", *UNMODELLED)) for n in free_vars(value))
     elsewhere = [own[n] != second(own[n]) for n in sorted(context)] if stand_ins else []
     # (a read that mentions no program id is the same in both programs: left out)
-    renamed = {n for n in {**own, **returned} if n.startswith(ids)}
+    renamed = set(returned) | {n for n in own if n.startswith(ids)}
     apart_reads = [r != second_ids(r) for r in reads if not renamed.isdisjoint(free_vars(r))]
     return z3.Or(value != second_computed(value), *elsewhere, *apart_reads)
 
 
-def _agree_by_address(facts: list, address, value, reads, own: dict, context: set) -> bool:
+def _agree_by_address(facts: list, address, value, reads, context: set, returned: set) -> bool:
     """Whether two programs that write through one ``address`` write the same value there, shown
     without the solver (:func:`_apart_through_reads` states what must agree): every program id, lane
     and iteration the value reads, every program id its reads read, and (where the value stands for
     what the engine does not compute) every lane and iteration of the store, is one that two equal
-    addresses hold alike (:func:`kernlint.engine.apart.agreeing`), itself or through digits of it."""
+    addresses hold alike (:func:`kernlint.engine.apart.agreeing`), itself or through digits of it. Not
+    where the value reads what an atomic ``returned``: that depends on the order the programs run in."""
     if address.ctx is not z3.main_ctx():
+        return False
+    if any(n in returned for t in (value, *reads) for n in free_vars(t)):
         return False
     try:
         atoms, _ = _atoms([_tree(monotone.read(f)) for f in facts])
