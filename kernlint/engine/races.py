@@ -503,22 +503,29 @@ def _of_the_element(value, reads, address, returned: set) -> bool:
                for t in (value, *reads))
 
 
-def _apart_through_reads(own: dict, context: set, value, reads, second, atomic_returns: set = frozenset()):
+#: the names of one program's own draws (its ids, atomic tickets, compare-and-swap claims): the second
+#: program has its own copies
+_PROGRAM_OWN = ("pid!", "ticket!", "claim!")
+#: the stand-ins for what the engine does not compute (a loaded block, a bitwise result, what a loop
+#: carried): one symbol for both programs, every lane and trip
+_STAND_INS = ("data!", "bits!", *UNMODELLED)
+
+
+def _apart_through_reads(own: dict, context: set, value, reads, second, atomic_returns: set):
     """That the value a store writes differs between two programs, judged through what it reads
     (:attr:`Num.reads`): the first program's stand-ins for what the engine does not compute (a
     loaded block, a bitwise result, what a loop carried) stand for the second's too, one symbol for
     every lane and trip, so the values are equal where the reads agree, and only at the same lane. What
     an atomic returned (``atomic_returns``) is each program's own: it depends on the order they run in."""
-    ids = ("pid!", "ticket!", "claim!")
     returned = {n: v for t in (value, *reads) for n, v in free_vars(t).items()
-                if n.startswith(ids) or n in atomic_returns}
+                if n.startswith(_PROGRAM_OWN) or n in atomic_returns}
     second_ids = _renaming(returned, ("",))
-    second_computed = _renaming({**{n: v for n, v in own.items() if n.startswith((*ids, "lane!", "iter_"))},
+    second_computed = _renaming({**{n: v for n, v in own.items() if n.startswith((*_PROGRAM_OWN, "lane!", "iter_"))},
                                  **returned}, ("",))
-    stand_ins = any(n.startswith(("data!", "bits!", *UNMODELLED)) for n in free_vars(value))
+    stand_ins = any(n.startswith(_STAND_INS) for n in free_vars(value))
     elsewhere = [own[n] != second(own[n]) for n in sorted(context)] if stand_ins else []
     # (a read that mentions no program id is the same in both programs: left out)
-    renamed = set(returned) | {n for n in own if n.startswith(ids)}
+    renamed = set(returned) | {n for n in own if n.startswith(_PROGRAM_OWN)}
     apart_reads = [r != second_ids(r) for r in reads if not renamed.isdisjoint(free_vars(r))]
     return z3.Or(value != second_computed(value), *elsewhere, *apart_reads)
 
@@ -539,12 +546,11 @@ def _agree_by_address(facts: list, address, value, reads, context: set, returned
         alike = apart.agreeing(atoms, _tree(monotone.read(address)))
         if not alike:
             return False
-        ids = ("pid!", "ticket!", "claim!")
-        if any(n.startswith(("data!", "bits!", *UNMODELLED)) for n in free_vars(value)):
+        if any(n.startswith(_STAND_INS) for n in free_vars(value)):
             if not all(n in alike for n in context):
                 return False
-        return _term_held_alike(value, (*ids, "lane!", "iter_"), alike) and all(
-            _term_held_alike(r, ids, alike) for r in reads)
+        return _term_held_alike(value, (*_PROGRAM_OWN, "lane!", "iter_"), alike) and all(
+            _term_held_alike(r, _PROGRAM_OWN, alike) for r in reads)
     except (z3.Z3Exception, RecursionError, TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError):
         return False
 
