@@ -50,7 +50,6 @@ _SIZES = "<same size>"
 _ASSERTS = "<asserts>"
 _PATH = "<path>"
 _PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH)
-_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
 _DTYPE_MODULES = ("triton.language.", "torch.")
 
 

@@ -303,7 +303,7 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
             partner, through = race.partner, ""
             if partner is not None:
                 evidence["other_line"] = line = access_line(state, partner)
-                through = (f" (the first through this store, the second through the "
+                through = (" (the first through this store, the second through the "
                            + (f"atomic on line {line}, which does not order a plain store)" if partner.kind == "atomic"
                               else f"store on line {line})"))
             if race.same_value:

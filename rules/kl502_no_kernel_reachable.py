@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import libcst as cst
 
 from kernlint.eval.rulebase import CandidateModule, EvalRule
 from kernlint.rule import Confirmation

@@ -248,13 +248,6 @@ def const(value: int | bool) -> Num:
     return Num(int_val(int(value)))
 
 
-def lanes_of(*values: Num) -> frozenset:
-    out: frozenset = frozenset()
-    for v in values:
-        out |= v.lanes
-    return out
-
-
 #: the names of values that may differ from one program (lane, iteration, load) to the next: a
 #: program's own variables, and the unmodelled values standing in for them
 PROGRAM_DEPENDENT = (*PER_PROGRAM, *UNMODELLED)

@@ -7,7 +7,6 @@ findings with 1-based spans taken from libcst's ``PositionProvider``.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import ClassVar, Iterable, Iterator
 

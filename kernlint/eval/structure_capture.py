@@ -19,10 +19,6 @@ from typing import Any
 
 #: distinct specializations recorded per kernel (an autotuner launches one per config)
 MAX_SPECS_PER_KERNEL = 8
-#: launch options Triton takes beside the kernel's own parameters
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "grid", "warmup",
-                  "debug", "instrumentation_mode", "fpsan_homomorphic_casts", "launch_cooperative_grid",
-                  "launch_pdl")
 KEPT_ASM = ("ttgir", "ptx")
 _TORCH_TO_TRITON = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
                     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",

@@ -45,7 +45,7 @@ def roofline_svg(recs: list[dict], colors: dict[str, str], width: int = 560, hei
     parts = [f'<line x1="50" y1="{height - 30}" x2="{width - 20}" y2="{height - 30}" stroke="#000"/>',
              f'<line x1="50" y1="20" x2="50" y2="{height - 30}" stroke="#000"/>',
              f'<text x="{width / 2 - 80}" y="{height - 8}" font-size="11">arithmetic intensity (FLOP/byte)</text>',
-             f'<text x="4" y="14" font-size="11">FLOP/s</text>']
+             '<text x="4" y="14" font-size="11">FLOP/s</text>']
     for peak, label in ((c["fp32"], "fp32"), (c["half"], "bf16/fp16 tensor")):
         ridge = peak / c["bandwidth"]
         parts.append(f'<polyline fill="none" stroke="#888" points="{sx(MIN_INTENSITY):.1f},{sy(MIN_INTENSITY * c["bandwidth"]):.1f} '

@@ -65,7 +65,7 @@ def summarize(recs: list[dict]) -> dict:
 
 
 def to_markdown(s: dict) -> str:
-    lines = [f"# kernlint eval summary", "",
+    lines = ["# kernlint eval summary", "",
              f"{s['evaluated']} candidates evaluated ({s['skipped']} skipped).", "",
              "| verdict | count |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in s["taxonomy"].items()]

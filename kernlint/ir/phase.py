@@ -22,7 +22,7 @@ from kernlint.ir.compile import DEFAULT_TIMEOUT_S, CompileJob, run_jobs
 from kernlint.ir.discovery import helper_functions
 from kernlint.ir.occupancy import parse_arch
 from kernlint.ir.rulebase import IRRule
-from kernlint.ir.specialize import DEFAULT_MAX_CONFIGS, Specialization, specializations_for
+from kernlint.ir.specialize import DEFAULT_MAX_CONFIGS, specializations_for
 from kernlint.ir.tilelang import (NOTICE_MISSING, NOTICE_NO_NVCC, LowerJob, nvcc_path, tilelang_available,
                                   tilelang_entries, toolchain_version)
 from kernlint.model import FileError, Finding, Frontend, Kernel, Phase
@@ -347,9 +347,3 @@ def attach_to_source_findings(source_findings: list[Finding], ir_findings: list[
         for k, v in f.measurements.items():
             target.measurements.setdefault(k, v)
     return remaining
-
-
-def specializations(kernel: Kernel, max_configs: int = DEFAULT_MAX_CONFIGS) -> list[Specialization]:
-    """The specializations the phase would compile for ``kernel`` (for ``--show-specializations``)."""
-    info = _module(kernel.path, {})
-    return specializations_for(kernel, info, max_configs=max_configs)[0] if info is not None else []

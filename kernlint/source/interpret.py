@@ -8,7 +8,7 @@ expression and records the events rules read: memory accesses, reductions, branc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
