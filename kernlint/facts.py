@@ -1009,47 +1009,49 @@ class _LaunchCalls(cst.CSTVisitor):
     """``k[grid](...)`` calls of the module's kernels inside one statement (nested defs excluded),
     and calls of the helpers that launch the kernel they receive."""
 
-    def __init__(self, kernels: set[str], helpers: dict, factories: dict) -> None:
-        self.kernels, self.helpers, self.factories = kernels, helpers, factories
+    def __init__(self, kernels: set[str], helpers: dict, factories: dict, aliases: dict) -> None:
+        self.kernels, self.helpers, self.factories, self.aliases = kernels, helpers, factories, aliases
         self.found: list[tuple[str, cst.Call]] = []
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return True
 
     def visit_Call(self, node: cst.Call) -> None:
-        found = _launch_call(node, self.kernels, self.helpers, self.factories)
-        if found is not None:
-            self.found.append(found)
+        self.found.extend(_launch_call(node, self.kernels, self.helpers, self.factories, self.aliases))
 
 
-def _launch_call(call: cst.Call, names: set[str], helpers: dict, factories: dict) -> tuple[str, cst.Call] | None:
+def _launch_call(call: cst.Call, names: set[str], helpers: dict, factories: dict, aliases: dict
+                 ) -> list[tuple[str, cst.Call]]:
     """(kernel, launch) of a call that launches one of ``names``: itself (``k[g](...)``,
-    ``factory()[g](...)`` of a function that returns the kernel, ``wrap_triton(k)[g](...)``) or the
-    launch a helper makes."""
+    ``factory()[g](...)`` of a function that returns the kernel, ``wrap_triton(k)[g](...)``, an alias
+    ``fn[g](...)`` of each kernel ``fn`` may be) or the launch a helper makes."""
     func = call.func
     if isinstance(func, cst.Subscript):
         made = func.value
         if isinstance(made, cst.Call) and not made.args and isinstance(made.func, cst.Name):
             kernel = factories.get(made.func.value)
-            return (kernel, call) if kernel in names else None
+            return [(kernel, call)] if kernel in names else []
         if (isinstance(made, cst.Call) and len(made.args) == 1 and isinstance(made.args[0].value, cst.Name)
                 and (N.dotted(made.func) or "").rsplit(".", 1)[-1] in N.LAUNCH_WRAPPERS):
             kernel = made.args[0].value.value
-            return (kernel, call) if kernel in names else None
+            return [(kernel, call)] if kernel in names else []
+        if isinstance(made, cst.Name) and made.value in aliases:
+            return [(kernel, call) for kernel in aliases[made.value] if kernel in names]
         name = N.dotted(func.value)
         if name is not None and name.rsplit(".", 1)[-1] in names:
-            return name.rsplit(".", 1)[-1], call
+            return [(name.rsplit(".", 1)[-1], call)]
     elif isinstance(func, cst.Name) and func.value in helpers:
-        return launch_through(helpers[func.value], call, names)
-    return None
+        found = launch_through(helpers[func.value], call, names)
+        return [found] if found is not None else []
+    return []
 
 
-def _shallow_launch(small: cst.BaseSmallStatement, names: set[str], helpers: dict, factories: dict
-                    ) -> tuple[str, cst.Call] | None:
-    """A launch that is the whole value of a statement (``k[g](...)``, ``y = k[g](...)``,
+def _shallow_launch(small: cst.BaseSmallStatement, names: set[str], helpers: dict, factories: dict, aliases: dict
+                    ) -> list[tuple[str, cst.Call]]:
+    """The launches that are the whole value of a statement (``k[g](...)``, ``y = k[g](...)``,
     ``return k[g](...)``): found without visiting the statement's expressions."""
     value = getattr(small, "value", None)
-    return _launch_call(value, names, helpers, factories) if isinstance(value, cst.Call) else None
+    return _launch_call(value, names, helpers, factories, aliases) if isinstance(value, cst.Call) else []
 
 
 @dataclass
@@ -1199,6 +1201,8 @@ def build(info) -> ModuleFacts:
                 scope, at = candidate, i
                 break
             i = parents[i]
+        if site.alias is not None and site.kernel not in info.kernel_aliases.of(scope.node).get(site.alias, ()):
+            continue  # the name is an alias of this kernel in another scope, not in this one
         site._targets = _visible_kernels(defined, parents, at, site.kernel) or [kernels[site.kernel]]
         scope.sites.append((site, line))
     backward = any(s.sites and s.node is not None and s.node.name.value == "backward" for s in scopes)
@@ -1231,14 +1235,16 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
 
     deep = [False]
 
+    aliases = info.kernel_aliases.of(scope.node)
+
     def on_statement(stmt: cst.SimpleStatementLine, env: dict) -> None:
         if deep[0]:
-            visitor = _LaunchCalls(names, info.launch_helpers, info.kernel_factories)
+            visitor = _LaunchCalls(names, info.launch_helpers, info.kernel_factories, aliases)
             stmt.visit(visitor)
             calls = visitor.found
         else:
             calls = [c for small in stmt.body
-                     if (c := _shallow_launch(small, names, info.launch_helpers, info.kernel_factories)) is not None]
+                     for c in _shallow_launch(small, names, info.launch_helpers, info.kernel_factories, aliases)]
         for kernel, call in calls:
             found.append((kernel, call, dict(env)))
 

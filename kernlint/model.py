@@ -245,16 +245,17 @@ class ModuleFacts:
             return self._index()[0].get(kernel, [])
         return [launch for launch in self._index()[0].get(kernel.name, []) if launch.calls(kernel)]
 
-    def launch_at(self, offset: int) -> Launch | None:
-        """The launch that starts at this character offset of the module's text."""
-        return self._index()[1].get(offset)
+    def launch_at(self, offset: int, kernel: str) -> Launch | None:
+        """The launch of ``kernel`` that starts at this character offset of the module's text (an
+        alias of several kernels starts a launch of each at one offset)."""
+        return self._index()[1].get((offset, kernel))
 
-    def _index(self) -> tuple[dict[str, list[Launch]], dict[int, Launch]]:
+    def _index(self) -> tuple[dict[str, list[Launch]], dict[tuple[int, str], Launch]]:
         if getattr(self, "_by_kernel", None) is None or self._indexed != len(self.launches):
             by_kernel: dict[str, list[Launch]] = {}
             for launch in self.launches:
                 by_kernel.setdefault(launch.kernel, []).append(launch)
-            self._by_kernel, self._by_offset = by_kernel, {launch.offset: launch for launch in self.launches}
+            self._by_kernel, self._by_offset = by_kernel, {(launch.offset, launch.kernel): launch for launch in self.launches}
             self._indexed = len(self.launches)
         return self._by_kernel, self._by_offset
 

@@ -609,3 +609,77 @@ def launch(a, c, M, N):
     assert [launch.misfit for launch in f.launches_of("mm")] == [
         "passes 8 positional arguments to a kernel of 7 parameters",
         "passes `BLOCK_M` twice, by position and by keyword", ""]
+
+
+ALIASED = '''
+@triton.jit
+def mm_half(a_ptr, c_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    tl.store(c_ptr + offs, tl.load(a_ptr + offs, mask=offs < M), mask=offs < M)
+
+'''
+
+
+def test_a_name_bound_only_to_kernels_launches_each_of_them():
+    f = facts(ALIASED + '''
+def chosen(a, c, M):
+    fn = mm_half if a.dtype == torch.float16 else mm
+    fn[(M,)](a, c, M, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+
+
+def branches(a, c, M):
+    if a.dtype == torch.float16:
+        step = mm_half
+    else:
+        step = mm
+    step[(2 * M,)](a, c, M, 2, BLOCK_M=32, BLOCK_N=16, BLOCK_K=16)
+''')
+    assert sorted((l.kernel, l.grid_text) for l in f.launches) == [
+        ("mm", "(2 * M,)"), ("mm", "(M,)"), ("mm_half", "(2 * M,)"), ("mm_half", "(M,)")]
+    # the two kernels' launches of one call stand at one offset: each is found by its kernel
+    (half,) = [l for l in f.launches_of("mm_half") if l.grid_text == "(M,)"]
+    (full,) = [l for l in f.launches_of("mm") if l.grid_text == "(M,)"]
+    assert half.offset == full.offset
+    assert f.launch_at(half.offset, "mm_half") is half and f.launch_at(half.offset, "mm") is full
+
+
+def test_a_name_also_bound_otherwise_or_in_another_scope_is_no_alias():
+    f = facts(ALIASED + '''
+fn = mm_half
+
+
+def rebinds(a, c, M, other):
+    fn = mm
+    if M > 4:
+        fn = other            # a value that is not a kernel: what the launch calls is not known
+    fn[(M,)](a, c, M, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+
+
+def loops(a, c, M, kernels):
+    for step in kernels:      # a loop target: not an alias, though another scope binds `step`
+        step[(M,)](a, c, M, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+
+
+def reads_the_module(a, c, M):
+    fn[(3,)](a, c, M, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+
+
+def own_binding(a, c, M):
+    step = mm
+    step[(4,)](a, c, M, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+
+
+def parameter(a, c, M, fn):
+    fn[(5,)](a, c, M, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+''')
+    assert sorted((l.kernel, l.grid_text) for l in f.launches) == [("mm", "(4,)"), ("mm_half", "(3,)")]
+
+
+def test_a_conditional_with_a_leaf_that_is_no_kernel_is_no_alias():
+    f = facts(ALIASED + '''
+def maybe(a, c, M, fallback):
+    fn = mm_half if a.dtype == torch.float16 else fallback
+    fn[(M,)](a, c, M, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+''')
+    assert f.launches == []

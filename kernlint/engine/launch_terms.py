@@ -882,7 +882,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
     for launch in state.info.launches_of(state.name):
         line = state.info.span_of_offsets(launch.start, launch.end).line
         facts = LaunchFacts(f"the launch on line {line}", launch=launch)
-        host = module_facts.launch_at(launch.start)
+        host = module_facts.launch_at(launch.start, launch.kernel)
         if host is None or host.starred or host.misfit or not host.calls(kernel):
             continue
         bound = {p: arg for p, arg in host.args.items() if p in names}

@@ -9,6 +9,7 @@ import libcst as cst
 
 from kernlint.model import Decorator, Frontend, Kernel, Param, Span
 from kernlint.source import names as N
+from kernlint.source.kernel_aliases import ModuleAliases
 from kernlint.source.launch_helpers import find_helpers, launch_through
 from kernlint.source.locate import KernelLocator
 from kernlint.source.names import source_text
@@ -65,6 +66,9 @@ class Launch:
     call_text: str
     start: int = 0
     end: int = 0
+    #: the name the launch is written with where it is an alias of the kernel (``fn[grid](...)`` after
+    #: ``fn = kernel_a if cond else kernel_b``: one site for each kernel)
+    alias: str | None = None
     _call: cst.Call | None = None
     _grid: cst.BaseExpression | None = None
     #: the kernel definitions the name may mean where the launch stands (set with the module's facts)
@@ -140,6 +144,8 @@ class ModuleInfo:
     #: the module's functions that define a kernel and return it (``@lru_cache def _kernel(): ...
     #: return k``, launched as ``_kernel()[grid](...)``): function name -> kernel name
     kernel_factories: dict = field(default_factory=dict)
+    #: names the module's scopes bind only to kernels (:mod:`kernlint.source.kernel_aliases`)
+    kernel_aliases: ModuleAliases = field(default_factory=ModuleAliases)
 
     _facts: object = None
     _mentions: dict[str, bool] = field(default_factory=dict)
@@ -240,8 +246,9 @@ def scan_launches(info: "ModuleInfo") -> None:
     params = {p.name.value for fn in info.functions.values()
               for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]} - kernels
     info.kernel_factories = kernel_factories(info)
+    info.kernel_aliases = ModuleAliases.read(info.module, info.source, kernels)
     # one scan for both: the kernels' launches, and the parameters a function calls as ``p[grid](...)``
-    found = find_launches(info.source, kernels | params, info.kernel_factories)
+    found = find_launches(info.source, kernels | params, info.kernel_factories, info.kernel_aliases.names())
     info._launches = {name: sites for name, sites in found.items() if name in kernels}
     info._launches.setdefault("", [])  # marks the index as built
     called = set(found) & params
@@ -289,21 +296,25 @@ def kernel_factories(info: "ModuleInfo") -> dict[str, str]:
     return out
 
 
-def find_launches(source: str, names: str | set[str], factories: dict | None = None
+def find_launches(source: str, names: str | set[str], factories: dict | None = None, aliases: dict | None = None
                   ) -> dict[str, list[Launch]] | list[Launch]:
     """``name[grid](args)`` calls, found in one scan of the text and parsed piecewise (no full-tree
     walk): for one name a list, for a set of names a dict name -> list. ``factories``: functions that
     return a kernel (:func:`kernel_factories`): ``factory()[grid](args)`` launches that kernel, as
-    ``wrap_triton(kernel)[grid](args)`` launches its argument."""
+    ``wrap_triton(kernel)[grid](args)`` launches its argument. ``aliases``: names bound to kernels
+    (:mod:`~kernlint.source.kernel_aliases`): ``alias[grid](args)`` is a site of each kernel it may be."""
     wanted = {names} if isinstance(names, str) else names
     out: dict[str, list[Launch]] = {}
     for m in _SUBSCRIPT.finditer(source):
         name = m.group(1)
+        alias = None
         if m.group(3) is not None:
             name = m.group(3) if name in N.LAUNCH_WRAPPERS else None  # ``wrap_triton(kernel)[grid](...)``
         elif m.group(2) is not None:
             name = (factories or {}).get(name)  # ``factory()[grid](...)``
-        if name not in wanted:
+        elif aliases and name in aliases and m.start(1) == m.start():
+            alias = name
+        if alias is None and name not in wanted:
             continue
         line_start = source.rfind("\n", 0, m.start()) + 1
         if source[line_start:m.start()].lstrip().startswith("#"):
@@ -320,8 +331,12 @@ def find_launches(source: str, names: str | set[str], factories: dict | None = N
         close_par = _matching(source, rest, "(", ")")
         if close_par < 0:
             continue
-        out.setdefault(name, []).append(
-            Launch(name, source[open_sq + 1:close_sq], "_k" + source[rest:close_par + 1], m.start(), close_par + 1))
+        grid, call = source[open_sq + 1:close_sq], "_k" + source[rest:close_par + 1]
+        if name in wanted:
+            out.setdefault(name, []).append(Launch(name, grid, call, m.start(), close_par + 1))
+        for kernel in aliases[alias] if alias is not None else ():
+            if kernel in wanted:
+                out.setdefault(kernel, []).append(Launch(kernel, grid, call, m.start(), close_par + 1, alias))
     return out.get(names, []) if isinstance(names, str) else out
 
 

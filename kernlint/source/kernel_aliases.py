@@ -1,0 +1,150 @@
+"""Names a scope binds only to kernels, so that ``fn[grid](...)`` launches them.
+
+``fn = _fwd_fp16 if x.dtype == torch.float16 else _fwd_fp32`` and then ``fn[grid](...)`` launches one
+of the two kernels; so do ``fn = a`` in one branch and ``fn = b`` in another. Such a launch is a launch
+of each kernel the name may be, with the same arguments. A name the scope also binds any other way
+(another value, a loop target, a parameter, ``with ... as fn``) is not an alias: what it holds at the
+launch is not known. A function that does not bind the name reads the module's binding (Python's
+lookup; a function nested in another reads only its own binding or the module's here).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+_BLOCKS = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)
+
+
+@dataclass
+class ScopeAliases:
+    """One scope's aliases (name -> the kernels it may be) and every name it binds."""
+
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    bound: set[str] = field(default_factory=set)
+
+
+def scope_aliases(body, params: set[str], kernels: set[str]) -> ScopeAliases:
+    """The aliases of one scope's statements (not those of the functions and classes it defines)."""
+    choices: dict[str, list[str]] = {}
+    other: set[str] = set(params)
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                _binding(small, kernels, choices, other)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            other.add(stmt.name.value)
+        elif isinstance(stmt, _BLOCKS):
+            if isinstance(stmt, cst.For):
+                other |= _names(stmt.target)
+            if isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    if item.asname is not None:
+                        other |= _names(item.asname.name)
+            if isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
+                other |= _names(stmt.name.name)
+            for part in (stmt.body, getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None),
+                         *getattr(stmt, "handlers", ())):
+                if isinstance(part, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                    todo.extend(part.body)
+                elif part is not None:
+                    todo.append(part)
+    out = ScopeAliases(bound=set(choices) | other)
+    for name, found in choices.items():
+        if name not in other and name not in kernels:
+            out.aliases[name] = tuple(dict.fromkeys(sorted(found)))
+    return out
+
+
+def _binding(small, kernels: set[str], choices: dict, other: set[str]) -> None:
+    if isinstance(small, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        value = small.value
+        if len(targets) == 1 and isinstance(targets[0], cst.Name) and value is not None:
+            found = kernel_choices(value, kernels)
+            if found is not None:
+                choices.setdefault(targets[0].value, []).extend(found)
+                return
+        for target in targets:
+            other |= _names(target)
+    elif isinstance(small, cst.AugAssign):
+        other |= _names(small.target)
+
+
+def kernel_choices(expr: cst.BaseExpression, kernels: set[str]) -> list[str] | None:
+    """The kernels an expression may be (a kernel's name, or a conditional expression of them)."""
+    if isinstance(expr, cst.Name):
+        return [expr.value] if expr.value in kernels else None
+    if isinstance(expr, cst.IfExp):
+        body, orelse = kernel_choices(expr.body, kernels), kernel_choices(expr.orelse, kernels)
+        return body + orelse if body is not None and orelse is not None else None
+    return None
+
+
+def _names(target) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {n for element in target.elements for n in _names(element.value)}
+    if isinstance(target, cst.StarredElement):
+        return _names(target.value)
+    return set()
+
+
+def _params(fn: cst.FunctionDef) -> set[str]:
+    p = fn.params
+    names = {param.name.value for param in [*p.posonly_params, *p.params, *p.kwonly_params]}
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    return names
+
+
+class ModuleAliases:
+    """The aliases of a module's scopes, read once: by the scan of launch sites (:meth:`names`, every
+    scope's) and by each scope's launches (:meth:`of`, that scope's)."""
+
+    def __init__(self) -> None:
+        self._by_scope: dict[int, ScopeAliases] = {}
+        self.module = ScopeAliases()
+
+    @classmethod
+    def read(cls, module: cst.Module, source: str, kernels: set[str]) -> "ModuleAliases":
+        out = cls()
+        if not kernels or not _assigns_a_kernel(source, kernels):
+            return out
+        from kernlint.facts import function_nodes
+
+        out.module = scope_aliases(module.body, set(), kernels)
+        for fn in function_nodes(module):
+            if isinstance(fn.body, cst.IndentedBlock):
+                out._by_scope[id(fn)] = scope_aliases(fn.body.body, _params(fn), kernels)
+        return out
+
+    def of(self, fn: cst.FunctionDef | None) -> dict[str, tuple[str, ...]]:
+        """The aliases a launch in ``fn`` (None: at module level) may read."""
+        if fn is None:
+            return self.module.aliases
+        own = self._by_scope.get(id(fn))
+        if own is None:
+            return self.module.aliases
+        inherited = {n: ks for n, ks in self.module.aliases.items() if n not in own.bound}
+        return {**inherited, **own.aliases}
+
+    def names(self) -> dict[str, tuple[str, ...]]:
+        """Every scope's aliases together: name -> the kernels it may be in some scope."""
+        out: dict[str, list[str]] = {}
+        for scope in (self.module, *self._by_scope.values()):
+            for name, kernels in scope.aliases.items():
+                out.setdefault(name, []).extend(kernels)
+        return {name: tuple(dict.fromkeys(ks)) for name, ks in out.items()}
+
+
+def _assigns_a_kernel(source: str, kernels: set[str]) -> bool:
+    """Whether some line assigns a value that names a kernel (a cheap look before reading scopes)."""
+    pattern = re.compile(r"(?<![=!<>])=(?!=)[^\n]*\b(?:" + "|".join(map(re.escape, sorted(kernels))) + r")\b")
+    return pattern.search(source) is not None
