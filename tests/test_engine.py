@@ -667,3 +667,32 @@ def test_a_witness_names_the_side_of_a_host_test_kernlint_cannot_follow():
     src = (ROOT / "fixtures" / "bounds" / "host_choice_bad.py").read_text()
     (f, *_) = [f for f in _findings(src) if f.rule == "KL102"]
     assert "witness: `is_hip()`=true, BLOCK=64," in f.message
+
+
+ARGMAX_INDEX = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def pick(x_ptr, table_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    best = tl.argmax(x, axis=0)
+    tl.store(out_ptr, tl.load(table_ptr + tl.minimum(best, n - 1){shift}))
+
+def run(x, table):
+    n = x.numel()
+    assert n > 0 and table.numel() == n
+    out = torch.empty(1, device=x.device, dtype=table.dtype)
+    pick[(1,)](x, table, out, n, BLOCK=triton.next_power_of_2(n))
+    return out
+'''
+
+
+def test_a_position_in_a_block_is_never_negative():
+    # `tl.argmax` is a lane's position: capped at n - 1, it stays in [0, n)
+    assert _findings(ARGMAX_INDEX.replace("{shift}", "")) == []
+    # one before it can be -1 (argmax 0), which the witness shows
+    (finding,) = _findings(ARGMAX_INDEX.replace("{shift}", " - 1"))
+    assert finding.rule == "KL101" and finding.evidence["address"] == -1

@@ -36,6 +36,10 @@ DATA_CALLS = frozenset(TL + n for n in (
 ACROSS_LANES = frozenset(TL + n for n in (
     "sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "dot", "softmax", "histogram",
     "sort", "flip", "associative_scan"))
+#: the data calls whose result is a position in a block (never negative)
+POSITIONS = frozenset(("argmax", "argmin"))
+#: the data calls whose result, over elements that are each 0 or 1 (a test, cast or not), is never negative
+OF_ELEMENTS = frozenset(("sum", "cumsum", "max", "min", "cumprod", "xor_sum"))
 #: namespaces of element-wise math only (``tl.math``, CUDA's libdevice): every call there is data
 ELEMENTWISE_MATH = ("triton.language.math.", "triton.language.extra.cuda.libdevice.", "triton.language.extra.libdevice.")
 #: how deep helpers are inlined (deeper calls evaluate to unknown)
@@ -879,8 +883,11 @@ class Evaluator:
             loaded = any(isinstance(a, Num) and a.loaded for a in args)
             given = [a for a in args if a is not NONE and not isinstance(a, Tup)]
             aligned = name not in ACROSS_LANES and all(getattr(a, "aligned", False) for a in given)
-            return Num(self.sym.fresh("data", f"the value of `{name.rsplit('.', 1)[-1]}`"), rank, data=True,
-                       loaded=loaded, reads=reads_of(*given), aligned=aligned)
+            short = name.rsplit(".", 1)[-1]
+            value = self.sym.fresh("data", f"the value of `{short}`")
+            if short in POSITIONS or (short in OF_ELEMENTS and args and isinstance(args[0], Num) and args[0].is_bool):
+                self.sym.domain.append(at_least(value, 0))
+            return Num(value, rank, data=True, loaded=loaded, reads=reads_of(*given), aligned=aligned)
         helper = self._helper(node, name)
         if helper is not None:
             return self.inline(helper, args, kwargs)
