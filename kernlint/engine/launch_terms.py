@@ -968,11 +968,13 @@ _SHAPE_NAME = re.compile(r"(.+)\.shape\[-?\d+\]")
 
 
 def _numel_relations(names: dict) -> list:
-    """``x.numel() >= x.shape[i]`` for each tensor whose element count and one of whose sizes are
-    both stand-ins of the launch (a non-empty tensor has at least as many elements as any one size)."""
+    """``x.numel() == x.shape[i] * r`` (``r >= 1``: the product of the other sizes) for each tensor
+    whose element count and one of whose sizes are both stand-ins of the launch: a non-empty tensor
+    has a whole number of rows of any one size, so at least as many elements as that size."""
     out = []
     for name in names:
         m = _SHAPE_NAME.fullmatch(name)
         if m is not None and f"{m.group(1)}.numel()" in names:
-            out.append(int_var(f"{m.group(1)}.numel()") >= int_var(name))
+            rows = int_var(f"{m.group(1)}.numel() / {name}")
+            out += [at_least(rows, 1), int_var(f"{m.group(1)}.numel()") == int_var(name) * rows]
     return out
