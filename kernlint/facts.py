@@ -144,6 +144,22 @@ def shape_tensor(node) -> str | None:
     return None
 
 
+def _shape_slice(node) -> tuple[str, int] | None:
+    """(tensor, first axis) of a slice of a shape from the front, ``x.shape[:3]`` or ``x.size()[1:]``
+    (names unpacked from it are sizes from that axis on; how many the shape has, it does not say)."""
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)):
+        return None
+    tensor = shape_tensor(node.value)
+    part = node.slice[0].slice
+    if tensor is None or part.step is not None:
+        return None
+    if part.lower is None:
+        return tensor, 0
+    if isinstance(part.lower, cst.Integer):
+        return tensor, int(part.lower.evaluated_value)
+    return None
+
+
 def _spread_shape(node) -> tuple[int, str] | None:
     """(position, tensor) of the one ``*x.shape`` a tuple written out spreads (``(*k.shape, D)``)."""
     if not isinstance(node, (cst.Tuple, cst.List)):
@@ -163,6 +179,9 @@ def unpacked_part(node, index: int, arity: int):
     tensor = shape_tensor(node)
     if tensor is not None:
         return tensor, index
+    sliced = _shape_slice(node)
+    if sliced is not None:
+        return sliced[0], sliced[1] + index
     spread = _spread_shape(node)
     if spread is None:
         return None
