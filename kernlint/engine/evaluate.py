@@ -874,6 +874,11 @@ class Evaluator:
             if "can_reorder" in keywords and source_text(self.info.module, keywords["can_reorder"]) != "False":
                 return UNKNOWN  # the compiler may order the elements as it likes
             return self.shape_call(name, args, positional, node)
+        if name == TL + "full" and len(args) >= 2 and isinstance(args[0], Tup) and isinstance(args[1], Num) \
+                and not args[1].lanes and not args[1].is_bool:
+            # a block holding one value at every lane: that value, of the block's rank
+            dtype = positional[2] if len(positional) > 2 else keywords.get("dtype")
+            return replace(self._cast(args[1], dtype), rank=len(args[0].items))
         if name in DATA_CALLS or name.startswith(ELEMENTWISE_MATH):
             rank = 0
             for a in args:
