@@ -41,7 +41,9 @@ it out is one the wrapper accepts, so the default's branches are judged. An axis
 back (`k.size(-2)`) is the one counted from the front (`k.shape[2]`) where the wrapper shows the
 tensor's rank (`assert k.dim() == 4`, or a later axis it reads, `k.stride(3)`). Of a test the
 wrapper passes (an `assert`, an `if` it stands in, an `if ...: raise` guard) each part the engine
-reads counts on its own: `if x is None or n % 128: raise` leaves `n % 128 == 0`.
+reads counts on its own: `if x is None or n % 128: raise` leaves `n % 128 == 0`. A `@triton.jit`
+helper another kernel of the module calls, and nothing launches, is judged inlined at each call, under
+what that call passes (its block sizes are the caller's), not alone.
 
 ## Why is this bad?
 The grid covers `cdiv(n, BLOCK)` programs, so the last block reads past the end whenever `n` is not a

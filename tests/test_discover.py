@@ -189,3 +189,33 @@ def k(x, n, m, BLOCK: tl.constexpr, EVEN: tl.constexpr, WIDE: tl.constexpr, FLAG
     # the model travels (the file cache, the IR phase): the reads with it
     from kernlint.model import Kernel
     assert Kernel.from_dict(kernel.to_dict()) == kernel
+
+
+def test_the_kernels_another_kernel_calls_are_its_inlined_helpers():
+    src = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _load_row(ptr, BLOCK: tl.constexpr):
+    return tl.load(ptr + tl.arange(0, BLOCK))
+
+
+@triton.jit
+def _scale(x, s):
+    return x * s
+
+
+@triton.jit
+def kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    tl.store(y_ptr + row * BLOCK + tl.arange(0, BLOCK), _scale(_load_row(x_ptr + row * BLOCK, BLOCK), 2.0))
+
+
+@triton.jit
+def unused_helper(ptr):
+    tl.store(ptr, 1)
+'''
+    info = discover("m.py", src, cst.parse_module(src))
+    assert info.inlined_kernels == {"_load_row", "_scale"}

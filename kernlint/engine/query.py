@@ -417,11 +417,15 @@ class Prover:
     """Judges the accesses of one evaluated kernel against its launches' facts."""
 
     def __init__(self, model: KernelModel, launches: list[LaunchFacts], describe, assumptions=(), kernel=None,
-                 handed_over: bool = False):
+                 handed_over: bool = False, inlined: bool = False):
         self.model = model
         self.launches = launches
         #: the module passes the kernel to a function (a launcher whose launch the engine does not read)
         self.handed_over = handed_over
+        #: a helper the module's kernels call, launched nowhere: its accesses are judged inlined at each
+        #: call, under the values that call passes; alone, its block sizes would be free (``BLOCK_N``
+        #: larger than the ``BLOCK_M`` a loop steps by, where every caller passes one block for both)
+        self.alone = inlined and not launches
         #: the launches the bounds questions are asked under: a mode or flag the wrapper forwards with
         #: a default is judged at it (a call that leaves it out is one the wrapper accepts); the
         #: other questions keep the caller's choice free
@@ -473,6 +477,8 @@ class Prover:
         return cond, lanes, names
 
     def judge(self, access: Access) -> Violation | None:
+        if self.alone:
+            return None
         plain = self.modelled(access)
         if plain is None:
             return None
@@ -522,6 +528,8 @@ class Prover:
         starts its block inside the shape, as ``cdiv(shape, block)`` programs do), or with no launch
         in the module under the kernel's own facts; a block that does not move only under a launch
         that fixes every size it mentions (a block wider than a shape nothing fixes is no finding)."""
+        if self.alone:
+            return None
         path_vars, fixed = self._flag_launches(access)
         if path_vars & self.model.constexprs and not fixed:
             return None  # a compile-time flag no launch fixes may encode what the author proved

@@ -71,7 +71,7 @@ def _engine(state):
             model = evaluate(state.info, state.kernel)
             state._engine = (model, Prover(model, launch_facts(state, model), _describer(model, state),
                                            config_assumptions(state, model), state.kernel.kernel,
-                                           _handed_over(state)))
+                                           _handed_over(state), state.name in state.info.inlined_kernels))
         except DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None
     return state._engine

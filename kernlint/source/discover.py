@@ -149,6 +149,7 @@ class ModuleInfo:
 
     _facts: object = None
     _mentions: dict[str, bool] = field(default_factory=dict)
+    _inlined: frozenset[str] | None = None
 
     def mentions(self, text: str) -> bool:
         """Whether the module's text contains ``text`` (asked once per module, not per kernel)."""
@@ -158,6 +159,24 @@ class ModuleInfo:
 
     def launches_of(self, name: str) -> list[Launch]:
         return launch_index(self).get(name, [])
+
+    @property
+    def inlined_kernels(self) -> frozenset[str]:
+        """The module's Triton kernels another of its kernels calls (``@triton.jit`` helpers): their
+        parameters are what each call passes, and the engine follows them inlined at each call."""
+        if self._inlined is None:
+            names = {k.kernel.name for k in self.kernels if k.kernel.frontend is Frontend.TRITON}
+            found: set[str] = set()
+            for k in self.kernels if len(names) > 1 else ():
+                todo: list = [k.node.body]
+                while todo:
+                    node = todo.pop()
+                    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names
+                            and node.func.value != k.kernel.name):
+                        found.add(node.func.value)
+                    todo.extend(N.child_nodes(node))
+            self._inlined = frozenset(found)
+        return self._inlined
 
     @property
     def facts(self):
