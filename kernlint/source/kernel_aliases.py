@@ -145,6 +145,7 @@ class ModuleAliases:
 
 
 def _assigns_a_kernel(source: str, kernels: set[str]) -> bool:
-    """Whether some line assigns a value that names a kernel (a cheap look before reading scopes)."""
-    pattern = re.compile(r"(?<![=!<>])=(?!=)[^\n]*\b(?:" + "|".join(map(re.escape, sorted(kernels))) + r")\b")
+    """Whether some line assigns to a name a value that names a kernel (a cheap look before reading
+    scopes)."""
+    pattern = re.compile(r"^[ \t]*\w+[ \t]*=(?!=)[^\n]*\b(?:" + "|".join(map(re.escape, sorted(kernels))) + r")\b", re.M)
     return pattern.search(source) is not None
