@@ -1209,6 +1209,11 @@ def build(info) -> ModuleFacts:
     for k in info.kernels:
         own = index_of.get(id(k.node))
         defined.setdefault((parents[own] if own is not None else -1, k.kernel.name), []).append(k.kernel)
+    # the kernels defined by a statement of their scope's own body, not under an ``if`` or ``try``
+    bodies = [info.module.body, *(sc.node.body.body if isinstance(sc.node.body, cst.IndentedBlock) else ()
+                                   for sc in scopes)]
+    top = {id(stmt) for body in bodies for stmt in body}
+    direct = {id(k.kernel) for k in info.kernels if id(k.node) in top}
     for site in sorted(sites, key=lambda s: s.start):
         line = bisect.bisect_right(starts, site.start)
         scope, at = module_scope, -1
@@ -1222,7 +1227,7 @@ def build(info) -> ModuleFacts:
             i = parents[i]
         if site.alias is not None and site.kernel not in info.kernel_aliases.of(scope.node).get(site.alias, ()):
             continue  # the name is an alias of this kernel in another scope, not in this one
-        site._targets = _visible_kernels(defined, parents, at, site.kernel) or [kernels[site.kernel]]
+        site._targets = _visible_kernels(defined, parents, at, site.kernel, line, direct) or [kernels[site.kernel]]
         scope.sites.append((site, line))
     backward = any(s.sites and s.node is not None and s.node.name.value == "backward" for s in scopes)
     forwards = _forwards(info.module) if backward else {}
@@ -1237,14 +1242,26 @@ def build(info) -> ModuleFacts:
     return facts
 
 
-def _visible_kernels(defined: dict, parents: list[int], at: int, name: str) -> list[Kernel] | None:
-    """The kernels ``name`` may mean in scope ``at`` (-1: the module): those defined there or in the
-    nearest scope around it (several where branches define it each their way)."""
+def _visible_kernels(defined: dict, parents: list[int], at: int, name: str, line: int, direct: set[int]
+                     ) -> list[Kernel] | None:
+    """The kernels ``name`` may mean at ``line`` of scope ``at`` (-1: the module): those defined there
+    or in the nearest scope around it (several where branches define it each their way). A definition
+    that is a statement of the scope's own body replaces the earlier ones; a launch in the defining
+    scope itself sees only the definitions above it, one in a scope within it (a function, run
+    later) the last."""
+    own = at
     while True:
         found = defined.get((at, name))
         if found is not None or at < 0:
-            return found
+            break
         at = parents[at]
+    if not found:
+        return found
+    ordered = sorted(found, key=lambda k: k.span.line)
+    if at == own:
+        ordered = [k for k in ordered if k.span.line < line] or ordered
+    last = max((i for i, k in enumerate(ordered) if id(k) in direct), default=0)
+    return ordered[last:]
 
 
 def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, module_env: dict,
@@ -1418,8 +1435,11 @@ def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
                      f"`@triton.autotune` passes too (TypeError: got multiple values for keyword argument "
                      f"'{twice[0]}')")
     if retuned:
+        # one config is not benchmarked: the kernel's call gets the value twice
+        error = (f"TypeError: got multiple values for keyword argument '{retuned[0]}'" if _one_config(kernel)
+                 else f"Conflicting meta-parameters: {retuned[0]}")
         parts.append(f"gives {', '.join(f'`{k}`' for k in retuned)}, which every `@triton.autotune` config "
-                     f"sets (Triton rejects it: `Conflicting meta-parameters: {retuned[0]}`)")
+                     f"sets (Triton rejects it: `{error}`)")
     if unknown:
         parts.append(f"passes {', '.join(f'`{k}`' for k in unknown)}, neither a parameter of the kernel nor a "
                      f"launch option (Triton rejects it: `Keyword argument {unknown[0]} was specified but "
@@ -1433,6 +1453,12 @@ def _unbound(kernel, launch: Launch, supplied: set[str]) -> str:
                      "launch's arguments and what the decorators above them add, not defaults nor what an "
                      f"`@triton.autotune` below sets later: KeyError: '{unseen[0]}')")
     return " and ".join(parts)
+
+
+def _one_config(kernel) -> bool:
+    """Whether the kernel's ``@triton.autotune`` lists exactly one ``triton.Config(...)``."""
+    configs = kernel.autotune_configs
+    return len(configs) == 1 and re.match(r"(?:\w+\.)*Config\s*\(", configs[0].strip()) is not None
 
 
 def _unseen_by_heuristics(kernel, launch: Launch) -> list[str]:

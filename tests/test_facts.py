@@ -683,3 +683,60 @@ def maybe(a, c, M, fallback):
     fn[(M,)](a, c, M, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
 ''')
     assert f.launches == []
+
+
+def test_a_definition_in_the_scopes_own_body_replaces_the_earlier_ones():
+    src = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+
+scale[(1,)](torch.zeros(8), 8, BLOCK=8)          # the first definition's launch
+
+
+@triton.jit
+def scale(x_ptr, n, BLOCK: tl.constexpr):        # replaces it for what runs after
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+
+
+def run(x):
+    scale[(triton.cdiv(x.numel(), 64),)](x, x.numel(), BLOCK=64)
+'''
+    info = discover("m.py", src, cst.parse_module(src))
+    first, second = (k.kernel for k in info.kernels)
+    assert [l.grid_text for l in info.facts.launches_of(first)] == ["(1,)"]
+    assert [l.grid_text for l in info.facts.launches_of(second)] == ["(triton.cdiv(x.numel(), 64),)"]
+
+
+def test_a_value_the_only_autotune_config_sets_is_given_twice():
+    one = facts('''
+@triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def tuned(x_ptr, n, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
+
+
+def launch(x):
+    tuned[(1,)](x, x.numel(), BLOCK=64)
+''')
+    (launch,) = one.launches_of("tuned")
+    assert "got multiple values for keyword argument 'BLOCK'" in launch.misfit
+    two = facts('''
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.jit
+def tuned(x_ptr, n, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
+
+
+def launch(x):
+    tuned[(1,)](x, x.numel(), BLOCK=64)
+''')
+    (launch,) = two.launches_of("tuned")
+    assert "Conflicting meta-parameters: BLOCK" in launch.misfit
