@@ -219,3 +219,18 @@ def unused_helper(ptr):
 '''
     info = discover("m.py", src, cst.parse_module(src))
     assert info.inlined_kernels == {"_load_row", "_scale"}
+
+
+def test_a_string_annotation_that_says_constexpr_is_one():
+    # Triton reads an annotation's text: `BLOCK: "tl.constexpr"` is a compile-time parameter
+    src = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, n, BLOCK: "tl.constexpr", WIDTH: "int", SCALE: tl.constexpr):
+    pass
+'''
+    info = discover("m.py", src, cst.parse_module(src))
+    assert info.kernels[0].kernel.constexprs == ["BLOCK", "SCALE"]

@@ -206,10 +206,19 @@ def _params(module: cst.Module, fn: cst.FunctionDef, imports: N.ImportMap) -> li
     out = []
     for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]:
         ann = _code(module, p.annotation.annotation) if p.annotation else None
-        constexpr = bool(p.annotation) and (imports.resolve(p.annotation.annotation) or "").endswith("constexpr")
+        constexpr = bool(p.annotation) and _constexpr_annotation(p.annotation.annotation, imports)
         default = _code(module, p.default) if p.default is not None else None
         out.append(Param(p.name.value, ann, constexpr, default))
     return out
+
+
+def _constexpr_annotation(annotation: cst.BaseExpression, imports: N.ImportMap) -> bool:
+    """``tl.constexpr``, or a string naming it (``"tl.constexpr"``: Triton reads an annotation's text
+    and takes any that says ``constexpr``)."""
+    if isinstance(annotation, cst.SimpleString):
+        value = annotation.evaluated_value
+        return isinstance(value, str) and "constexpr" in value
+    return (imports.resolve(annotation) or "").endswith("constexpr")
 
 
 def _decorator_name(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> str:
