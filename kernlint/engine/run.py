@@ -69,12 +69,39 @@ def _engine(state):
     if "_engine" not in state.__dict__:
         try:
             model = evaluate(state.info, state.kernel)
-            state._engine = (model, Prover(model, launch_facts(state, model), _describer(model, state),
-                                           config_assumptions(state, model), state.kernel.kernel,
-                                           _handed_over(state), state.name in state.info.inlined_kernels))
+            prover = Prover(model, launch_facts(state, model), _describer(model, state),
+                            config_assumptions(state, model), state.kernel.kernel,
+                            _handed_over(state), state.name in state.info.inlined_kernels)
+            state._runtime_aranges = _runtime_aranges(model, prover)
+            # a kernel that cannot compile runs nothing: its accesses and races are not judged
+            state._engine = None if state._runtime_aranges else (model, prover)
         except DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None
     return state._engine
+
+
+def _runtime_aranges(model, prover) -> list[tuple]:
+    """(lane, names) of each ``tl.arange`` whose start or end reads a parameter that is not a
+    ``tl.constexpr`` (Triton requires constants there); none in a helper judged only where it is
+    called (its parameters are what each call passes)."""
+    if prover.alone:
+        return []
+    out = []
+    for lane in model.lanes:
+        names = sorted(n for n in {**free_vars(lane.start), **free_vars(lane.end)} if n in prover.scalars)
+        if not names or lane.node is None:
+            continue
+        if any(set(free_vars(test)) & model.constexprs for test in lane.branches):
+            continue  # under a test of compile-time values: a specialization may leave it out
+        out.append((lane, names))
+    return out
+
+
+def runtime_aranges(state) -> list[tuple]:
+    """:func:`_runtime_aranges` of the kernel (KL112's)."""
+    with _ENGINE_LOCK:
+        _engine(state)
+        return state.__dict__.get("_runtime_aranges", [])
 
 
 def _handed_over(state) -> bool:
@@ -87,6 +114,7 @@ def release(state) -> None:
     """Drop the kernel's model and solver context once its rules have run (a context holds
     megabytes, and a file's states live until the file is done)."""
     state.__dict__.pop("_engine", None)
+    state.__dict__.pop("_runtime_aranges", None)
 
 
 def unpadded_axes(state, load: cst.Call, axes: frozenset[int]) -> frozenset[int]:
