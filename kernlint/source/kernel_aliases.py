@@ -1,11 +1,12 @@
-"""Names a scope binds only to kernels, so that ``fn[grid](...)`` launches them.
+"""Names a scope binds once, to a kernel or a choice of kernels, so that ``fn[grid](...)`` launches them.
 
 ``fn = _fwd_fp16 if x.dtype == torch.float16 else _fwd_fp32`` and then ``fn[grid](...)`` launches one
-of the two kernels; so do ``fn = a`` in one branch and ``fn = b`` in another. Such a launch is a launch
-of each kernel the name may be, with the same arguments. A name the scope also binds any other way
-(another value, a loop target, a parameter, ``with ... as fn``) is not an alias: what it holds at the
-launch is not known. A function that does not bind the name reads the module's binding (Python's
-lookup; a function nested in another reads only its own binding or the module's here).
+of the two kernels, with the same arguments: a launch of each. A name the scope binds more than once
+is not an alias: ``fn = a`` in one branch and ``fn = b`` in another usually come with arguments bound
+in the same branches (``args = (...)``), which a launch of ``a`` must not take from ``b``'s branch.
+Nor is a name the scope also binds any other way (a loop target, a parameter, ``with ... as fn``).
+A function that does not bind the name reads the module's binding (Python's lookup; a function
+nested in another reads only its own binding or the module's here).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class ScopeAliases:
 
 def scope_aliases(body, params: set[str], kernels: set[str]) -> ScopeAliases:
     """The aliases of one scope's statements (not those of the functions and classes it defines)."""
-    choices: dict[str, list[str]] = {}
+    choices: dict[str, list[list[str]]] = {}
     other: set[str] = set(params)
     todo = list(body)
     while todo:
@@ -54,9 +55,9 @@ def scope_aliases(body, params: set[str], kernels: set[str]) -> ScopeAliases:
                 elif part is not None:
                     todo.append(part)
     out = ScopeAliases(bound=set(choices) | other)
-    for name, found in choices.items():
-        if name not in other and name not in kernels:
-            out.aliases[name] = tuple(dict.fromkeys(sorted(found)))
+    for name, bindings in choices.items():
+        if len(bindings) == 1 and name not in other and name not in kernels:
+            out.aliases[name] = tuple(dict.fromkeys(sorted(bindings[0])))
     return out
 
 
@@ -67,7 +68,7 @@ def _binding(small, kernels: set[str], choices: dict, other: set[str]) -> None:
         if len(targets) == 1 and isinstance(targets[0], cst.Name) and value is not None:
             found = kernel_choices(value, kernels)
             if found is not None:
-                choices.setdefault(targets[0].value, []).extend(found)
+                choices.setdefault(targets[0].value, []).append(found)
                 return
         for target in targets:
             other |= _names(target)
