@@ -54,6 +54,17 @@ import triton
 import triton.language as tl
 
 @triton.jit
+def k(x_ptr, seqlens_ptr, D, BLOCK: tl.constexpr):
+    n = tl.load(seqlens_ptr + tl.program_id(0))
+    if tl.program_id(1) * BLOCK >= n:  # a test of run-time values: every specialization compiles past it
+        return
+    tl.store(x_ptr + tl.arange(0, D), 0.0)  # expect: KL112
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
 def k(x_ptr, n):
     offs = tl.arange(0, n)  # expect: KL112
     tl.store(x_ptr + offs, 0.0)
@@ -73,6 +84,18 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
 ''',
     )
     good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    if MODE == 1:  # a specialization that is never launched may keep a runtime arange
+        offs = tl.arange(0, n)
+    else:
+        offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+''',
         '''
 import triton
 import triton.language as tl

@@ -91,8 +91,8 @@ def _runtime_aranges(model, prover) -> list[tuple]:
         names = sorted(n for n in {**free_vars(lane.start), **free_vars(lane.end)} if n in prover.scalars)
         if not names or lane.node is None:
             continue
-        if any(set(free_vars(test)) & model.constexprs for test in lane.branches):
-            continue  # under a test of compile-time values: a specialization may leave it out
+        if any(set(free_vars(test)) and set(free_vars(test)) <= model.constexprs for test in lane.branches):
+            continue  # under a test of compile-time values only: a specialization may leave it out
         out.append((lane, names))
     return out
 
