@@ -1,7 +1,7 @@
+from kernlint.engine.findings import discovered_helper
 from kernlint.engine.run import runtime_aranges
 from kernlint.model import Level
 from kernlint.rule import Confirmation
-from kernlint.source.names import child_nodes
 from kernlint.source.rulebase import SourceRule
 
 
@@ -126,8 +126,8 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
             if id(lane.node) in reported:
                 continue
             reported.add(id(lane.node))
-            helper = _holder(state, lane.node)
-            within = f" (in `{helper.kernel.name}`, called from `{state.name}`)" if helper is not None else ""
+            helper = discovered_helper(state, lane.helper)
+            within = f" (in `{lane.helper}`, called from `{state.name}`)" if lane.helper is not None else ""
             shown = ", ".join(f"`{n}`" for n in names)
             message = (f"`{lane.text}`{within} reads {shown}, a parameter of `{state.name}` that is not "
                        f"`tl.constexpr`: Triton rejects the kernel at its first launch (`arange's arguments must "
@@ -137,17 +137,3 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
             if helper is not None:
                 finding.span = helper.locator.span(lane.node, None)
             yield finding
-
-
-def _holder(state, node):
-    """The module's other kernel (a ``@triton.jit`` helper) whose body holds ``node``, or None."""
-    for kernel in state.info.kernels:
-        if kernel is state.kernel:
-            continue
-        todo = [kernel.node]
-        while todo:
-            n = todo.pop()
-            if n is node:
-                return kernel
-            todo.extend(child_nodes(n))
-    return None

@@ -1,6 +1,7 @@
 """ModuleFacts: launches, their bound arguments and the host values behind them, found once per module."""
 
 import libcst as cst
+import pytest
 
 from kernlint.source.discover import discover
 
@@ -716,9 +717,15 @@ def run(x):
     assert [l.grid_text for l in info.facts.launches_of(second)] == ["(triton.cdiv(x.numel(), 64),)"]
 
 
-def test_a_value_the_only_autotune_config_sets_is_given_twice():
-    one = facts('''
-@triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+@pytest.mark.parametrize("configs, error", [
+    ('[triton.Config({"BLOCK": 64})]', "TypeError: got multiple values for keyword argument 'BLOCK'"),
+    ('[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})]', "Conflicting meta-parameters: BLOCK"),
+])
+def test_a_value_every_autotune_config_sets_fails_as_the_autotuner_fails(configs, error):
+    # one config is not benchmarked: the call gets the value twice; several are, and the
+    # benchmark rejects the value the launch gives
+    f = facts(f'''
+@triton.autotune(configs={configs}, key=["n"])
 @triton.jit
 def tuned(x_ptr, n, BLOCK: tl.constexpr):
     tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
@@ -727,17 +734,5 @@ def tuned(x_ptr, n, BLOCK: tl.constexpr):
 def launch(x):
     tuned[(1,)](x, x.numel(), BLOCK=64)
 ''')
-    (launch,) = one.launches_of("tuned")
-    assert "got multiple values for keyword argument 'BLOCK'" in launch.misfit
-    two = facts('''
-@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
-@triton.jit
-def tuned(x_ptr, n, BLOCK: tl.constexpr):
-    tl.store(x_ptr + tl.arange(0, BLOCK), 0.0, mask=tl.arange(0, BLOCK) < n)
-
-
-def launch(x):
-    tuned[(1,)](x, x.numel(), BLOCK=64)
-''')
-    (launch,) = two.launches_of("tuned")
-    assert "Conflicting meta-parameters: BLOCK" in launch.misfit
+    (launch,) = f.launches_of("tuned")
+    assert error in launch.misfit

@@ -922,7 +922,7 @@ class Evaluator:
         self.lane_ids += 1
         module = self.info.module
         lane = Lane(self.lane_ids, start.term, end.term, lambda: source_text(module, node).strip(), node,
-                    self._branches())
+                    self._branches(), self.helpers[-1] if self.helpers else None)
         self.model.lanes.append(lane)
         return Num(start.term + lane.var(0), 1, frozenset({(lane, 0)}) | start.lanes | end.lanes)
 

@@ -66,7 +66,7 @@ def named(state, access) -> tuple[str, str]:
 
 def reported_once(rule, state, access, message, **evidence):
     """The finding at the access (once per access, however many kernels inline its helper)."""
-    node, helper = access.node, _discovered(state, access.helper)
+    node, helper = access.node, discovered_helper(state, access.helper)
     if access.helper is not None and helper is None:
         node = access.site  # a helper the module does not list as a kernel: report at the call
     reported = state.info.__dict__.setdefault("_bounds_reported", set())
@@ -83,17 +83,15 @@ def reported_once(rule, state, access, message, **evidence):
 def access_line(state, access) -> int:
     """The line a reader finds the access on: its own call, or the call of a helper the module does
     not list as a kernel."""
-    helper = _discovered(state, access.helper)
+    helper = discovered_helper(state, access.helper)
     if helper is not None:
         return helper.locator.span(access.node, None).line
     return state.kernel.locator.span(access.site if access.helper is not None else access.node, None).line
 
 
-def _discovered(state, name: str | None):
+def discovered_helper(state, name: str | None):
     """The helper's own entry among the module's kernels (a ``@triton.jit`` function)."""
-    if name is None:
-        return None
-    return next((k for k in state.info.kernels if k.kernel.name == name), None)
+    return state.info.discovered(name) if name is not None else None
 
 
 def _mask_node(access):

@@ -84,6 +84,8 @@ class Lane:
     node: object = field(default=None, compare=False, hash=False)
     #: the ``if`` conditions it is evaluated under (a branch a constexpr prunes is not compiled)
     branches: tuple = field(default=(), compare=False, hash=False)
+    #: the inlined helper it is written in (None: the kernel itself)
+    helper: str | None = field(default=None, compare=False, hash=False)
 
     @property
     def text(self) -> str:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kernlint.ir.param_use import ParamUse, param_use
-from kernlint.model import BoundArg, Frontend, Kernel, Launch
+from kernlint.model import BoundArg, Kernel, Launch
 from kernlint.source.configs import DTYPE_TEXT, constexpr_literal, parse_config
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
 
@@ -193,17 +193,6 @@ class _Target:
             elif p in self.use.lane_strides and "last" in verdicts and "other" not in verdicts:
                 out.add(p)  # a 1-D index scaled by the last stride the call passes for its tensor
         return out
-
-
-def _discovered(info: ModuleInfo, kernel: Kernel | str) -> DiscoveredKernel | None:
-    """The source phase's kernel for ``kernel`` (by name, and by line when a Kernel is given: one
-    name can be defined twice)."""
-    name = kernel if isinstance(kernel, str) else kernel.name
-    same = [k for k in info.kernels if k.kernel.name == name and k.kernel.frontend is Frontend.TRITON]
-    if not isinstance(kernel, str):
-        at = [k for k in same if k.kernel.span.line == kernel.span.line]
-        same = at or same
-    return same[0] if same else None
 
 
 def _target(info: ModuleInfo, found: DiscoveredKernel) -> _Target:
@@ -439,7 +428,7 @@ def specializations_for(kernel: Kernel | str, module: ModuleInfo | str, max_conf
 
     name = kernel if isinstance(kernel, str) else kernel.name
     info = module if isinstance(module, ModuleInfo) else read_module("<module>", module)
-    found = _discovered(info, kernel) if info is not None else None
+    found = info.discovered(kernel) if info is not None else None
     if found is None:
         return [], [f"kernel {name} not found"]
     ks = _target(info, found)

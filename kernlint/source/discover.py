@@ -160,6 +160,15 @@ class ModuleInfo:
     def launches_of(self, name: str) -> list[Launch]:
         return launch_index(self).get(name, [])
 
+    def discovered(self, kernel: "Kernel | str") -> "DiscoveredKernel | None":
+        """The module's Triton kernel ``kernel`` (by name, and by line where a Kernel is given: one
+        name can be defined twice)."""
+        name = kernel if isinstance(kernel, str) else kernel.name
+        same = [k for k in self.kernels if k.kernel.name == name and k.kernel.frontend is Frontend.TRITON]
+        if not isinstance(kernel, str):
+            same = [k for k in same if k.kernel.span.line == kernel.span.line] or same
+        return same[0] if same else None
+
     @property
     def inlined_kernels(self) -> frozenset[str]:
         """The module's Triton kernels another of its kernels calls (``@triton.jit`` helpers): their
