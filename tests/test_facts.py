@@ -736,3 +736,18 @@ def launch(x):
 ''')
     (launch,) = f.launches_of("tuned")
     assert error in launch.misfit
+
+
+def test_a_decorator_applied_by_hand_may_give_the_parameters_a_launch_leaves_out():
+    f = facts('''
+tuner = triton.autotune(configs=[triton.Config({"BLOCK_N": n}) for n in (64, 128)], key=["N"])
+if torch.cuda.is_available():
+    mm = tuner(mm)
+
+
+def launch(a, c, M, N):
+    mm[(triton.cdiv(M, 64),)](a, c, M, N, BLOCK_M=64, BLOCK_K=32)
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.misfit == ""
+    assert [d.name for d in f.kernel("mm").decorators] == ["tuner", "triton.jit"]

@@ -221,6 +221,14 @@ def _params(module: cst.Module, fn: cst.FunctionDef, imports: N.ImportMap) -> li
     return out
 
 
+def _applied_by_hand(module: cst.Module, callee: cst.BaseExpression, imports: N.ImportMap) -> Decorator:
+    """The decorator ``k = callee(k)`` applies: ``callee`` itself, or the decorator a call makes
+    (``triton.autotune(configs=...)(k)``, its configs not read: it may give any parameter a value)."""
+    if isinstance(callee, cst.Call):
+        return Decorator(name=imports.resolve(callee.func) or _code(module, callee.func))
+    return Decorator(name=imports.resolve(callee) or _code(module, callee))
+
+
 def _constexpr_annotation(annotation: cst.BaseExpression, imports: N.ImportMap) -> bool:
     """``tl.constexpr``, or a string naming it (``"tl.constexpr"``: Triton reads an annotation's text
     and takes any that says ``constexpr``)."""
@@ -388,6 +396,8 @@ class _Finder:
     def __init__(self, info: ModuleInfo) -> None:
         self.info = info
         self.jit_wrapped: set[str] = set()
+        #: function name -> the callees of ``name = callee(name)`` statements (decorators applied by hand)
+        self.rewrapped: dict[str, list[cst.BaseExpression]] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
         self.kernel_nodes: list[tuple[cst.FunctionDef, Frontend, list[Decorator]]] = []
         self.tilelang_blocks = "Kernel" in info.source and ("tilelang" in info.source or "tvm" in info.source)
@@ -430,6 +440,10 @@ class _Finder:
             for arg in value.args:
                 if isinstance(arg.value, cst.Name):
                     self.jit_wrapped.add(arg.value.value)
+        # k = wrapper(k): a decorator applied by hand (``k = fp8_autotune(k)``, ``k = triton.autotune(...)(k)``)
+        elif (isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name)
+                and value.args[0].value.value == name and value.args[0].keyword is None):
+            self.rewrapped.setdefault(name, []).append(value.func)
 
     def function(self, node: cst.FunctionDef) -> None:
         self.functions.setdefault(node.name.value, node)
@@ -495,6 +509,8 @@ def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
             same_name.setdefault(node.name.value, []).append(node)
     for fn, frontend, decos in nodes:
         name = fn.name.value
+        # a decorator applied by hand wraps the others: outermost, in the order applied
+        decos = [_applied_by_hand(module, callee, info.imports) for callee in reversed(finder.rewrapped.get(name, ()))] + decos
         defs = same_name.get(name, [])
         if len(defs) == len(starts.get(name, ())) > 1:
             # one name defined twice: the k-th def in the text is the k-th FunctionDef in the tree
