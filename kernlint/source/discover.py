@@ -221,14 +221,6 @@ def _params(module: cst.Module, fn: cst.FunctionDef, imports: N.ImportMap) -> li
     return out
 
 
-def _applied_by_hand(module: cst.Module, callee: cst.BaseExpression, imports: N.ImportMap) -> Decorator:
-    """The decorator ``k = callee(k)`` applies: ``callee`` itself, or the decorator a call makes
-    (``triton.autotune(configs=...)(k)``, its configs not read: it may give any parameter a value)."""
-    if isinstance(callee, cst.Call):
-        return Decorator(name=imports.resolve(callee.func) or _code(module, callee.func))
-    return Decorator(name=imports.resolve(callee) or _code(module, callee))
-
-
 def _constexpr_annotation(annotation: cst.BaseExpression, imports: N.ImportMap) -> bool:
     """``tl.constexpr``, or a string naming it (``"tl.constexpr"``: Triton reads an annotation's text
     and takes any that says ``constexpr``)."""
@@ -238,8 +230,9 @@ def _constexpr_annotation(annotation: cst.BaseExpression, imports: N.ImportMap) 
     return (imports.resolve(annotation) or "").endswith("constexpr")
 
 
-def _decorator_name(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> str:
-    expr = dec.decorator
+def _decorator_name(module: cst.Module, expr: cst.BaseExpression, imports: N.ImportMap) -> str:
+    """The name of a decorator as written, ``@triton.autotune(...)`` or ``@jit`` (the expression
+    after ``@``, or the callee of ``k = callee(k)``)."""
     target = expr.func if isinstance(expr, cst.Call) else expr
     return imports.resolve(target) or _code(module, target)
 
@@ -247,7 +240,7 @@ def _decorator_name(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap
 def _decorator(module: cst.Module, dec: cst.Decorator, imports: N.ImportMap) -> Decorator:
     expr = dec.decorator
     call = expr if isinstance(expr, cst.Call) else None
-    d = Decorator(name=_decorator_name(module, dec, imports))
+    d = Decorator(name=_decorator_name(module, dec.decorator, imports))
     entries = N.heuristics_entries(expr, imports.resolve)
     if entries is not None:
         d.reads = {name: N.mapping_reads(fn) for name, fn in entries.items()}
@@ -448,7 +441,7 @@ class _Finder:
     def function(self, node: cst.FunctionDef) -> None:
         self.functions.setdefault(node.name.value, node)
         module, imports = self.info.module, self.info.imports
-        frontend = N.kernel_frontend({_decorator_name(module, d, imports) for d in node.decorators})
+        frontend = N.kernel_frontend({_decorator_name(module, d.decorator, imports) for d in node.decorators})
         if frontend is None and self.tilelang_blocks and self._has_tilelang_kernel_block(node):
             frontend = Frontend.TILELANG
         if frontend is not None:
@@ -509,8 +502,10 @@ def discover(path: str, source: str, module: cst.Module) -> ModuleInfo:
             same_name.setdefault(node.name.value, []).append(node)
     for fn, frontend, decos in nodes:
         name = fn.name.value
-        # a decorator applied by hand wraps the others: outermost, in the order applied
-        decos = [_applied_by_hand(module, callee, info.imports) for callee in reversed(finder.rewrapped.get(name, ()))] + decos
+        # a decorator applied by hand wraps the others: outermost, in the order applied (one a call
+        # makes, ``triton.autotune(configs=...)(k)``, is named by its callee: its configs are not read)
+        decos = [Decorator(name=_decorator_name(module, callee, info.imports))
+                 for callee in reversed(finder.rewrapped.get(name, ()))] + decos
         defs = same_name.get(name, [])
         if len(defs) == len(starts.get(name, ())) > 1:
             # one name defined twice: the k-th def in the text is the k-th FunctionDef in the tree

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-_BLOCKS = (cst.If, cst.For, cst.While, cst.With, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)
+from kernlint.source.names import bindings
 
 
 @dataclass
@@ -29,51 +29,29 @@ class ScopeAliases:
 
 def scope_aliases(body, params: set[str], kernels: set[str]) -> ScopeAliases:
     """The aliases of one scope's statements (not those of the functions and classes it defines)."""
-    choices: dict[str, list[list[str]]] = {}
-    other: set[str] = set(params)
-    todo = list(body)
-    while todo:
-        stmt = todo.pop()
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                _binding(small, kernels, choices, other)
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            other.add(stmt.name.value)
-        elif isinstance(stmt, _BLOCKS):
-            if isinstance(stmt, cst.For):
-                other |= _names(stmt.target)
-            if isinstance(stmt, cst.With):
-                for item in stmt.items:
-                    if item.asname is not None:
-                        other |= _names(item.asname.name)
-            if isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
-                other |= _names(stmt.name.name)
-            for part in (stmt.body, getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None),
-                         *getattr(stmt, "handlers", ())):
-                if isinstance(part, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-                    todo.extend(part.body)
-                elif part is not None:
-                    todo.append(part)
-    out = ScopeAliases(bound=set(choices) | other)
-    for name, bindings in choices.items():
-        if len(bindings) == 1 and name not in other and name not in kernels:
-            out.aliases[name] = tuple(dict.fromkeys(sorted(bindings[0])))
+    found: dict[str, list] = {}
+    for name, node in bindings(body):
+        found.setdefault(name, []).append(node)
+    out = ScopeAliases(bound=set(found) | params)
+    for name, nodes in found.items():
+        if len(nodes) != 1 or name in params or name in kernels:
+            continue
+        choices = _kernel_binding(nodes[0], kernels)
+        if choices is not None:
+            out.aliases[name] = tuple(dict.fromkeys(sorted(choices)))
     return out
 
 
-def _binding(small, kernels: set[str], choices: dict, other: set[str]) -> None:
-    if isinstance(small, (cst.Assign, cst.AnnAssign)):
-        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-        value = small.value
-        if len(targets) == 1 and isinstance(targets[0], cst.Name) and value is not None:
-            found = kernel_choices(value, kernels)
-            if found is not None:
-                choices.setdefault(targets[0].value, []).append(found)
-                return
-        for target in targets:
-            other |= _names(target)
-    elif isinstance(small, cst.AugAssign):
-        other |= _names(small.target)
+def _kernel_binding(node, kernels: set[str]) -> list[str] | None:
+    """The kernels ``name = <kernel or choice of kernels>`` binds its one target to; None for any
+    other binding."""
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        target = node.targets[0].target
+    elif isinstance(node, cst.AnnAssign) and node.value is not None:
+        target = node.target
+    else:
+        return None
+    return kernel_choices(node.value, kernels) if isinstance(target, cst.Name) else None
 
 
 def kernel_choices(expr: cst.BaseExpression, kernels: set[str]) -> list[str] | None:
@@ -84,16 +62,6 @@ def kernel_choices(expr: cst.BaseExpression, kernels: set[str]) -> list[str] | N
         body, orelse = kernel_choices(expr.body, kernels), kernel_choices(expr.orelse, kernels)
         return body + orelse if body is not None and orelse is not None else None
     return None
-
-
-def _names(target) -> set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return {n for element in target.elements for n in _names(element.value)}
-    if isinstance(target, cst.StarredElement):
-        return _names(target.value)
-    return set()
 
 
 def _params(fn: cst.FunctionDef) -> set[str]:

@@ -365,7 +365,14 @@ def call_arguments(fn: cst.FunctionDef, call: cst.Call) -> tuple[dict[str, cst.B
 
 def assigned_names(body) -> set[str]:
     """Names a block assigns (statements only: a walk without a libcst visitor)."""
-    names: set[str] = set()
+    return {name for name, node in bindings(body) if type(node) not in (cst.FunctionDef, cst.ClassDef)}
+
+
+def bindings(body):
+    """(name, node) of each binding a block makes, by statements only (no libcst visitor, nor the
+    bodies of the functions and classes it defines): the node is the small statement that binds it
+    (an assignment, a walrus), the ``for``, ``if`` (a walrus in its test), ``with`` or except
+    handler, or the ``def``/``class`` that defines it."""
     todo = list(body.body if isinstance(body, cst.BaseSuite) else body)
     while todo:
         stmt = todo.pop()
@@ -375,24 +382,26 @@ def assigned_names(body) -> set[str]:
                 small_kind = type(small)
                 if small_kind is cst.Assign:
                     for t in small.targets:
-                        _targets(t.target, names)
+                        yield from ((n, small) for n in target_names(t.target))
                 elif small_kind in (cst.AugAssign, cst.AnnAssign):
-                    _targets(small.target, names)
+                    yield from ((n, small) for n in target_names(small.target))
                 elif small_kind is cst.Expr and type(small.value) is cst.NamedExpr:
-                    _targets(small.value.target, names)
+                    yield from ((n, small) for n in target_names(small.value.target))
+        elif kind in (cst.FunctionDef, cst.ClassDef):
+            yield stmt.name.value, stmt
         elif kind in (cst.For, cst.While, cst.If, cst.With, cst.Try):
             if kind is cst.For:
-                _targets(stmt.target, names)
+                yield from ((n, stmt) for n in target_names(stmt.target))
             elif kind is cst.If and isinstance(stmt.test, cst.NamedExpr):
-                _targets(stmt.test.target, names)
+                yield from ((n, stmt) for n in target_names(stmt.test.target))
             elif kind is cst.With:
                 for item in stmt.items:
                     if item.asname is not None:
-                        _targets(item.asname.name, names)
+                        yield from ((n, stmt) for n in target_names(item.asname.name))
             elif kind is cst.Try:
                 for handler in stmt.handlers:
                     if handler.name is not None:
-                        _targets(handler.name.name, names)
+                        yield from ((n, handler) for n in target_names(handler.name.name))
                     todo.extend(handler.body.body)
                 if stmt.finalbody is not None:
                     todo.extend(stmt.finalbody.body.body)
@@ -402,7 +411,6 @@ def assigned_names(body) -> set[str]:
                 todo.append(orelse)
             elif orelse is not None:
                 todo.extend(orelse.body.body)
-    return names
 
 
 def target_names(node) -> set[str]:
