@@ -112,6 +112,14 @@ class HostScope:
         held = self.env.get(_PATH)
         return held.value if held is not None else ()
 
+    def stated_rank(self, tensor: str) -> int | None:
+        """The rank of ``tensor`` a test the path guarantees states (:func:`held_tests`)."""
+        for test, holds in held_tests(self):
+            stated = _stated_rank(test, cst.Equal if holds else cst.NotEqual)
+            if stated is not None and stated[0] == tensor:
+                return stated[1]
+        return None
+
     def indexed_axes(self, also: tuple = ()) -> dict[str, tuple[int | None, int, int]]:
         """Each tensor's axes as the host code at the launch (its bindings, asserts and ``also``, the
         launch's own expressions) reads them: (the rank an assert states, ``assert x.dim() == 4``;
@@ -120,11 +128,12 @@ class HostScope:
         nodes += [n for n in (*self.asserts, *also) if isinstance(n, cst.CSTNode)]
         return _indexed_axes(nodes)
 
-    def unpacked_rank(self, tensor: str) -> int | None:
+    def unpacked_rank(self, tensor: str, current: Binding | None = None) -> int | None:
         """The number of names ``tensor.shape`` was unpacked into on the path (``M, N = x.shape``;
-        ``B, T, H, K, V = *k.shape, v.shape[-1]``: 4 of ``k``)."""
+        ``B, T, H, K, V = *k.shape, v.shape[-1]``: 4 of ``k``), where the unpacking read ``current``,
+        the binding of ``tensor`` asked about (not one the name had before it was bound again)."""
         for b in self.env.values():
-            if b.index is None:
+            if b.index is None or (b.seen or {}).get(tensor) is not current:
                 continue
             if shape_tensor(b.node) == tensor:
                 return b.arity
@@ -248,10 +257,12 @@ def _axis_of(node) -> tuple[str, int] | None:
     return None
 
 
-def _stated_rank(node) -> tuple[str, int] | None:
-    """(tensor, rank) of ``x.dim() == 4``, ``x.ndim == 4``, ``len(x.shape) == 4`` (either side)."""
+def _stated_rank(node, equal: type = cst.Equal) -> tuple[str, int] | None:
+    """(tensor, rank) of ``x.dim() == 4``, ``x.ndim == 4``, ``len(x.shape) == 4`` or
+    ``x.shape == (B, H, N, D)`` (either side); ``equal``: the operator that states it (``cst.NotEqual``
+    for a test that fails)."""
     if not (type(node) is cst.Comparison and len(node.comparisons) == 1
-            and type(node.comparisons[0].operator) is cst.Equal):
+            and type(node.comparisons[0].operator) is equal):
         return None
     sides = (node.left, node.comparisons[0].comparator)
     for a, b in (sides, sides[::-1]):
@@ -259,7 +270,35 @@ def _stated_rank(node) -> tuple[str, int] | None:
         tensor = _rank_of(a) if n is not None else None
         if tensor is not None:
             return tensor, n
+        listed = shape_listed(b)
+        tensor = shape_tensor(a) if listed is not None else None
+        if tensor is not None:
+            return tensor, len(listed)
     return None
+
+
+def shape_listed(node) -> list | None:
+    """The sizes a shape is compared with, written out: ``(B, N)``, ``[B, N]``, ``torch.Size([B, N])``."""
+    if isinstance(node, cst.Call) and N.dotted(node.func) in ("torch.Size", "Size") and len(node.args) == 1:
+        node = node.args[0].value
+    if isinstance(node, (cst.Tuple, cst.List)) and all(isinstance(e, cst.Element) for e in node.elements):
+        return [e.value for e in node.elements]
+    return None
+
+
+def held_tests(scope: "HostScope"):
+    """(comparison, holds) of each test the path to a launch guarantees: the parts of its asserts'
+    ``and``s, of the ``if`` branches it sits in, and of the ``if ...: raise`` guards it passed (each
+    part of their ``or``, failed)."""
+    todo = [(t, True) for t in scope.asserts] + list(scope.conditions)
+    while todo:
+        test, holds = todo.pop()
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
+            todo += [(test.left, holds), (test.right, holds)]
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            todo.append((test.expression, not holds))
+        elif isinstance(test, cst.Comparison):
+            yield test, holds
 
 
 def _rank_of(node) -> str | None:

@@ -41,7 +41,12 @@ it out is one the wrapper accepts, so the default's branches are judged. An axis
 back (`k.size(-2)`) is the one counted from the front (`k.shape[2]`) where the wrapper shows the
 tensor's rank (`assert k.dim() == 4`, or a later axis it reads, `k.stride(3)`). Of a test the
 wrapper passes (an `assert`, an `if` it stands in, an `if ...: raise` guard) each part the engine
-reads counts on its own: `if x is None or n % 128: raise` leaves `n % 128 == 0`. A `@triton.jit`
+reads counts on its own: `if x is None or n % 128: raise` leaves `n % 128 == 0`; a shape written out
+(`assert bias.shape == (N,)`, `if s.ndim != 1 or s.size(0) != M: raise`) gives a parameter tensor its
+rank and sizes. A mask that lets lanes through up to a value the kernel loads (`offs < end - start`
+of two loads of `cu_seqlens`) keeps them inside the tensor by a contract between the host and its
+metadata that the code does not state: such an access is proven where it can be, never convicted,
+since its witness would rest on what memory holds. A `@triton.jit`
 helper another kernel of the module calls, and nothing launches, is judged inlined at each call, under
 what that call passes (its block sizes are the caller's), not alone.
 

@@ -26,7 +26,9 @@ loop iteration where the mask holds and the address falls outside the tensor, at
 in the module allows (or, without one, outside a bound the kernel's own masks state)? The
 message carries the witness. Stores are accepted without a mask when the solver proves them in
 range: sizes asserted divisible by the block, grids that count whole blocks, and extents the
-wrapper rounds up to a multiple of the block (`round_n = math.ceil(n / 64) * 64`).
+wrapper rounds up to a multiple of the block (`round_n = math.ceil(n / 64) * 64`). What the
+wrapper's checks state of a tensor's shape, and masks bounded by loaded lengths, are read as KL101
+reads them.
 
 ## Why is this bad?
 An out-of-bounds store corrupts whatever lives after the output tensor — often another live tensor

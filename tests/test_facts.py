@@ -188,10 +188,33 @@ def launch(a, c, flag):
     code = cst.Module([]).code_for_node
     assert code(scope.binding("stride").node).split() == ["a.stride(", "0)"]
     assert (scope.binding("N").index, scope.binding("N").arity, code(scope.binding("N").node)) == (1, 2, "a.shape")
-    assert scope.unpacked_rank("a") == 2 and scope.binding("flag").how == "parameter"
+    assert scope.unpacked_rank("a", scope.binding("a")) == 2 and scope.binding("flag").how == "parameter"
     assert [code(t) for t in scope.asserts] == ["M > 0"]  # ``N > 1`` holds on one path only
     assert [(code(t), holds) for t, holds in scope.conditions] == [("N > 4096", False), ("M > 8", True)]
     assert launch.args["N"].node is not None and code(launch.args["N"].node) == "N"
+
+
+def test_a_rank_the_checks_on_the_path_state():
+    """``assert b.shape == (N,)``, ``torch.Size([...])``, ``if s.ndim != 1 or ...: raise`` state a rank; a
+    test on a path the launch is not on does not, nor an unpacking of a name bound again after it."""
+    f = facts('''
+def launch(x, b, s, t, w, flag):
+    M, N = x.shape
+    assert b.shape == (N,) and M > 0
+    assert torch.Size([M, N, 2]) == t.size()
+    if s.ndim != 1 or s.size(0) != M:
+        raise ValueError("one per row")
+    if flag:
+        assert w.dim() == 2
+    _, K = w.shape
+    w = w.transpose(0, 1).contiguous()
+    mm[(M,)](x, w, M, N, BLOCK_M=64, BLOCK_N=64, BLOCK_K=BLOCK_K)
+''')
+    (launch,) = f.launches_of("mm")
+    scope = launch.scope
+    assert [scope.stated_rank(n) for n in ("b", "t", "s", "w")] == [1, 3, 1, None]
+    assert scope.unpacked_rank("x", scope.binding("x")) == 2
+    assert scope.unpacked_rank("w", scope.binding("w")) is None  # ``w`` was bound again after ``_, K = w.shape``
 
 
 def test_a_launch_after_a_one_line_grid_function_is_found_and_its_grid_read():
@@ -547,7 +570,7 @@ def launch(k, v, c):
     (launch,) = f.launches_of("mm")
     scope = launch.scope
     code = cst.Module([]).code_for_node
-    assert scope.unpacked_rank("k") == 4
+    assert scope.unpacked_rank("k", scope.binding("k")) == 4
     t, v = scope.binding("T"), scope.binding("V")
     assert unpacked_part(t.node, t.index, t.arity) == ("k", 1)
     assert code(unpacked_part(v.node, v.index, v.arity)) == "v.shape[-1]"

@@ -1,6 +1,7 @@
 """A bound one access's mask states for an index is taken as that index's extent for the kernel's
 other tensors (no launch gives theirs), unless the kernel gives the lanes past it values of their own
-through ``tl.where``: then the bound splits the axis (the rotary part of a head), it is no extent."""
+through ``tl.where``: then the bound splits the axis (the rotary part of a head), it is no extent. A
+bound the kernel loads from memory is a contract with the host: proven against, never convicted."""
 
 from kernlint import catalogue
 from kernlint.source.phase import lint_text
@@ -37,3 +38,38 @@ def test_lanes_given_values_of_their_own_past_a_bound_are_live():
 def test_a_bound_whose_lanes_past_it_get_a_constant_is_an_extent():
     # past ROT everything is zero: the unmasked loads of x and w read past what the mask states
     assert _bounds(ROTARY.replace("PAST", "0.0")) == [(11, "KL101"), (12, "KL101"), (15, "KL102")]
+
+
+SEGMENT_SUM = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def segment_sum(x_ptr, starts_ptr, y_ptr, C, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    LENGTH
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + pid * C + offs, mask=offs < length, other=0.0)
+    tl.store(y_ptr + pid, tl.sum(v))
+
+
+def run(x, starts):
+    rows, C = x.shape
+    y = torch.empty(rows, device=x.device)
+    segment_sum[(rows,)](x, starts, y, C, C + 1, BLOCK=triton.next_power_of_2(C + 1))
+    return y
+'''
+
+
+def test_a_length_the_kernel_loads_is_a_contract_not_convicted():
+    # lanes pass up to a length read from memory: only metadata longer than a row could run past it
+    loaded = "length = tl.load(starts_ptr + pid + 1) - tl.load(starts_ptr + pid)"
+    assert _bounds(SEGMENT_SUM.replace("LENGTH", loaded)) == []
+
+
+def test_a_length_the_wrapper_passes_is_judged():
+    # the same bound passed by the wrapper, one past the row: the last lane reads the next row's first
+    # element, and the last row's reads past the tensor
+    assert _bounds(SEGMENT_SUM.replace("LENGTH", "length = n")) == [(12, "KL101")]

@@ -21,9 +21,10 @@ import libcst as cst
 import z3
 
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
-from kernlint.engine.terms import disjunction, free_vars, int_op
+from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
-    ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, front_axis, returned_expression, shape_tensor, size_arguments,
+    ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, front_axis, returned_expression, shape_listed, shape_tensor,
+    size_arguments,
     unpacked_part,
 )
 from kernlint.source.configs import config_values, int_values, tuned_names
@@ -236,6 +237,11 @@ class _Wrapper:
         like = _like(node)
         if like is not None:
             return self.tensor_dims(like)
+        if isinstance(node, cst.IfExp):  # ``x if x.is_contiguous() else x.contiguous()``
+            kept = _shape_kept(node.body)
+            if kept is not None and kept == _shape_kept(node.orelse):
+                return self.tensor_dims(kept)
+            return None
         same = _same_storage(node)
         if same is not None:
             base = self.tensor_dims(same[0])
@@ -263,8 +269,15 @@ class _Wrapper:
         return dims if dims and all(d is not None for d in dims) else None
 
     def _unpacked(self, name: str) -> list | None:
-        """``M, N = x.shape`` before the launch."""
-        rank = self.scope.unpacked_rank(name) if self.scope is not None else None
+        """``M, N = x.shape`` before the launch, or a rank a test on its path states (``assert
+        x.shape == (M, N)``, ``if x.dim() != 2: raise``): its sizes, each a size of its own."""
+        if self.scope is None or self.inlined is not None:
+            return None
+        current = self.binding(name)
+        rank = self.scope.unpacked_rank(name, current)
+        if not rank and (current is None or current.node is None):
+            # (the checks do not say which binding of a name bound again they read: only a parameter's)
+            rank = self.scope.stated_rank(name)
         if not rank:
             return None
         return [self.size(f"{name}.shape[{i}]", f"{name}.shape[{i}]") for i in range(rank)]
@@ -281,6 +294,21 @@ class _Wrapper:
             if front is not None:
                 i = front
         return self.size(f"{tensor}.shape[{i}]", f"{tensor}.shape[{i}]")
+
+    def _same_shape(self, left, right):
+        """``x.shape == (M, N)`` (either side; a list or ``torch.Size``): each size equal, where the
+        rank matches; None for any other comparison."""
+        for a, b in ((left, right), (right, left)):
+            tensor, listed = shape_tensor(a), shape_listed(b)
+            if tensor is None or listed is None:
+                continue
+            dims = self.tensor_dims(tensor)
+            if dims is not None and len(dims) != len(listed):
+                return None
+            sizes = [self.node(e) for e in listed]
+            parts = [self.dim(tensor, i) == v for i, v in enumerate(sizes) if v is not None and not z3.is_bool(v)]
+            return z3.And(parts) if parts else None
+        return None
 
     def front_axis(self, tensor: str, axis: int) -> int | None:
         if tensor not in self.fronted:
@@ -391,6 +419,11 @@ class _Wrapper:
                 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
             return self._membership(node.left, node.comparisons[0].comparator,
                                     isinstance(node.comparisons[0].operator, cst.In))
+        if kind is cst.Comparison and len(node.comparisons) == 1 \
+                and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+            same = self._same_shape(node.left, node.comparisons[0].comparator)
+            if same is not None:
+                return same if isinstance(node.comparisons[0].operator, cst.Equal) else z3.Not(same)
         if kind is cst.Comparison and len(node.comparisons) == 1:
             a, b = self.node(node.left), self.node(node.comparisons[0].comparator)
             if a is None or b is None:
@@ -636,6 +669,10 @@ class _Wrapper:
         term = self.node(test)
         if term is None or not z3.is_bool(term):
             return []
+        if holds and z3.is_and(term):  # ``x.shape == (M, N)``: an equation per size
+            return conjuncts([term])
+        if not holds and z3.is_distinct(term) and term.num_args() == 2:  # ``if x.size(0) != n: raise``
+            return [term.arg(0) == term.arg(1)]
         return [term if holds else z3.Not(term)]
 
     def tensor(self, arg) -> tuple | None:
@@ -740,6 +777,14 @@ def _same_storage(node) -> tuple[str, bool] | None:
     if method == "to" and not any(isinstance(n, cst.Call) for a in args for n in _calls(a.value)):
         return base, False
     return None
+
+
+def _shape_kept(node) -> str | None:
+    """The tensor whose shape ``node`` has: ``x``, ``x.contiguous()``, ``x.to(dtype)``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    same = _same_storage(node)
+    return same[0] if same is not None and not same[1] else None
 
 
 def _calls(node):
