@@ -696,3 +696,17 @@ def test_a_position_in_a_block_is_never_negative():
     # one before it can be -1 (argmax 0), which the witness shows
     (finding,) = _findings(ARGMAX_INDEX.replace("{shift}", " - 1"))
     assert finding.rule == "KL101" and finding.evidence["address"] == -1
+
+
+def test_a_grid_counted_with_another_axis_of_the_same_tensor_misses_the_tail():
+    """KL108: ``cdiv(M, 32)`` column blocks for a mask ``rn < N`` of ``M, N = x.shape``: the axes of one
+    tensor are independent, so a wider matrix leaves columns unstarted (no call with sizes in the file)."""
+    fixture = (Path(__file__).parents[1] / "fixtures" / "bounds" / "grid_other_axis_bad.py").read_text()
+    module = fixture[:fixture.index("def run(")]
+    rule = [catalogue.all_rules()["KL108"]()]
+    short, _ = lint_text("k.py", module, rule)
+    covered, _ = lint_text("k.py", module.replace("triton.cdiv(M, 32))", "triton.cdiv(N, 32))"), rule)
+    assert [f.rule for f in short.findings] == ["KL108"] and covered.findings == []
+    # sizes of two tensors may be tied by a contract the wrapper does not state: not convicted
+    apart = module.replace("M, N = x.shape", "M, N = x.shape[0], y_cols.shape[0]").replace("(x: torch.Tensor)", "(x, y_cols)")
+    assert lint_text("k.py", apart, rule)[0].findings == []

@@ -73,3 +73,30 @@ def test_a_length_the_wrapper_passes_is_judged():
     # the same bound passed by the wrapper, one past the row: the last lane reads the next row's first
     # element, and the last row's reads past the tensor
     assert _bounds(SEGMENT_SUM.replace("LENGTH", "length = n")) == [(12, "KL101")]
+
+
+def test_a_view_with_an_inferred_size_has_the_element_count_over_the_others():
+    # ``x.view(-1, D)``: x.shape[0] of the view is x.numel() / D, so rows of D elements stay inside
+    source = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_rows(x_ptr, y_ptr, n, D, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * D + offs, mask=offs < D)
+    tl.store(y_ptr + row * D + offs, v, mask=offs < D)
+
+
+def run(x):
+    D = x.shape[-1]
+    x = x.view(-1, D)
+    y = torch.empty_like(x)
+    copy_rows[(x.shape[0],)](x, y, x.numel(), D, BLOCK=triton.next_power_of_2(D))
+    return y
+'''
+    assert _bounds(source) == []
+    assert _bounds(source.replace("row * D + offs, v", "row * D + offs + 1, v")) == [(12, "KL102")]

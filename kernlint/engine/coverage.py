@@ -8,7 +8,7 @@ there a size the launch allows (its values, grid, asserts) where that largest el
 ``bound - 1``? Satisfiable: a :class:`Shortfall` with the sizes and the element missed. An index
 that also moves with a loop, or that the engine cannot show to grow, is not asked about; nor a
 bound the launch's grid is not made of (two sizes the wrapper receives apart say nothing), unless
-the grid is a constant. A constexpr the wrapper passes on from its own caller is asked about
+the grid is a constant or the bound is another axis of a tensor the grid counts an axis of. A constexpr the wrapper passes on from its own caller is asked about
 only where the grid is made of it too (``grid = (DK // BK,)`` with ``BK=BK``).
 """
 
@@ -20,7 +20,7 @@ import z3
 
 from kernlint.engine import monotone
 from kernlint.engine.evaluate import Access
-from kernlint.engine.launch_terms import LaunchFacts
+from kernlint.engine.launch_terms import SHAPE_NAME, LaunchFacts
 from kernlint.engine.query import Prover, _lane_domain, _related, reads_program_id
 from kernlint.engine.symbols import alike_in_every_program, at_least, int_var, position, shown_value
 from kernlint.engine.terms import free_vars, text
@@ -118,7 +118,7 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
     if any(n not in values for n in params):
         return None  # a size this launch does not pass: unknown
     given = z3.substitute(bound, *((model.params[n], values[n]) for n in params)) if params else bound
-    if known and not set(free_vars(given)) <= _related(known, facts.assumptions):
+    if known and not set(free_vars(given)) <= _related(_with_sibling_axes(known, facts), facts.assumptions):
         return None  # the bound is a size the grid is not made of (a grid of constants is short of any)
     # each access's lanes apart: two masks may put blocks of different lengths on one axis
     lanes = list(dict.fromkeys(c for _, a in members for c in _lane_domain(a.mask)))
@@ -146,6 +146,17 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
     if result != z3.sat:
         return None
     return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness)
+
+
+def _with_sibling_axes(known: set, facts: LaunchFacts) -> set:
+    """``known`` and the other sizes of each tensor a size in it is an axis of: the axes of one tensor
+    are independent (a grid of ``cdiv(M, B)`` for a mask ``n < N`` of ``M, N = x.shape`` is short for
+    every ``N`` past the blocks of ``M``), where sizes of two tensors may be related by a contract the
+    wrapper does not state."""
+    tensors = {m.group(1) for m in map(SHAPE_NAME.fullmatch, known) if m is not None}
+    if not tensors:
+        return known
+    return known | {n for n in facts.names if (m := SHAPE_NAME.fullmatch(n)) is not None and m.group(1) in tensors}
 
 
 def _corner(prover: Prover, domain: list, index, access: Access):

@@ -251,8 +251,10 @@ class _Wrapper:
             parts = [a.value for a in node.args]
             if len(parts) == 1 and isinstance(parts[0], (cst.Tuple, cst.List)):
                 parts = [el.value for el in parts[0].elements]
-            dims = [self.node(p) for p in parts]
-            return dims if dims and all(d is not None for d in dims) else None
+            dims = [int_val(-1) if int_literal(p) == -1 else self.node(p) for p in parts]
+            if not dims or any(d is None for d in dims):
+                return None
+            return self._inferred_size(node, dims)
         kind = _created_kind(node)
         if kind is None:
             return None
@@ -267,6 +269,19 @@ class _Wrapper:
             return self.tensor_dims(shape_of)
         dims = [self.node(p) for p in parts]
         return dims if dims and all(d is not None for d in dims) else None
+
+    def _inferred_size(self, view: cst.Call, dims: list) -> list | None:
+        """The sizes of ``x.view(-1, S, D)``: the one written -1 is a size of its own (the element
+        count of ``x`` over the others', left unstated: a count a stand-in caps would cap the view's
+        product of sizes, where an int32 product of them can pass 2**31 - 1)."""
+        inferred = [i for i, d in enumerate(dims) if z3.is_int_value(d) and d.as_long() == -1]
+        if not inferred:
+            return dims
+        i = inferred[0]
+        if len(inferred) > 1 or any(z3.is_int_value(d) and d.as_long() < 0 for d in dims[:i] + dims[i + 1:]):
+            return None
+        text = f"{source_text(self.state.info.module, view).strip()}.shape[{i}]"
+        return dims[:i] + [self.size(text, text)] + dims[i + 1:]
 
     def _unpacked(self, name: str) -> list | None:
         """``M, N = x.shape`` before the launch, or a rank a test on its path states (``assert
@@ -1009,7 +1024,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
     return out
 
 
-_SHAPE_NAME = re.compile(r"(.+)\.shape\[-?\d+\]")
+SHAPE_NAME = re.compile(r"(.+)\.shape\[-?\d+\]")
 
 
 def _numel_relations(names: dict) -> list:
@@ -1018,7 +1033,7 @@ def _numel_relations(names: dict) -> list:
     has a whole number of rows of any one size, so at least as many elements as that size."""
     out = []
     for name in names:
-        m = _SHAPE_NAME.fullmatch(name)
+        m = SHAPE_NAME.fullmatch(name)
         if m is not None and f"{m.group(1)}.numel()" in names:
             rows = int_var(f"{m.group(1)}.numel() / {name}")
             out += [at_least(rows, 1), int_var(f"{m.group(1)}.numel()") == int_var(name) * rows]
