@@ -113,11 +113,26 @@ class HostScope:
         return held.value if held is not None else ()
 
     def stated_rank(self, tensor: str) -> int | None:
-        """The rank of ``tensor`` a test the path guarantees states (:func:`held_tests`)."""
+        """The rank of ``tensor`` where the tests the path guarantees (:func:`held_tests`) state its
+        whole shape: written out (``x.shape == (M, N)``), or a rank and an equation for each size
+        (``x.ndim != 1 or x.size(0) != M``). A rank alone gives sizes nothing relates to the rest;
+        reading the tensor as laid out contiguously in them would invent a layout the wrapper does
+        not state (a packed ``qkv`` of rank 2 is no row of ``q_size + k_size`` elements)."""
+        rank, sized = None, set()
         for test, holds in held_tests(self):
-            stated = _stated_rank(test, cst.Equal if holds else cst.NotEqual)
+            equal = cst.Equal if holds else cst.NotEqual
+            stated = _stated_rank(test, equal)
             if stated is not None and stated[0] == tensor:
-                return stated[1]
+                if _stated_rank(test, equal, listed=False) is None:
+                    return stated[1]  # the shape written out
+                rank = stated[1]
+            if type(test.comparisons[0].operator) is equal and len(test.comparisons) == 1:
+                for side in (test.left, test.comparisons[0].comparator):
+                    axis = _axis_of(side)
+                    if axis is not None and axis[0] == tensor and not _is_stride(side):
+                        sized.add(axis[1])
+        if rank is not None and all(i in sized or i - rank in sized for i in range(rank)):
+            return rank
         return None
 
     def indexed_axes(self, also: tuple = ()) -> dict[str, tuple[int | None, int, int]]:
@@ -243,6 +258,10 @@ def _indexed_axes(nodes: list) -> dict[str, tuple[int | None, int, int]]:
     return {t: tuple(v) for t, v in out.items()}
 
 
+def _is_stride(node) -> bool:
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "stride"
+
+
 def _axis_of(node) -> tuple[str, int] | None:
     """(tensor, literal axis) of ``tensor.shape[i]``, ``tensor.size(i)`` or ``tensor.stride(i)``."""
     kind = type(node)
@@ -257,8 +276,8 @@ def _axis_of(node) -> tuple[str, int] | None:
     return None
 
 
-def _stated_rank(node, equal: type = cst.Equal) -> tuple[str, int] | None:
-    """(tensor, rank) of ``x.dim() == 4``, ``x.ndim == 4``, ``len(x.shape) == 4`` or
+def _stated_rank(node, equal: type = cst.Equal, listed: bool = True) -> tuple[str, int] | None:
+    """(tensor, rank) of ``x.dim() == 4``, ``x.ndim == 4``, ``len(x.shape) == 4`` or (``listed``)
     ``x.shape == (B, H, N, D)`` (either side); ``equal``: the operator that states it (``cst.NotEqual``
     for a test that fails)."""
     if not (type(node) is cst.Comparison and len(node.comparisons) == 1
@@ -270,10 +289,10 @@ def _stated_rank(node, equal: type = cst.Equal) -> tuple[str, int] | None:
         tensor = _rank_of(a) if n is not None else None
         if tensor is not None:
             return tensor, n
-        listed = shape_listed(b)
-        tensor = shape_tensor(a) if listed is not None else None
+        sizes = shape_listed(b) if listed else None
+        tensor = shape_tensor(a) if sizes is not None else None
         if tensor is not None:
-            return tensor, len(listed)
+            return tensor, len(sizes)
     return None
 
 

@@ -710,3 +710,35 @@ def test_a_grid_counted_with_another_axis_of_the_same_tensor_misses_the_tail():
     # sizes of two tensors may be tied by a contract the wrapper does not state: not convicted
     apart = module.replace("M, N = x.shape", "M, N = x.shape[0], y_cols.shape[0]").replace("(x: torch.Tensor)", "(x, y_cols)")
     assert lint_text("k.py", apart, rule)[0].findings == []
+
+
+def test_sizes_read_from_the_front_multiply_into_the_element_count():
+    """``indx.shape[0]`` programs of ``indx.shape[1]`` elements each stay inside ``indx.numel()``: a
+    tensor holds a whole number of blocks of the product of its leading sizes, whatever its rank."""
+    source = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def first_valid(indx_ptr, out_ptr, K: tl.constexpr):
+    pid = tl.program_id(0)
+    best = tl.load(indx_ptr + pid * K + SHIFT)
+    for i in tl.static_range(1, K):
+        v = tl.load(indx_ptr + pid * K + i)
+        best = tl.where(best == -1, v, best)
+    tl.store(out_ptr + pid, best)
+
+
+def run(x, indx):
+    assert x.shape[0] == indx.numel()
+    out = torch.empty((indx.shape[0],), dtype=torch.int32, device=indx.device)
+    first_valid[(indx.shape[0],)](indx, out, K=indx.shape[1])
+    return out
+'''
+    rule = [catalogue.all_rules()["KL101"]()]
+    assert lint_text("k.py", source.replace("SHIFT", "0"), rule)[0].findings == []
+    # one block further is past the end where the rank is known (``B, K = indx.shape``: B * K elements)
+    ranked = source.replace("SHIFT", "K").replace("def run(x, indx):", "def run(x, indx):\n    B, K = indx.shape")
+    assert [f.span.line for f in lint_text("k.py", ranked, rule)[0].findings] == [10]

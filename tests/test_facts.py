@@ -195,12 +195,13 @@ def launch(a, c, flag):
 
 
 def test_a_rank_the_checks_on_the_path_state():
-    """``assert b.shape == (N,)``, ``torch.Size([...])``, ``if s.ndim != 1 or ...: raise`` state a rank; a
-    test on a path the launch is not on does not, nor an unpacking of a name bound again after it."""
+    """``assert b.shape == (N,)``, ``torch.Size([...])``, ``if s.ndim != 1 or s.size(0) != M: raise`` state a
+    shape; a rank alone does not, nor a test on a path the launch is not on, nor an unpacking of a name
+    bound again after it."""
     f = facts('''
-def launch(x, b, s, t, w, flag):
+def launch(x, b, s, t, w, q, flag):
     M, N = x.shape
-    assert b.shape == (N,) and M > 0
+    assert b.shape == (N,) and M > 0 and q.dim() == 2
     assert torch.Size([M, N, 2]) == t.size()
     if s.ndim != 1 or s.size(0) != M:
         raise ValueError("one per row")
@@ -212,7 +213,8 @@ def launch(x, b, s, t, w, flag):
 ''')
     (launch,) = f.launches_of("mm")
     scope = launch.scope
-    assert [scope.stated_rank(n) for n in ("b", "t", "s", "w")] == [1, 3, 1, None]
+    # (a rank alone, ``q.dim() == 2``, states no sizes: no shape)
+    assert [scope.stated_rank(n) for n in ("b", "t", "s", "w", "q")] == [1, 3, 1, None, None]
     assert scope.unpacked_rank("x", scope.binding("x")) == 2
     assert scope.unpacked_rank("w", scope.binding("w")) is None  # ``w`` was bound again after ``_, K = w.shape``
 

@@ -1030,11 +1030,24 @@ SHAPE_NAME = re.compile(r"(.+)\.shape\[-?\d+\]")
 def _numel_relations(names: dict) -> list:
     """``x.numel() == x.shape[i] * r`` (``r >= 1``: the product of the other sizes) for each tensor
     whose element count and one of whose sizes are both stand-ins of the launch: a non-empty tensor
-    has a whole number of rows of any one size, so at least as many elements as that size."""
+    has a whole number of rows of any one size, so at least as many elements as that size; and of
+    several sizes read from the front (or several from the back: ``shape[0]`` and ``shape[-1]`` may be
+    one axis), the same of their product (``indx.shape[0] * indx.shape[1] <= indx.numel()``)."""
     out = []
+    axes: dict[str, dict[bool, list[str]]] = {}
     for name in names:
         m = SHAPE_NAME.fullmatch(name)
         if m is not None and f"{m.group(1)}.numel()" in names:
-            rows = int_var(f"{m.group(1)}.numel() / {name}")
-            out += [at_least(rows, 1), int_var(f"{m.group(1)}.numel()") == int_var(name) * rows]
+            out += _whole_rows(m.group(1), [name])
+            back = name[name.rindex("[") + 1:].startswith("-")
+            axes.setdefault(m.group(1), {}).setdefault(back, []).append(name)
+    for tensor, ends in axes.items():
+        for sizes in ends.values():
+            if len(sizes) > 1:
+                out += _whole_rows(tensor, sorted(sizes))
     return out
+
+
+def _whole_rows(tensor: str, sizes: list[str]) -> list:
+    rows = int_var(f"{tensor}.numel() / {sizes[0]}" if len(sizes) == 1 else f"{tensor}.numel() / ({' * '.join(sizes)})")
+    return [at_least(rows, 1), int_var(f"{tensor}.numel()") == _product([int_var(n) for n in sizes]) * rows]
