@@ -742,3 +742,44 @@ def run(x, indx):
     # one block further is past the end where the rank is known (``B, K = indx.shape``: B * K elements)
     ranked = source.replace("SHIFT", "K").replace("def run(x, indx):", "def run(x, indx):\n    B, K = indx.shape")
     assert [f.span.line for f in lint_text("k.py", ranked, rule)[0].findings] == [10]
+
+
+def test_a_size_the_launch_passes_and_the_access_does_not_read_is_received():
+    """``M`` of ``M, N = a.shape`` passed to the kernel, never read: ``a.numel() = M * N`` is a known
+    extent, so rows counted with ``N`` past ``M`` are convicted (no call with sizes in the file)."""
+    fixture = (Path(__file__).parents[1] / "fixtures" / "bounds" / "received_size_bad.py").read_text()
+    module = fixture[:fixture.index("def run(")]
+    rule = [catalogue.all_rules()["KL101"]()]
+    assert [f.span.line for f in lint_text("k.py", module, rule)[0].findings] == [15, 16]
+    assert lint_text("k.py", module.replace("[(N, triton", "[(M, triton"), rule)[0].findings == []
+
+
+def test_the_rest_of_a_trip_runs_where_break_and_continue_did_not():
+    """``if t >= T: break`` (or ``continue``) before a load: the load runs only where ``t < T``."""
+    source = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows_of_chunk(x_ptr, y_ptr, T, C, BT, BLOCK: tl.constexpr):
+    start = tl.program_id(0) * BT
+    offs = tl.arange(0, BLOCK)
+    for t in range(start, start + BT):
+        if t >= T:
+            EXIT
+        v = tl.load(x_ptr + t * C + offs, mask=offs < C)
+        tl.store(y_ptr + t * C + offs, v, mask=offs < C)
+
+
+def run(x, bt):
+    T, C = x.shape
+    y = torch.empty_like(x)
+    rows_of_chunk[(triton.cdiv(T, bt),)](x, y, T, C, bt, BLOCK=triton.next_power_of_2(C))
+    return y
+'''
+    rules = [catalogue.all_rules()[c]() for c in ("KL101", "KL102")]
+    for exit in ("break", "continue"):
+        assert lint_text("k.py", source.replace("EXIT", exit), rules)[0].findings == []
+    assert len(lint_text("k.py", source.replace("EXIT", "pass"), rules)[0].findings) == 2

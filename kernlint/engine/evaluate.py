@@ -330,6 +330,10 @@ class Evaluator:
             if self.returns is not None:
                 self.returns.append((tuple(self.path), self.expr(small.value) if small.value is not None else NONE))
             raise _Return()
+        elif isinstance(small, (cst.Break, cst.Continue)):
+            # the rest of this trip runs only where the ``if`` around it failed, as after a return
+            # (the loop that evaluates the trip stops the unwinding)
+            raise _Return()
         elif isinstance(small, cst.Assert):
             cond = self.expr(small.test)
             if isinstance(cond, Num) and not cond.lanes:

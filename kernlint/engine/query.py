@@ -747,7 +747,14 @@ class Prover:
         if sizes and not sizes & known:
             return None  # an extent nothing the kernel receives relates to: it says nothing
         # an extent only partly related (``x.numel()`` of an ``x`` whose leading size is passed to
-        # nothing): the free sizes, at least 1, can prove the access but not convict it
+        # nothing): the free sizes, at least 1, can prove the access but not convict it. A size the
+        # launch passes the kernel is received, though this access does not read it (``M`` of ``M, N
+        # = a.shape`` beside rows counted with ``N``)
+        if not sizes <= known:
+            received = set(known)
+            for v in values.values():
+                received |= set(free_vars(v))
+            known = _related(received, facts.assumptions)
         proof_only = not sizes <= known
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         for n in mentioned & self.scalars:
