@@ -305,19 +305,36 @@ def shape_listed(node) -> list | None:
     return None
 
 
-def held_tests(scope: "HostScope"):
-    """(comparison, holds) of each test the path to a launch guarantees: the parts of its asserts'
-    ``and``s, of the ``if`` branches it sits in, and of the ``if ...: raise`` guards it passed (each
-    part of their ``or``, failed)."""
-    todo = [(t, True) for t in scope.asserts] + list(scope.conditions)
+def test_parts(test, holds: bool, resolve: Callable | None = None, depth: int = 8):
+    """(part, whether it holds) of each part a test says on its own: the parts of an ``and`` that
+    holds, of an ``or`` that fails (``if x is None or n % B: raise`` passed: ``n % B`` fails), through
+    ``not`` and, with ``resolve`` (a name's assigned expression), a name bound to such a test
+    (``if oneslab:`` of ``oneslab = (...)``); ``depth`` levels deep at most."""
+    todo = [(test, holds, depth)]
     while todo:
-        test, holds = todo.pop()
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
-            todo += [(test.left, holds), (test.right, holds)]
-        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            todo.append((test.expression, not holds))
-        elif isinstance(test, cst.Comparison):
-            yield test, holds
+        test, holds, left = todo.pop()
+        if left > 0:
+            if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And if holds else cst.Or):
+                todo += [(test.right, holds, left - 1), (test.left, holds, left - 1)]
+                continue
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                todo.append((test.expression, not holds, left - 1))
+                continue
+            if isinstance(test, cst.Name) and resolve is not None:
+                bound = resolve(test.value)
+                if isinstance(bound, (cst.BooleanOperation, cst.UnaryOperation)):
+                    todo.append((bound, holds, left - 1))
+                    continue
+        yield test, holds
+
+
+def held_tests(scope: "HostScope"):
+    """(comparison, holds) of each test the path to a launch guarantees: the parts of its asserts
+    and of the branches it sits in (:func:`test_parts`)."""
+    for test, holds in [(t, True) for t in scope.asserts] + list(scope.conditions):
+        for part, part_holds in test_parts(test, holds):
+            if isinstance(part, cst.Comparison):
+                yield part, part_holds
 
 
 def _rank_of(node) -> str | None:

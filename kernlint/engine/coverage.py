@@ -8,8 +8,9 @@ there a size the launch allows (its values, grid, asserts) where that largest el
 ``bound - 1``? Satisfiable: a :class:`Shortfall` with the sizes and the element missed. An index
 that also moves with a loop, or that the engine cannot show to grow, is not asked about; nor a
 bound the launch's grid is not made of (two sizes the wrapper receives apart say nothing), unless
-the grid is a constant or the bound is another axis of a tensor the grid counts an axis of. A constexpr the wrapper passes on from its own caller is asked about
-only where the grid is made of it too (``grid = (DK // BK,)`` with ``BK=BK``).
+the grid is a constant or the bound is another axis of a tensor the grid counts an axis of. A
+constexpr the wrapper passes on from its own caller is asked about only where the grid is made of it
+too (``grid = (DK // BK,)`` with ``BK=BK``).
 """
 
 from __future__ import annotations

@@ -24,8 +24,7 @@ from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_
 from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
     ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, front_axis, returned_expression, shape_listed, shape_tensor,
-    size_arguments,
-    unpacked_part,
+    size_arguments, test_parts, unpacked_part,
 )
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
@@ -659,36 +658,31 @@ class _Wrapper:
             out += self.held(test)
         return out
 
-    def held(self, test, depth: int = 0) -> list:
+    def held(self, test) -> list:
         """What a test that holds says, as terms: each part of an ``and`` the engine reads on its
         own (``cu_seqlens is None and T % BT == 0``: the second), through a name bound to the
         test (``if oneslab:`` of ``oneslab = (...)``) and ``not`` (what fails)."""
-        return self._parts(test, True, depth)
+        return self._parts(test, True)
 
-    def failed(self, test, depth: int = 0) -> list:
+    def failed(self, test) -> list:
         """What a test that fails says (an ``elif`` chain's earlier tests, an ``if ...: raise`` guard
         passed): each part of an ``or``, negated (``if x is None or n % B: raise``: ``n % B == 0``)."""
-        return self._parts(test, False, depth)
+        return self._parts(test, False)
 
-    def _parts(self, test, holds: bool, depth: int) -> list:
-        if depth < 8:
-            joins = cst.And if holds else cst.Or
-            if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, joins):
-                return self._parts(test.left, holds, depth + 1) + self._parts(test.right, holds, depth + 1)
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                return self._parts(test.expression, not holds, depth + 1)
-            if isinstance(test, cst.Name) and self.inlined is None:
-                bound = self.assigned(test.value)
-                if isinstance(bound, (cst.BooleanOperation, cst.UnaryOperation)):
-                    return self._parts(bound, holds, depth + 1)
-        term = self.node(test)
-        if term is None or not z3.is_bool(term):
-            return []
-        if holds and z3.is_and(term):  # ``x.shape == (M, N)``: an equation per size
-            return conjuncts([term])
-        if not holds and z3.is_distinct(term) and term.num_args() == 2:  # ``if x.size(0) != n: raise``
-            return [term.arg(0) == term.arg(1)]
-        return [term if holds else z3.Not(term)]
+    def _parts(self, test, holds: bool) -> list:
+        resolve = (lambda name: self.assigned(name)) if self.inlined is None else None
+        out = []
+        for part, part_holds in test_parts(test, holds, resolve):
+            term = self.node(part)
+            if term is None or not z3.is_bool(term):
+                continue
+            if part_holds and z3.is_and(term):  # ``x.shape == (M, N)``: an equation per size
+                out += conjuncts([term])
+            elif not part_holds and z3.is_distinct(term) and term.num_args() == 2:  # ``if x.size(0) != n: raise``
+                out.append(term.arg(0) == term.arg(1))
+            else:
+                out.append(term if part_holds else z3.Not(term))
+        return out
 
     def tensor(self, arg) -> tuple | None:
         """(extent, description) of a tensor argument (a BoundArg), when its size is known."""
