@@ -234,3 +234,28 @@ def k(x_ptr, n, BLOCK: "tl.constexpr", WIDTH: "int", SCALE: tl.constexpr):
 '''
     info = discover("m.py", src, cst.parse_module(src))
     assert info.kernels[0].kernel.constexprs == ["BLOCK", "SCALE"]
+
+
+def test_a_projects_own_autotuner_of_triton_configs_is_read():
+    """``@custom_autotune.autotune(configs=[triton.Config(...)])`` (AutoGPTQ's own tuner): each launch
+    runs with one of those configs, so their values are the kernel's; a decorator named ``autotune``
+    that is given anything else is no tuner the checker reads."""
+    kernels, _ = _kernels('''
+import triton
+import triton.language as tl
+from . import custom_autotune
+
+@custom_autotune.autotune(configs=[triton.Config({"BLOCK": 64}, num_warps=4), triton.Config({"BLOCK": 128})], key=["n"])
+@triton.jit
+def tuned(x, n, BLOCK: tl.constexpr): pass
+
+@custom_autotune.autotune(configs=make_configs(), key=["n"])
+@triton.jit
+def built(x, n, BLOCK: tl.constexpr): pass
+
+@telemetry.autotune(configs=["fast", "slow"])
+@triton.jit
+def other(x, n, BLOCK: tl.constexpr): pass
+''')
+    assert len(kernels["tuned"].autotune_configs) == 2 and '"BLOCK": 128' in kernels["tuned"].autotune_configs[1]
+    assert kernels["built"].autotune_configs == [] and kernels["other"].autotune_configs == []
