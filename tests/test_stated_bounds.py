@@ -76,7 +76,7 @@ def test_a_length_the_wrapper_passes_is_judged():
 
 
 def test_a_view_with_an_inferred_size_has_the_element_count_over_the_others():
-    # ``x.view(-1, D)``: x.shape[0] of the view is x.numel() / D, so rows of D elements stay inside
+    # ``x.view(-1, D)``: the view's x.shape[0] is a size of its own, the grid's: rows of D elements stay inside
     source = '''
 import torch
 import triton
