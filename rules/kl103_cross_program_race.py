@@ -127,9 +127,13 @@ What counts as a race:
   when the test may differ between programs (a uniform test such as `if M is not None` does not);
 - a plain store whose address is computed from a block of loaded values (an index per lane: a
   scatter, a histogram) is a warning, "possible race through loaded indices": whether two lanes or
-  programs load the same index is the data's. `tl.atomic_add` (or another atomic) settles it; a
-  scalar loaded once per program (a segment's start, `cu_seqlens`) is not such an index, and a slot
-  each lane claims with an atomic (`base + tl.atomic_add(cursor + row, 1)`) is its own;
+  programs load the same index is the data's. `tl.atomic_add` (or another atomic) settles it. So is
+  an index add through a scalar each program loads (`row = tl.load(out + j * D + d)`, then a plain
+  store of `row + v` there, of `j = tl.load(index + i)`): the loaded scalar alone places what the
+  program rereads and writes back. A segment's start is not such an index: read beside its end
+  (`cu_seqlens[i]`, `cu_seqlens[i + 1]`), or added to a program id or loop counter that walks the
+  segment (`(bos + i_t) * H`); nor is a slot each lane claims with an atomic
+  (`base + tl.atomic_add(cursor + row, 1)`), which is its own;
 - each layout's question has a fixed work budget for the solver, and the CPU time of a check is
   capped, not its wall-clock time, so the answer is the same on a loaded machine; a question it
   cannot settle within them is no finding;

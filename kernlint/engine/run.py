@@ -254,8 +254,11 @@ def exclusive_atomics(state) -> list[Access]:
 def scatter_stores(state) -> list[Access]:
     """The plain stores whose address is computed from a block of values loaded from memory (an
     index per lane, as a scatter or histogram reads them): where two programs or lanes load the same
-    index they write one element. A scalar loaded per program (a segment's start) is not one, nor a
-    slot claimed with an atomic."""
+    index they write one element. So is a scalar each program loads that alone places what it
+    updates (``out[j * D + d] += v`` of a ``j`` loaded once from a table read at that one place: an
+    index add, whose duplicate indices lose updates); a segment's start is not one (read beside its
+    end, or added to a program id or a loop counter that walks the segment), nor a slot claimed with
+    an atomic."""
     with _ENGINE_LOCK:
         engine = _engine(state)
         if engine is None:
@@ -267,9 +270,30 @@ def scatter_stores(state) -> list[Access]:
                 continue
             names = set(free_vars(a.ptr.offset.term))
             # a slot claimed with an atomic (``base + tl.atomic_add(cursor, 1)``) is each lane's own
-            if names & model.lane_data and not any(n.startswith("ticket!") for n in names):
+            if any(n.startswith("ticket!") for n in names):
+                continue
+            if names & model.lane_data or _index_add(model, a, names):
                 out.append(a)
         return out
+
+
+def _index_add(model, store: Access, names: set[str]) -> bool:
+    """Whether ``store`` writes back what the program loaded at the same address, at a place a scalar
+    it loaded alone decides (no program id or loop counter beside it), from tables each read at one
+    place only."""
+    if any(n.startswith(("pid!", "iter_")) for n in names):
+        return False
+    loads = [a for a in model.accesses if a.kind == "load" and isinstance(a.ptr, Ptr)]
+    if not any(a.ptr.base == store.ptr.base and a.ptr.offset.term.eq(store.ptr.offset.term) for a in loads):
+        return False
+    tables = {model.loaded_from.get(n) for n in names if n.startswith("data!")}
+    if not tables or None in tables:
+        return False
+    for table in tables:
+        places = {a.ptr.offset.term.get_id() for a in loads if a.ptr.base == table}
+        if len(places) != 1:
+            return False
+    return True
 
 
 def _aliases(state) -> dict:
