@@ -211,3 +211,37 @@ def test_a_value_of_the_split_the_address_leaves_out_may_differ(monkeypatch, ext
     assert [f.level for f in found] == [Level.ERROR] and found[0].evidence["same_value"] is False
     assert proven and not any(proven)
 
+
+
+SEGMENT_UPDATE = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def accumulate_kernel(h_ptr, offsets_ptr, x_ptr, D, NT, BLOCK_D: tl.constexpr):
+    i_n = tl.program_id(0)
+    start = tl.load(offsets_ptr + i_n)
+    d = tl.arange(0, BLOCK_D)
+    keep = d < D
+    for t in range(NT):
+        PLACE
+        h = tl.load(h_ptr + place * D + d, mask=keep)
+        tl.store(h_ptr + place * D + d, h + tl.load(x_ptr + i_n * D + d, mask=keep), mask=keep)
+
+
+def accumulate(h, offsets, x, nt):
+    n, D = x.shape
+    accumulate_kernel[(n,)](h, offsets, x, D, nt, BLOCK_D=triton.next_power_of_2(D))
+    return h
+'''
+
+
+@pytest.mark.parametrize("place, warned", [
+    ("place = start", True),  # the loaded scalar alone places the row: an index, which may repeat
+    ("place = start + t", False),  # a segment's start, walked by the loop: each program's own rows
+])
+def test_an_index_add_through_a_loaded_scalar_is_told_from_a_segment_update(place, warned):
+    result, _ = lint_text("k.py", SEGMENT_UPDATE.replace("PLACE", place), [catalogue.all_rules()["KL103"]()])
+    assert [f.level for f in result.findings] == ([Level.WARNING] if warned else [])
