@@ -202,11 +202,7 @@ def _lanes_bounded_by_data(cond: list) -> bool:
     """Whether a test lets lanes through up to a value the kernel loaded (``offs < end - start`` of
     two loads of ``cu_seqlens``): a length the host keeps inside the tensor by a contract the kernel
     does not state, so that a witness would rest on what memory holds, which a reader cannot check."""
-    for part in conjuncts(cond):
-        names = free_vars(part)
-        if any(n.startswith("lane!") for n in names) and any(n.startswith("data!") for n in names):
-            return True
-    return False
+    return any(_has_lane(part) and any(n.startswith("data!") for n in free_vars(part)) for part in conjuncts(cond))
 
 
 def _has_lane(term) -> bool:

@@ -264,6 +264,7 @@ def scatter_stores(state) -> list[Access]:
         if engine is None:
             return []
         model = engine[0]
+        loads = [a for a in model.accesses if a.kind == "load" and isinstance(a.ptr, Ptr)]
         out = []
         for a in model.accesses:
             if a.kind != "store" or not isinstance(a.ptr, Ptr) or not a.ptr.offset.data:
@@ -272,18 +273,17 @@ def scatter_stores(state) -> list[Access]:
             # a slot claimed with an atomic (``base + tl.atomic_add(cursor, 1)``) is each lane's own
             if any(n.startswith("ticket!") for n in names):
                 continue
-            if names & model.lane_data or _index_add(model, a, names):
+            if names & model.lane_data or _index_add(model, loads, a, names):
                 out.append(a)
         return out
 
 
-def _index_add(model, store: Access, names: set[str]) -> bool:
-    """Whether ``store`` writes back what the program loaded at the same address, at a place a scalar
-    it loaded alone decides (no program id or loop counter beside it), from tables each read at one
-    place only."""
+def _index_add(model, loads: list[Access], store: Access, names: set[str]) -> bool:
+    """Whether ``store`` writes back what the program loaded (``loads``: its plain loads) at the same
+    address, at a place a scalar it loaded alone decides (no program id or loop counter beside it),
+    from tables each read at one place only."""
     if any(n.startswith(("pid!", "iter_")) for n in names):
         return False
-    loads = [a for a in model.accesses if a.kind == "load" and isinstance(a.ptr, Ptr)]
     if not any(a.ptr.base == store.ptr.base and a.ptr.offset.term.eq(store.ptr.offset.term) for a in loads):
         return False
     tables = {model.loaded_from.get(n) for n in names if n.startswith("data!")}

@@ -469,10 +469,9 @@ def _autotune_configs(info: ModuleInfo, decos: list[Decorator], fn: cst.Function
         call = cst_dec.decorator
         if not isinstance(call, cst.Call):
             continue
-        triton_autotune = info.imports.resolve(call.func) in N.TRITON_AUTOTUNE
-        if not triton_autotune and not _tuner_of_configs(info, call):
-            continue
         configs = next((a.value for a in call.args if a.keyword and a.keyword.value == "configs"), None)
+        if info.imports.resolve(call.func) not in N.TRITON_AUTOTUNE and not _tuner_of_configs(info, call, configs):
+            continue
         if configs is None and call.args and call.args[0].keyword is None:
             configs = call.args[0].value
         if isinstance(configs, cst.Name) and configs.value in info.lists:
@@ -484,14 +483,12 @@ def _autotune_configs(info: ModuleInfo, decos: list[Decorator], fn: cst.Function
     return []
 
 
-def _tuner_of_configs(info: ModuleInfo, call: cst.Call) -> bool:
+def _tuner_of_configs(info: ModuleInfo, call: cst.Call, configs) -> bool:
     """A project's own autotuner (``@custom_autotune.autotune(configs=[triton.Config(...), ...])``): a
-    decorator named ``autotune`` given a list of ``triton.Config``; whatever it prunes, each launch runs
-    with the values of one of them."""
-    name = N.dotted(call.func) or ""
-    if name.rsplit(".", 1)[-1] != "autotune":
+    decorator named ``autotune`` given a list of ``triton.Config`` (``configs``, its keyword);
+    whatever it prunes, each launch runs with the values of one of them."""
+    if (N.dotted(call.func) or "").rsplit(".", 1)[-1] != "autotune":
         return False
-    configs = next((a.value for a in call.args if a.keyword and a.keyword.value == "configs"), None)
     return isinstance(configs, (cst.List, cst.Tuple)) and bool(configs.elements) and all(
         isinstance(el.value, cst.Call) and info.imports.resolve(el.value.func) in ("triton.Config", "triton.runtime.Config")
         for el in configs.elements)
