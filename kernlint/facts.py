@@ -64,6 +64,34 @@ class _Tensor:
 
 
 @dataclass(frozen=True)
+class HostConfig:
+    """A ``triton.Config(...)`` the host code builds: (name, value, the text it was written as) of each
+    constexpr it sets and each option it passes; a value that cannot be resolved is UNKNOWN."""
+
+    values: tuple[tuple[str, Any, str], ...]
+    options: tuple[tuple[str, Any, str], ...]
+
+    @property
+    def known(self) -> bool:
+        return all(_const(v) for _, v, _ in (*self.values, *self.options))
+
+    def text(self) -> str:
+        """The config written out with its values (an unresolved one as the text it was written as)."""
+        def shown(v: Any, text: str) -> str:
+            return repr(v) if isinstance(v, (int, float, bool, str)) and _const(v) else text
+
+        values = ", ".join(f"{k!r}: {shown(v, t)}" for k, v, t in self.values)
+        options = "".join(f", {k}={shown(v, t)}" for k, v, t in self.options)
+        return f"triton.Config({{{values}}}{options})"
+
+
+#: ``triton.Config``, as its module's names resolve
+CONFIG_CALLS = frozenset({"triton.Config", "triton.runtime.Config", "triton.runtime.autotuner.Config"})
+#: a comprehension that builds more values than this is unknown
+MAX_COMPREHENSION = 4096
+
+
+@dataclass(frozen=True)
 class _Lambda:
     node: cst.Lambda
     env: dict
@@ -449,11 +477,62 @@ class HostEvaluator:
             return self._value(node.body if test else node.orelse, env, d)
         if kind is cst.Lambda:
             return _Lambda(node, env)
+        if kind is cst.ListComp:
+            return self.comprehension(node, env, d)
         if kind is cst.Attribute:
             return self._attribute(node, env, d)
         if kind is cst.Call:
             return self._call(node, env, d)
         return UNKNOWN
+
+    def comprehension(self, node: cst.ListComp, env: dict, d: int, iterable: Callable | None = None) -> list:
+        """The list a comprehension builds, where its iterables and conditions are known; raises
+        ValueError otherwise (the value is unknown). With ``iterable`` (what an iterable can hold on
+        some machine), the values it can build: an iterable not known gives its name one unknown
+        value, a condition not known keeps the item."""
+        read = iterable or self._value
+        out: list = []
+
+        def walk(comp: cst.CompFor, scope: dict) -> None:
+            items = read(comp.iter, scope, d)
+            if isinstance(items, _Unknown) and iterable is not None:
+                items = [UNKNOWN]
+            if not isinstance(items, (list, tuple, range)) or len(items) > MAX_COMPREHENSION:
+                raise ValueError("an iterable not known")
+            for item in items:
+                inner = dict(scope)
+                if not _bind_loop_target(comp.target, item, inner):
+                    raise ValueError("a target not unpacked")
+                held = [self._value(c.test, inner, d) for c in comp.ifs]
+                if not all(_const(h) for h in held) and iterable is None:
+                    raise ValueError("a condition not known")
+                if not all(h for h in held if _const(h)):
+                    continue
+                if comp.inner_for_in is not None:
+                    walk(comp.inner_for_in, inner)
+                else:
+                    out.append(self._value(node.elt, inner, d))
+                    if len(out) > MAX_COMPREHENSION:
+                        raise ValueError("too many values")
+
+        walk(node.for_in, env)
+        return out
+
+    def _config(self, node: cst.Call, env: dict, d: int) -> HostConfig | _Unknown:
+        positional = [a for a in node.args if a.keyword is None]
+        kwargs = positional[0].value if positional else next(
+            (a.value for a in node.args if a.keyword is not None and a.keyword.value == "kwargs"), None)
+        if not isinstance(kwargs, cst.Dict):
+            return UNKNOWN
+        values = []
+        for el in kwargs.elements:
+            key = self._value(el.key, env, d) if isinstance(el, cst.DictElement) else UNKNOWN
+            if not isinstance(key, str):
+                return UNKNOWN
+            values.append((key, self._value(el.value, env, d), self.code(el.value)))
+        options = tuple((a.keyword.value, self._value(a.value, env, d), self.code(a.value)) for a in node.args
+                        if a.keyword is not None and a.keyword.value not in ("kwargs", "pre_hook"))
+        return HostConfig(tuple(values), options)
 
     def _comparison(self, node: cst.Comparison, env: dict, d: int) -> Any:
         left = self._value(node.left, env, d)
@@ -509,6 +588,8 @@ class HostEvaluator:
             return UNKNOWN
         if name.startswith("torch.") and (short in ALLOCATORS or short in LIKE_ALLOCATORS):
             return self._allocation(short, node, env, d)
+        if name in CONFIG_CALLS:
+            return self._config(node, env, d)
         if name.startswith("torch.") and short in FROM_DATA:
             shape = data_shape(node)
             if shape:
@@ -652,8 +733,24 @@ COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 }
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "min": min, "max": max, "int": int, "float": float, "abs": abs, "bool": bool, "len": len,
-    "round": round, "pow": pow, "str": str,
+    "round": round, "pow": pow, "str": str, "range": range,
 }
+
+
+def _bind_loop_target(target: cst.BaseExpression, item: Any, env: dict) -> bool:
+    """Bind a ``for`` target (a name, or names unpacked from a tuple) to one item (an unknown one:
+    each name unknown)."""
+    if isinstance(target, cst.Name):
+        env[target.value] = _Value(item, "loop")
+        return True
+    if isinstance(item, _Unknown):
+        for name in N.target_names(target):
+            env[name] = _Value(UNKNOWN, "loop")
+        return True
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(item, (tuple, list)) \
+            and len(item) == len(target.elements):
+        return all(_bind_loop_target(el.value, v, env) for el, v in zip(target.elements, item))
+    return False
 
 
 def _binary(op: str, a: Any, b: Any) -> Any:
@@ -1237,13 +1334,8 @@ def build(info) -> ModuleFacts:
 
     facts = ModuleFacts(info.path, [k.kernel for k in info.kernels])
     kernels = {k.kernel.name: k.kernel for k in info.kernels}
-    functions = dict(info.functions)
-    ev = HostEvaluator(info.module, info.imports, functions)
+    ev = info.host
     module_env = ev.module_env
-    try:
-        run_block(ev, info.module.body, module_env)
-    except RecursionError:
-        module_env.clear()
     for name, v in module_env.items():
         if name not in _PATH_ENTRIES and not name.startswith("__") and _const(v.value):
             facts.constants[name] = HostValue(v.value, "module constant")
@@ -1598,6 +1690,84 @@ def _spread_length(node: cst.BaseExpression, env: dict, depth: int = 0) -> int |
                 return len(bound.value)
             if bound.node is not None and bound.index is None:
                 return _spread_length(bound.node, env, depth + 1)
+    return None
+
+
+def possible_configs(ev: HostEvaluator, node: cst.BaseExpression, env: dict, depth: int = 0
+                     ) -> list[HostConfig] | None:
+    """The configs an autotune ``configs=`` expression builds on any machine: a list or a
+    comprehension of ``triton.Config``, lists joined with ``+``, a name bound to one, a helper that
+    returns one. A choice the host makes at run time (``[2, 4] + ([] if hopper() else [8])``, a list
+    chosen so at module level) takes every branch: each config it can build is one some machine runs.
+    None where a config cannot be read."""
+    if depth > MAX_CALL_DEPTH * 4:
+        return None
+    deeper = depth + 1
+    if isinstance(node, (cst.List, cst.Tuple)):
+        out: list = []
+        for el in node.elements:
+            part = (possible_configs(ev, el.value, env, deeper) if isinstance(el, cst.StarredElement)
+                    else _configs_in([ev.value(el.value, env)]))
+            if part is None:
+                return None
+            out.extend(part)
+        return out
+    if isinstance(node, cst.ListComp):
+        try:
+            built = ev.comprehension(node, env, 0, lambda n, e, _d: _possible(ev, n, e, deeper))
+        except (ArithmeticError, TypeError, ValueError, IndexError, KeyError, RecursionError, OverflowError):
+            return None
+        return _configs_in(built)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left, right = (possible_configs(ev, n, env, deeper) for n in (node.left, node.right))
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, cst.IfExp):
+        test = ev.value(node.test, env)
+        if _const(test):
+            return possible_configs(ev, node.body if test else node.orelse, env, deeper)
+        body, orelse = (possible_configs(ev, n, env, deeper) for n in (node.body, node.orelse))
+        return body + orelse if body is not None and orelse is not None else None
+    if isinstance(node, cst.Name) and node.value in env:
+        bound = env[node.value]
+        found = _configs_in(bound.value)
+        if found is None and isinstance(bound.node, cst.BaseExpression):
+            return possible_configs(ev, bound.node, {**env, **(bound.seen or {})}, deeper)
+        return found
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        fn = env[node.func.value].value if node.func.value in env else None
+        returned = returned_expression(fn)
+        if returned is not None:
+            inner = dict(ev.module_env)
+            bind_params(ev, fn, inner, env, node)
+            return possible_configs(ev, returned, inner, deeper)
+    return _configs_in(ev.value(node, env))
+
+
+def _possible(ev: HostEvaluator, node: cst.BaseExpression, env: dict, depth: int) -> Any:
+    """The values an iterable can hold on some machine: every branch of a choice made at run time."""
+    if depth > MAX_CALL_DEPTH * 4:
+        return UNKNOWN
+    value = ev.value(node, env)
+    if _const(value):
+        return value
+    deeper = depth + 1
+    if isinstance(node, cst.IfExp):
+        parts = [_possible(ev, n, env, deeper) for n in (node.body, node.orelse)]
+    elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        parts = [_possible(ev, n, env, deeper) for n in (node.left, node.right)]
+    elif isinstance(node, cst.Name) and node.value in env and isinstance(env[node.value].node, cst.BaseExpression):
+        bound = env[node.value]
+        return _possible(ev, bound.node, {**env, **(bound.seen or {})}, deeper)
+    else:
+        return UNKNOWN
+    if all(isinstance(p, (list, tuple, range)) for p in parts):
+        return [v for p in parts for v in p]
+    return UNKNOWN
+
+
+def _configs_in(value: Any) -> list[HostConfig] | None:
+    if isinstance(value, (list, tuple)) and all(isinstance(v, HostConfig) for v in value):
+        return list(value)
     return None
 
 

@@ -29,6 +29,15 @@ def parse_config(text: str) -> tuple[dict[str, Any], int | None, int | None]:
 
 
 def _config_call(node: ast.expr) -> tuple[dict[str, Any], int | None, int | None]:
+    values = _config_values(node)
+    opts = {k.arg: k.value for k in node.keywords if k.arg in ("num_warps", "num_stages")}
+    nw = ast.literal_eval(opts["num_warps"]) if "num_warps" in opts else None
+    ns = ast.literal_eval(opts["num_stages"]) if "num_stages" in opts else None
+    return values, nw, ns
+
+
+def _config_values(node: ast.expr) -> dict[str, Any]:
+    """The constexpr values of a ``triton.Config(...)`` call (whatever its options)."""
     if not isinstance(node, ast.Call):
         raise ValueError("not a call")
     if _callee(node) != "Config":
@@ -39,10 +48,7 @@ def _config_call(node: ast.expr) -> tuple[dict[str, Any], int | None, int | None
         for k, v in zip(kwargs.keys, kwargs.values):
             if isinstance(k, ast.Constant):
                 values[str(k.value)] = constexpr_literal(ast.unparse(v))
-    opts = {k.arg: k.value for k in node.keywords if k.arg in ("num_warps", "num_stages")}
-    nw = ast.literal_eval(opts["num_warps"]) if "num_warps" in opts else None
-    ns = ast.literal_eval(opts["num_stages"]) if "num_stages" in opts else None
-    return values, nw, ns
+    return values
 
 
 def _callee(node: ast.Call) -> str | None:
@@ -78,7 +84,7 @@ def read_config(text: str) -> ConfigText:
     except SyntaxError:
         return ConfigText(None, frozenset(), CONFIG_OPTIONS)
     try:
-        values = _config_call(tree.body)[0]
+        values = _config_values(tree.body)
     except (ValueError, SyntaxError, TypeError):
         values = None
     keys, written = set(), set()

@@ -148,6 +148,7 @@ class ModuleInfo:
     kernel_aliases: ModuleAliases = field(default_factory=ModuleAliases)
 
     _facts: object = None
+    _host: object = None
     _mentions: dict[str, bool] = field(default_factory=dict)
     _inlined: frozenset[str] | None = None
 
@@ -189,6 +190,21 @@ class ModuleInfo:
                         found.add(m.group(1))
             self._inlined = frozenset(found)
         return self._inlined
+
+    @property
+    def host(self):
+        """A :class:`~kernlint.facts.HostEvaluator` over the module, with the names its module-level
+        code binds (run once on first use)."""
+        if self._host is None:
+            from kernlint.facts import HostEvaluator, run_block
+
+            ev = HostEvaluator(self.module, self.imports, dict(self.functions))
+            try:
+                run_block(ev, self.module.body, ev.module_env)
+            except RecursionError:
+                ev.module_env.clear()
+            self._host = ev
+        return self._host
 
     @property
     def facts(self):
@@ -476,11 +492,24 @@ def _autotune_configs(info: ModuleInfo, decos: list[Decorator], fn: cst.Function
             configs = call.args[0].value
         if isinstance(configs, cst.Name) and configs.value in info.lists:
             configs = info.lists[configs.value]
-        if isinstance(configs, (cst.List, cst.Tuple)):
+        if isinstance(configs, (cst.List, cst.Tuple)) and not any(
+                isinstance(el, cst.StarredElement) for el in configs.elements):
             return [_code(info.module, el.value) for el in configs.elements]
         if configs is not None:
-            return [_code(info.module, configs)]
+            return _built_configs(info, configs) or [_code(info.module, configs)]
     return []
+
+
+def _built_configs(info: ModuleInfo, configs: cst.BaseExpression) -> list[str] | None:
+    """Each config that code builds (a comprehension, a helper's list), written out with its values;
+    None where they cannot be read."""
+    from kernlint.facts import possible_configs
+
+    host = info.host
+    built = possible_configs(host, configs, host.module_env)
+    if not built or (len(built) == 1 and not built[0].known):
+        return None  # (one config with a value not known: an iterable not known, of any length)
+    return list(dict.fromkeys(c.text() for c in built))
 
 
 def _tuner_of_configs(info: ModuleInfo, call: cst.Call, configs) -> bool:
