@@ -922,7 +922,7 @@ def config_assumptions(state, model) -> list:
     configs = []
     for values in config_values(state.kernel.kernel):
         if values is None:
-            return []  # a config built by code: its values are not known
+            return []  # a config built from what the module does not say: its values are not known
         configs.append(z3.And([model.params[n] == v for n, v in int_values(values).items() if n in model.params]))
     return [z3.Or(configs)] if configs else []
 

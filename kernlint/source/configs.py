@@ -64,7 +64,7 @@ CONFIG_OPTIONS = frozenset({"num_warps", "num_ctas", "num_stages"})
 class ConfigText:
     """What one autotune config's source says, read once."""
 
-    #: its constexpr values; None where they cannot be read (a helper's configs, a comprehension)
+    #: its constexpr values; None where they cannot be read (configs built from what the module does not say: an imported list)
     values: dict[str, Any] | None
     #: the names the ``triton.Config({...})`` calls in the text set, their values read or not
     keys: frozenset[str]
@@ -99,7 +99,7 @@ def read_config(text: str) -> ConfigText:
 
 def config_values(kernel) -> list[dict[str, Any] | None]:
     """The constexpr values of each of the kernel's autotune configs; None for one that cannot be
-    read (a helper's configs, a comprehension: their values are not known)."""
+    read (built from what the module does not say: their values are not known)."""
     return [read_config(text).values for text in kernel.autotune_configs]
 
 
@@ -109,14 +109,14 @@ def tuned_names(kernel) -> set[str]:
 
 
 def unread_keys(kernel) -> set[str]:
-    """Constexprs that configs which cannot be read (a comprehension of ``triton.Config``) set to
+    """Constexprs that configs which cannot be read (a comprehension over an imported list) set to
     values not known here."""
     return {k for text in kernel.autotune_configs if (c := read_config(text)).values is None for k in c.keys}
 
 
 def supplied_by_configs(kernel) -> set[str] | None:
     """The parameters the kernel's autotune configs give values: the names each sets and the options
-    each passes; None where a config's names cannot be read (a helper's configs)."""
+    each passes; None where a config's names cannot be read (a helper's configs the module does not say)."""
     configs = [read_config(text) for text in kernel.autotune_configs]
     if not all(c.names for c in configs):
         return None
