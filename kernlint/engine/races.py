@@ -240,6 +240,8 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
 #: leaves out, a step smaller than its block); one that goes away in some order came from a layout
 #: no caller passes (a row stride below the row)
 SIZE = 1 << 20
+#: the range the sizes of an input the launch allows are sought in (:func:`_allowed_sizes`)
+ALLOWED_SIZES = (2, 1 << 12)
 STRIDE_SCALE = 1 << 96  # above every size times program id times block
 ORDERS = 12
 #: the block sizes no launch gives: an overlap must stay for each (a race of the code, not of an
@@ -281,14 +283,21 @@ def _opposed(first: list, second: list) -> bool:
     return any(terms.text(terms.negation(c)) in texts[1 - i] for i, side in enumerate(shared) for c in side)
 
 
-def _for_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=()):
+def _for_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=(),
+                      shapes_as_sizes: bool = False):
     """A witness of ``goal`` under each of several orderings of the strides (powers of
     ``STRIDE_SCALE``, other sizes at ``SIZE``) and each of ``BLOCKS`` for the block sizes no launch
     gives (``given``: what the launch passes for each parameter it fixes: the values are given to
     the wrapper's names those are made of), or None where one of them refutes it. ``programs``: the
     program ids of which the goal asks that one differ between the two programs (the goal also asks
-    that ``address`` be the same for both)."""
-    facts, sized, layouts, valued = _layouts(prover, facts, goal, address, given or {})
+    that ``address`` be the same for both).
+
+    Where no layout can be asked (each contradicts the launch: a tensor's size the launch passes as
+    a stride, ``stride_cm=c.stride(0)`` of a contiguous ``c`` of ``(M, N)`` read as ``N``, has a
+    stand-in above the ``M * N < 2**31`` its wrapper asserts), the question is asked once more with
+    such sizes as sizes: the launch states the tensor's layout, so any sizes it allows are a real
+    input, not a layout no caller passes."""
+    facts, sized, layouts, valued = _layouts(prover, facts, goal, address, given or {}, shapes_as_sizes)
     if _apart_at_every_size(facts, address, programs, valued):
         return None  # what every layout would answer (unsat, or no such layout), without a layout
     first, impossible = None, 0
@@ -301,15 +310,19 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
             # above every size, so what contradicts one order mostly contradicts all
             impossible += 1
             if first is None and impossible >= IMPOSSIBLE_LAYOUTS:
-                return None
+                break
             continue
         result, witness = answer
         if result != z3.sat:
             return None
         if first is None:
             first = values
+    if first is None:
+        if impossible and not shapes_as_sizes and _shape_strides(address, given or {}):
+            return _for_every_layout(prover, facts, goal, address, given, programs, shapes_as_sizes=True)
+        return None
     # the witness shown is the first layout's, made small only now that every layout agrees
-    return _ask(prover, facts, sized, first, goal, tighten=True)[1] if first is not None else None
+    return _ask(prover, facts, sized, first, goal, tighten=True)[1]
 
 
 def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=(),
@@ -343,10 +356,21 @@ def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | N
     return asked > 0
 
 
-def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dict, list, set]:
+def _shape_strides(address, given: dict) -> set[str]:
+    """The tensor sizes (``c.shape[1]``) among the names of the strides the launch passes."""
+    return {n for param in _strides(address, sorted(given)) for n in free_vars(given[param]) if _is_shape(n)}
+
+
+def _is_shape(name: str) -> bool:
+    return ".shape[" in name or ".size(" in name
+
+
+def _layouts(prover, facts: list, goal, address, given: dict, shapes_as_sizes: bool = False
+             ) -> tuple[list, dict, list, set]:
     """(the facts, less the size caps of the names that stand for strides; the stand-in value of
     each other size; for each layout, the equations that set its strides and free blocks and all
-    its values by name; the names every layout gives a value, at least 1)."""
+    its values by name; the names every layout gives a value, at least 1). ``shapes_as_sizes``: a
+    tensor's size the launch passes as a stride is a size, not a stride's stand-in."""
     model = prover.model
     found = {}
     for f in (*facts, goal):
@@ -377,7 +401,7 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
                    and n not in launched_blocks and n not in tied and n not in model.defined)
     strides = _strides(address, names)
     for param in _strides(address, sorted(given)):  # a stride the launch passes: the names it is made of
-        strides |= set(free_vars(given[param])) & set(names)
+        strides |= {n for n in free_vars(given[param]) if n in names and not (shapes_as_sizes and _is_shape(n))}
         # (a wrapper's own name spelled as the parameter, ``stride_cm=stride_cm``, is that name: left
         # free, it let two rows of a layout no tensor has meet)
         if param not in block_names and z3.is_const(given[param]) and str(given[param]) == param:
@@ -410,6 +434,19 @@ def _layouts(prover, facts: list, goal, address, given: dict) -> tuple[list, dic
     return facts, sized, layouts(), {*names, *free_blocks, *launched_blocks}
 
 
+def _allowed_sizes(prover, facts: list, sized: dict) -> dict | None:
+    """A value for each of ``sized`` that ``facts`` allow, each within ``ALLOWED_SIZES`` (1 where
+    that has none), or None."""
+    for low in (ALLOWED_SIZES[0], 1):
+        bounds = [b for n in sized for b in (at_least(int_var(n), low), at_most(int_var(n), ALLOWED_SIZES[1]))]
+        result, model = prover.solving.solve([*facts, *bounds], z3.BoolVal(True), rlimit=RACE_RLIMIT, tighten=False)
+        if result == z3.sat and model is not None:
+            values = {n: model.eval(int_var(n), model_completion=True) for n in sized}
+            if all(z3.is_int_value(v) for v in values.values()):
+                return {n: v.as_long() for n, v in values.items()}
+    return None
+
+
 def _launched(model, given: dict, blocks: set[str]) -> tuple[list[str], set[str]]:
     """The wrapper's names the launch passes as one of the ``blocks``: (those passed alone, by name;
     the others those blocks' values are computed from). An autotuned block is given as itself: not
@@ -432,15 +469,26 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, tighten: bool = F
                                            alone_rlimit=RACE_RLIMIT)
     if result == z3.unsat and _impossible(prover, [*facts, *sizes, *values]):
         # the stand-in sizes contradict what the launch states of them (``BLOCK =
-        # next_power_of_2(N)`` where N is a stride): ask again with only the strides set, the
-        # other sizes free but not empty (a size of 0 is a degenerate layout too), and within what a
-        # launch allows a size (2**31), so that the strides' stand-ins stay above every row they hold:
-        # uncapped, a free size outgrew a stride and made rows of a layout no tensor has overlap
+        # next_power_of_2(N)`` where N is a stride; sizes the wrapper relates, ``a.shape[1] ==
+        # b.shape[0]``, or bounds, ``D <= 16384``, ``M * N < 2**31``): ask again with only the
+        # strides set, the other sizes free but not empty (a size of 0 is a degenerate layout too),
+        # and within what a launch allows a size (2**31), so that the strides' stand-ins stay above
+        # every row they hold: uncapped, a free size outgrew a stride and made rows of a layout no
+        # tensor has overlap
         free = [b for n in sized for b in (at_least(int_var(n), 1), at_most(int_var(n), MAX_SIZE))]
         result, witness = prover.solving.solve([*facts, *free, *values], goal, rlimit=RETRY_RLIMIT, tighten=tighten,
                                                alone_rlimit=RACE_RLIMIT)
         if result == z3.unsat and _impossible(prover, [*facts, *free, *values]):
             return None
+        if result == z3.unknown:
+            # (free sizes multiply unknowns, which the solver may not decide: then at the sizes of
+            # one input the launch allows, in this layout, a question without such products)
+            allowed = _allowed_sizes(prover, [*facts, *values], sized)
+            if allowed is not None:
+                at = [int_op("==", int_var(n), int_val(v)) for n, v in allowed.items()]
+                found = prover.solving.solve([*facts, *at, *values], goal, rlimit=RACE_RLIMIT, tighten=tighten)
+                if found[0] == z3.sat:
+                    return found
     return result, witness
 
 
@@ -816,7 +864,9 @@ def _cases_apart(facts: list, address, programs, values: dict) -> bool:
             if len(cases) > CASES:
                 return False
     cases = _with_each_value(atoms, values, wanted & direct, cases)
-    if cases is None:
+    if not cases:
+        # (none: the layout's values contradict the facts, a layout no launch has: that proves
+        # nothing, the solver's question says so)
         return False
     # what no case changes is read once: a term with a value without the cases has the same value in each
     memo: dict = {}
