@@ -919,12 +919,14 @@ def _product(terms):
 def config_assumptions(state, model) -> list:
     """``triton.autotune`` configs: one config at a time, its values together (a kernel fact,
     whether or not the module launches the kernel)."""
-    configs = []
+    configs = {}
     for values in config_values(state.kernel.kernel):
         if values is None:
             return []  # a config built from what the module does not say: its values are not known
-        configs.append(z3.And([model.params[n] == v for n, v in int_values(values).items() if n in model.params]))
-    return [z3.Or(configs)] if configs else []
+        # (configs that differ only in what the kernel does not read, ``num_warps``, are one here)
+        known = tuple(sorted((n, v) for n, v in int_values(values).items() if n in model.params))
+        configs.setdefault(known, z3.And([model.params[n] == v for n, v in known]))
+    return [z3.Or(list(configs.values()))] if configs else []
 
 
 def launch_facts(state, model) -> list[LaunchFacts]:
