@@ -16,6 +16,7 @@ from kernlint.engine.symbols import Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
+from kernlint.source.compiles import cannot_compile
 from kernlint.source.names import argument, source_text
 
 
@@ -74,7 +75,8 @@ def _engine(state):
                             _handed_over(state), state.name in state.info.inlined_kernels)
             state._runtime_aranges = _runtime_aranges(model, prover)
             # a kernel that cannot compile runs nothing: its accesses and races are not judged
-            state._engine = None if state._runtime_aranges else (model, prover)
+            blocked = state._runtime_aranges or cannot_compile(state.info, state.kernel.node)
+            state._engine = None if blocked else (model, prover)
         except DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None
     return state._engine

@@ -1,0 +1,285 @@
+"""What stops a ``@triton.jit`` function from compiling on every supported Triton, read from its source
+once: a ``triton.language`` name no release has (``tl.eye``), a call its function rejects (a missing
+``order`` of ``tl.make_block_ptr``, a keyword it does not take), a method no Triton tensor has
+(``x.transpose(1, 0)`` of a loaded block), a block shape read from a parameter that is not
+``tl.constexpr``. A kernel that cannot compile runs nothing: nothing else is judged of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from kernlint.model import Frontend
+from kernlint.source import names as N
+from kernlint.source.triton_api import api
+
+_TL = "triton.language."
+#: ``triton.language`` functions whose result is a block (its methods are a tensor's)
+BLOCK_RESULTS = frozenset({
+    "load", "zeros", "zeros_like", "full", "arange", "dot", "where", "sum", "max", "min", "exp", "exp2", "log",
+    "log2", "sqrt", "rsqrt", "abs", "maximum", "minimum", "trans", "permute", "reshape", "view", "broadcast_to",
+    "expand_dims", "cumsum", "cumprod", "sigmoid", "softmax", "cast", "clamp", "fma", "sin", "cos", "erf",
+    "floor", "ceil", "argmax", "argmin", "join", "interleave", "flip", "sort",
+})
+#: methods of a block that return a block
+BLOCK_METHODS = frozenset({"to", "trans", "reshape", "view", "broadcast_to", "expand_dims", "permute", "cast",
+                           "sum", "max", "min", "exp", "abs"})
+#: (function, the position and keyword of its shape argument) for the blocks whose shape is compile-time
+SHAPED = {"zeros": (0, "shape"), "full": (0, "shape"), "reshape": (1, "shape"), "broadcast_to": (1, "shape"),
+          "view": (1, "shape"), "make_block_ptr": (4, "block_shape")}
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Where a function cannot compile, and why."""
+
+    node: cst.CSTNode
+    message: str
+
+
+def blockers(info, fn: cst.FunctionDef) -> list[Blocker]:
+    """The places of ``fn`` (a ``@triton.jit`` function of ``info``'s module) that no supported
+    Triton compiles (found once per function)."""
+    memo = info.__dict__.setdefault("_compile_blockers", {})
+    if id(fn) not in memo:
+        memo[id(fn)] = (fn, _blockers(info, fn))
+    return memo[id(fn)][1]
+
+
+def cannot_compile(info, fn: cst.FunctionDef) -> bool:
+    """Whether ``fn`` or a ``@triton.jit`` function of the module it calls (and so on) cannot compile."""
+    kernels = {k.kernel.name: k.node for k in info.kernels if k.kernel.frontend is Frontend.TRITON}
+    todo, seen = [fn], set()
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        if blockers(info, f):
+            return True
+        todo.extend(kernels[n] for n in _called(f) if n in kernels)
+    return False
+
+
+def compiled(info, fn: cst.FunctionDef) -> bool:
+    """Whether Triton compiles ``fn`` when the module runs: a kernel it launches, a ``@triton.jit``
+    function such a kernel calls (and so on), or any of its functions where it launches none (a
+    module of kernels another launches). Triton compiles only what a launch reaches: a helper no
+    kernel calls never fails."""
+    memo = info.__dict__.get("_compiled")
+    if memo is None:
+        kernels = {k.kernel.name: k.node for k in info.kernels if k.kernel.frontend is Frontend.TRITON}
+        launched = [node for name, node in kernels.items() if info.launches_of(name)]
+        if not launched:
+            memo = None
+        else:
+            memo, todo = set(), list(launched)
+            while todo:
+                f = todo.pop()
+                if id(f) not in memo:
+                    memo.add(id(f))
+                    todo.extend(kernels[n] for n in _called(f) if n in kernels)
+        info.__dict__["_compiled"] = memo if memo is not None else "all"
+        memo = info.__dict__["_compiled"]
+    return memo == "all" or id(fn) in memo
+
+
+def _versions() -> str:
+    versions = api().versions
+    return f"Triton {versions[0]} to {versions[-1]}" if len(versions) > 1 else f"Triton {versions[0]}"
+
+
+#: nodes that hold no expression or statement (layout): not walked
+_LAYOUT = frozenset({cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.Newline,
+                     cst.EmptyLine, cst.Comment, cst.Comma, cst.Colon, cst.Dot, cst.LeftParen, cst.RightParen,
+                     cst.LeftSquareBracket, cst.RightSquareBracket, cst.AssignEqual})
+_NESTED = (cst.FunctionDef, cst.ClassDef)
+
+
+def _walk(fn: cst.FunctionDef) -> list:
+    """Every node of ``fn``'s body (not of functions nested in it, nor layout), iteratively. (Exact
+    types, not ``isinstance``: libcst's classes are abstract, and that check is slow.)"""
+    out, todo = [], [fn.body]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        todo.extend(c for c in N.child_nodes(node) if type(c) not in _LAYOUT and type(c) not in _NESTED)
+    return out
+
+
+def _called(fn: cst.FunctionDef) -> set[str]:
+    return {n.func.value for n in _walk(fn) if type(n) is cst.Call and type(n.func) is cst.Name}
+
+
+def _blockers(info, fn: cst.FunctionDef) -> list[Blocker]:
+    table = api()
+    resolve = info.imports.resolve
+    nodes = list(_walk(fn))
+    bindings = _bindings(fn, nodes)
+    params = {p.name.value: p for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    runtime = set() if fn.name.value in info.inlined_kernels else {
+        name for name, p in params.items() if not _constexpr(p, resolve) and name not in bindings}
+    out = []
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Attribute:
+            name = resolve(node)
+            if name and name.startswith(_TL) and name.count(".") == 2 and name[len(_TL):] not in table.names:
+                out.append(Blocker(node, f"`{N.source_text(info.module, node).strip()}` is not part of "
+                                         f"`triton.language` ({_versions()}): Triton rejects the kernel when it "
+                                         "compiles it"))
+        elif kind is cst.Call:
+            out += _call_blockers(info, node, resolve, bindings, runtime)
+        elif kind is cst.Subscript and not _shape_index(node) and _is_block(node.value, bindings, resolve):
+            text = " ".join(N.source_text(info.module, node).split())
+            out.append(Blocker(node, f"`{text}` selects from a block by position: a Triton block takes only `None` "
+                                     "and `:` as indices (Triton rejects the kernel when it compiles it: "
+                                     "`unsupported tensor index`); select with a mask and `tl.where`/`tl.sum`, "
+                                     "or load the element through its own pointer"))
+    return out
+
+
+def _shape_index(node: cst.Subscript) -> bool:
+    """Whether each index of ``node`` is ``None``, ``:`` or ``...``: a reshape, not a selection."""
+    for el in node.slice:
+        s = el.slice
+        if isinstance(s, cst.Slice):
+            if s.lower is not None or s.upper is not None or s.step is not None:
+                return False
+        elif not (isinstance(s, cst.Index) and (
+                isinstance(s.value, cst.Ellipsis) or isinstance(s.value, cst.Name) and s.value.value == "None")):
+            return False
+    return True
+
+
+def _call_blockers(info, call: cst.Call, resolve, bindings: dict, runtime: set[str]) -> list[Blocker]:
+    table = api()
+    text = " ".join(N.source_text(info.module, call.func).split())
+    func = resolve(call.func)
+    out = []
+    if func and func.startswith(_TL) and func.count(".") == 2:
+        short = func[len(_TL):]
+        sig = table.signatures.get(short)
+        if sig is not None and not sig.open and not any(a.star for a in call.args):
+            problem = _unbound(sig, call)
+            if problem:
+                out.append(Blocker(call, f"`{text}(...)` {problem} ({_versions()}): Triton rejects the kernel "
+                                         "when it compiles it"))
+        out += _runtime_shape(info, call, short, runtime)
+    elif isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+        receiver, method = call.func.value.value, call.func.attr.value
+        if method not in table.tensor_methods and _is_block(call.func.value, bindings, resolve):
+            out.append(Blocker(call, f"`{text}(...)`: `{receiver}` is a block, and no Triton tensor has a method "
+                                     f"`{method}` ({_versions()}): Triton rejects the kernel when it compiles it"))
+        if method in ("reshape", "view", "broadcast_to") and _is_block(call.func.value, bindings, resolve):
+            out += _runtime_shape(info, call, method, runtime, method=True)
+    return out
+
+
+def _unbound(sig, call: cst.Call) -> str | None:
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = [a.keyword.value for a in call.args if a.keyword is not None]
+    if len(positional) > sig.positional:
+        return f"passes {len(positional)} arguments by position; it takes at most {sig.positional}"
+    unknown = [k for k in keywords if k not in sig.params]
+    if unknown:
+        return f"passes `{unknown[0]}`, which it does not take"
+    given = set(sig.params[:len(positional)]) | set(keywords)
+    missing = [p for p in sig.params if p in sig.required and p not in given]
+    if missing:
+        return f"gives no `{missing[0]}`, which it requires"
+    return None
+
+
+def _runtime_shape(info, call: cst.Call, short: str, runtime: set[str], method: bool = False) -> list[Blocker]:
+    where = SHAPED.get(short)
+    if where is None or not runtime:
+        return []
+    position, keyword = where
+    if method:
+        position -= 1
+    positional = [a.value for a in call.args if a.keyword is None]
+    shape = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    if shape is None and method and short != "broadcast_to" and len(positional) > 1:
+        shape = cst.Tuple([cst.Element(v) for v in positional])  # ``x.reshape(M, N)``
+    elif shape is None and len(positional) > position:
+        shape = positional[position]
+    if shape is None:
+        return []
+    dims = [el.value for el in shape.elements] if isinstance(shape, (cst.Tuple, cst.List)) else [shape]
+    read = sorted({d.value for d in dims if isinstance(d, cst.Name) and d.value in runtime})
+    if not read:
+        return []
+    text = " ".join(N.source_text(info.module, call).split())
+    text = text if len(text) <= 60 else text[:57] + "..."
+    shown = ", ".join(f"`{n}`" for n in read)
+    what = "a parameter that is not" if len(read) == 1 else "parameters that are not"
+    return [Blocker(call, f"`{text}` takes its block shape from {shown}, {what} `tl.constexpr`: "
+                          "block shapes are compile-time constants, so Triton rejects the kernel when it compiles "
+                          "it (unless the value is 1, which it specializes as a constant)")]
+
+
+def _constexpr(param: cst.Param, resolve) -> bool:
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    if annotation is None:
+        return False
+    name = resolve(annotation) or ""
+    return name.endswith("constexpr") or (isinstance(annotation, cst.SimpleString) and "constexpr" in annotation.value)
+
+
+def _bindings(fn: cst.FunctionDef, nodes: list) -> dict[str, list]:
+    """Each name the body binds: the values of its plain assignments (None for a binding of another
+    kind: a loop target, an unpacking, a walrus)."""
+    out: dict[str, list] = {}
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Assign:
+            for t in node.targets:
+                if type(t.target) is cst.Name:
+                    out.setdefault(t.target.value, []).append(node.value)
+                else:
+                    for name in N.target_names(t.target):
+                        out.setdefault(name, []).append(None)
+        elif kind is cst.AnnAssign and type(node.target) is cst.Name:
+            out.setdefault(node.target.value, []).append(node.value)
+        elif kind is cst.For or kind is cst.CompFor:
+            for name in N.target_names(node.target):
+                out.setdefault(name, []).append(None)
+        elif kind is cst.NamedExpr and type(node.target) is cst.Name:
+            out.setdefault(node.target.value, []).append(None)
+        elif kind is cst.AugAssign and type(node.target) is cst.Name:
+            out.setdefault(node.target.value, [])
+        elif kind is cst.WithItem and node.asname is not None:
+            for name in N.target_names(node.asname.name):
+                out.setdefault(name, []).append(None)
+    return out
+
+
+def _is_block(node: cst.BaseExpression, bindings: dict, resolve, seen: frozenset = frozenset(),
+              depth: int = 0) -> bool:
+    """Whether ``node`` is a block, as far as the function's source shows: what a ``triton.language``
+    function returns, arithmetic with one, a reshape of one (``x[:, None]``), a name every plain
+    assignment binds to one (and that nothing else binds)."""
+    if depth > 32:
+        return False
+    d = depth + 1
+    if isinstance(node, cst.Call):
+        name = resolve(node.func) or ""
+        if any(a.keyword is not None and a.keyword.value == "return_indices" for a in node.args):
+            return False  # (``tl.max(x, 0, return_indices=True)``: a tuple)
+        if name.startswith(_TL) and name[len(_TL):] in BLOCK_RESULTS:
+            return True
+        return (isinstance(node.func, cst.Attribute) and node.func.attr.value in BLOCK_METHODS
+                and _is_block(node.func.value, bindings, resolve, seen, d))
+    if isinstance(node, cst.BinaryOperation):
+        return any(_is_block(n, bindings, resolve, seen, d) for n in (node.left, node.right))
+    if isinstance(node, cst.UnaryOperation):
+        return _is_block(node.expression, bindings, resolve, seen, d)
+    if isinstance(node, cst.Subscript):
+        return _shape_index(node) and _is_block(node.value, bindings, resolve, seen, d)
+    if isinstance(node, cst.Name) and node.value not in seen:
+        values = bindings.get(node.value)
+        return bool(values) and all(v is not None and _is_block(v, bindings, resolve, seen | {node.value}, d)
+                                    for v in values)
+    return False

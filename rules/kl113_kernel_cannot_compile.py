@@ -1,0 +1,172 @@
+from kernlint.model import Level
+from kernlint.rule import Confirmation
+from kernlint.source.compiles import blockers, compiled
+from kernlint.source.rulebase import SourceRule
+
+
+class KernelCannotCompile(SourceRule):
+    code = "KL113"
+    name = "kernel-cannot-compile"
+    category = "api-misuse"
+    level = Level.ERROR
+    confirm = Confirmation(
+        tool="none",
+        check="compilation",
+        threshold="triton.compile raises at this line (AttributeError, TypeError or a shape that is not constexpr)",
+        description="the IR phase compiles the specialization and reports the compiler's error at this line",
+    )
+    summary = "A `@triton.jit` function that no supported Triton release compiles."
+    docs = """
+## What it does
+Finds what stops a `@triton.jit` function from compiling on every Triton release kernlint supports
+(a table of `triton.language` made from those releases; the versions are named in the message):
+- a `triton.language` name none of them has (`tl.eye`, `tl.launch`);
+- a call of a `triton.language` function that binds its arguments as none of them accepts (a
+  `tl.make_block_ptr` without `order`, a keyword it does not take, too many positional arguments);
+- a method no Triton tensor has, called on a block a `triton.language` function returned
+  (`k.transpose(1, 0)` of `k = tl.load(...)`; Triton's is `tl.trans` / `k.trans()`);
+- a block indexed by position (`x[i]`, `x[0::2]`, `x[i, :]`): a block takes only `None` and `:`;
+- a block shape (`tl.zeros`, `tl.full`, `tl.reshape`, `tl.broadcast_to`, the `block_shape` of
+  `tl.make_block_ptr`) read from a parameter of a launched kernel that is not `tl.constexpr` (a
+  `@triton.jit` helper is not asked: its parameters are what its callers pass, constexprs included).
+
+Only what Triton compiles is asked: a kernel the module launches and the helpers it calls (every
+function, where the module launches none); a helper no launched kernel calls never fails.
+A kernel that cannot compile (or that calls a helper that cannot) runs nothing: no other rule
+judges what it would have done (out of bounds, races, overflow). `tl.arange` bounds are KL112's.
+
+## Why is this bad?
+Triton compiles a kernel at its first launch, so every call raises: `AttributeError: module
+'triton.language' has no attribute 'eye'`, `TypeError: make_block_ptr() missing 1 required
+positional argument: 'order'`, or a shape that is not a `tl.constexpr`. Code written for another
+framework's tensors (NumPy, PyTorch) is the usual cause.
+
+## Example
+```python
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(y_ptr + tl.arange(0, BLOCK), x.transpose(0))
+```
+
+## Use instead
+```python
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(y_ptr + tl.arange(0, BLOCK), x)
+```
+"""
+    bad = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    eye = tl.eye(BLOCK)  # expect: KL113
+    tl.store(x_ptr + offs, tl.sum(eye, 1))
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, T, D, stride_t, stride_d, BT: tl.constexpr, BD: tl.constexpr):
+    p = tl.make_block_ptr(x_ptr, (T, D), (stride_t, stride_d), (tl.program_id(0) * BT, 0), (BT, BD))  # expect: KL113
+    tl.store(p, tl.zeros((BT, BD), dtype=tl.float32))
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(y_ptr + offs[:, None] * BLOCK + offs[None, :], x.transpose(1, 0))  # expect: KL113
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK, n), dtype=tl.float32)  # expect: KL113
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.sum(acc, 1))
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    total = 0.0
+    for i in range(BLOCK):
+        total += x[i]  # expect: KL113
+    tl.store(y_ptr, total)
+''',
+    )
+    good = (
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(y_ptr + offs[:, None] * BLOCK + offs[None, :], tl.trans(x).to(tl.float32))
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, T, D, stride_t, stride_d, BT: tl.constexpr, BD: tl.constexpr):
+    p = tl.make_block_ptr(x_ptr, (T, D), (stride_t, stride_d), (tl.program_id(0) * BT, 0), (BT, BD), (1, 0))
+    tl.store(p, tl.zeros((BT, BD), dtype=tl.float32), boundary_check=(0, 1))
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def _tile(width, BLOCK):
+    return tl.zeros((BLOCK, width), dtype=tl.float32)  # a helper's parameters are what its callers pass
+
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr, W: tl.constexpr):
+    acc = _tile(W, BLOCK)
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.sum(acc, 1), mask=tl.arange(0, BLOCK) < n)
+''',
+        '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def _next_multiple_of(a, b):
+    return tl.cidv(a, b) * b  # no kernel calls it: Triton never compiles it
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(y_ptr + offs[:, None], x[:, None], mask=(offs < n)[:, None])
+
+def copy(x):
+    y = torch.empty_like(x)
+    k[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+    return y
+''',
+    )
+
+    def check(self, state):
+        if not compiled(state.info, state.kernel.node):
+            return  # a helper no launched kernel calls: Triton never compiles it
+        for blocker in blockers(state.info, state.kernel.node):
+            yield self.finding(state, blocker.node, blocker.message)
