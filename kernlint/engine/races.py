@@ -240,8 +240,9 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
 #: leaves out, a step smaller than its block); one that goes away in some order came from a layout
 #: no caller passes (a row stride below the row)
 SIZE = 1 << 20
-#: the range the sizes of an input the launch allows are sought in (:func:`_allowed_sizes`)
-ALLOWED_SIZES = (2, 1 << 12)
+#: the lower bounds tried in turn, and the upper bound, of the sizes of an input the launch allows
+#: (:func:`_allowed_sizes`): above the usual blocks first, so that a block's neighbours are programs
+ALLOWED_SIZES = ((1025, 2, 1), 1 << 12)
 STRIDE_SCALE = 1 << 96  # above every size times program id times block
 ORDERS = 12
 #: the block sizes no launch gives: an overlap must stay for each (a race of the code, not of an
@@ -435,9 +436,9 @@ def _layouts(prover, facts: list, goal, address, given: dict, shapes_as_sizes: b
 
 
 def _allowed_sizes(prover, facts: list, sized: dict) -> dict | None:
-    """A value for each of ``sized`` that ``facts`` allow, each within ``ALLOWED_SIZES`` (1 where
-    that has none), or None."""
-    for low in (ALLOWED_SIZES[0], 1):
+    """A value for each of ``sized`` that ``facts`` allow, each within ``ALLOWED_SIZES`` (the first
+    lower bound that has one), or None."""
+    for low in ALLOWED_SIZES[0]:
         bounds = [b for n in sized for b in (at_least(int_var(n), low), at_most(int_var(n), ALLOWED_SIZES[1]))]
         result, model = prover.solving.solve([*facts, *bounds], z3.BoolVal(True), rlimit=RACE_RLIMIT, tighten=False)
         if result == z3.sat and model is not None:
