@@ -120,6 +120,9 @@ def _blockers(info, fn: cst.FunctionDef) -> list[Blocker]:
     params = {p.name.value: p for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     runtime = set() if fn.name.value in info.inlined_kernels else {
         name for name, p in params.items() if not _constexpr(p, resolve) and name not in bindings}
+    # subscripts written to (``x[i] = v``, ``x[i] += v``): item assignment, which Triton has none of
+    targets = {id(t.target) for n in nodes if type(n) is cst.Assign for t in n.targets}
+    targets |= {id(n.target) for n in nodes if type(n) is cst.AugAssign}
     out = []
     for node in nodes:
         kind = type(node)
@@ -133,10 +136,16 @@ def _blockers(info, fn: cst.FunctionDef) -> list[Blocker]:
             out += _call_blockers(info, node, resolve, bindings, runtime)
         elif kind is cst.Subscript and not _shape_index(node) and _is_block(node.value, bindings, resolve):
             text = " ".join(N.source_text(info.module, node).split())
-            out.append(Blocker(node, f"`{text}` selects from a block by position: a Triton block takes only `None` "
-                                     "and `:` as indices (Triton rejects the kernel when it compiles it: "
-                                     "`unsupported tensor index`); select with a mask and `tl.where`/`tl.sum`, "
-                                     "or load the element through its own pointer"))
+            if id(node) in targets:
+                out.append(Blocker(node, f"`{text} = ...` assigns into a block: a Triton block has no item "
+                                         "assignment (Triton rejects the kernel when it compiles it: `__setitem__ "
+                                         "is not supported in triton`); build the block with `tl.where` on a mask "
+                                         "of the lanes to change"))
+            else:
+                out.append(Blocker(node, f"`{text}` selects from a block by position: a Triton block takes only "
+                                         "`None` and `:` as indices (Triton rejects the kernel when it compiles "
+                                         "it: `unsupported tensor index`); select with a mask and "
+                                         "`tl.where`/`tl.sum`, or load the element through its own pointer"))
     return out
 
 
