@@ -61,6 +61,8 @@ class _Tensor:
     shape: tuple[str, ...] | None = None
     numel: str | None = None
     derived: tuple[str, ...] = ()
+    #: its element type where the host code makes it so (``dtype=torch.int32``, ``.to(torch.int32)``)
+    dtype: str | None = None
 
 
 @dataclass(frozen=True)
@@ -593,7 +595,8 @@ class HostEvaluator:
         if name.startswith("torch.") and short in FROM_DATA:
             shape = data_shape(node)
             if shape:
-                return _Tensor(f"<{short}>", tuple(map(str, shape)), str(math.prod(shape)))
+                return _Tensor(f"<{short}>", tuple(map(str, shape)), str(math.prod(shape)),
+                               dtype=self._dtype_argument(node))
         if isinstance(func, cst.Name) and func.value in env and isinstance(env[func.value].value, _Lambda):
             return self._apply_lambda(env[func.value].value, node, env, d)
         args = [self._value(a.value, env, d) for a in node.args if a.keyword is None]
@@ -638,21 +641,38 @@ class HostEvaluator:
 
     def _allocation(self, kind: str, node: cst.Call, env: dict, d: int) -> Any:
         positional = [a for a in node.args if a.keyword is None]
+        dtype = self._dtype_argument(node)
         if kind.endswith("_like"):
             src = self._value(positional[0].value, env, d) if positional else UNKNOWN
-            return _Tensor(f"<{kind}>", src.shape, src.numel) if isinstance(src, _Tensor) else _Tensor(f"<{kind}>")
+            if isinstance(src, _Tensor):
+                return _Tensor(f"<{kind}>", src.shape, src.numel, dtype=dtype or src.dtype)
+            return _Tensor(f"<{kind}>", dtype=dtype)
         dims = size_arguments(kind, node)
         if not dims:
-            return _Tensor(f"<{kind}>")
+            return _Tensor(f"<{kind}>", dtype=dtype)
         shape = tuple(self._dim(el, env, d) for el in dims)
-        return _Tensor(f"<{kind}>", shape, " * ".join(shape) if len(shape) > 1 else shape[0])
+        return _Tensor(f"<{kind}>", shape, " * ".join(shape) if len(shape) > 1 else shape[0], dtype=dtype)
+
+    def _dtype_argument(self, node: cst.Call) -> str | None:
+        """The ``torch`` dtype a call's ``dtype=`` keyword names (``torch.int32``), or None."""
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == "dtype":
+                return torch_dtype(self.imports.resolve(a.value))
+        return None
 
     def _dim(self, node: cst.BaseExpression, env: dict, d: int) -> str:
         v = self._value(node, env, d)
         return str(v) if isinstance(v, int) and not isinstance(v, bool) else self.code(node)
 
     def _tensor_method(self, t: _Tensor, method: str, node: cst.Call, env: dict, d: int) -> Any:
-        if method in ("contiguous", "to", "cuda", "float", "half", "bfloat16", "clone", "detach", "type"):
+        if method in CASTS:
+            return replace(t, dtype=CASTS[method])
+        if method in ("to", "type"):
+            named = [torch_dtype(self.imports.resolve(a.value)) for a in node.args
+                     if a.keyword is None or a.keyword.value == "dtype"]
+            named = [n for n in named if n is not None]
+            return replace(t, dtype=named[0]) if named else t
+        if method in ("contiguous", "cuda", "clone", "detach"):
             return replace(t, derived=(*t.derived, method)) if method == "contiguous" else t
         if method in ("view", "reshape", "flatten", "ravel", "expand", "permute", "transpose", "t", "unsqueeze",
                       "squeeze"):
@@ -667,10 +687,25 @@ class HostEvaluator:
             elif method in ("flatten", "ravel"):
                 shape = (t.numel,) if t.numel else None
             numel = t.numel if method not in ("expand",) else None
-            return _Tensor(t.root, shape, numel, (*t.derived, method))
+            return _Tensor(t.root, shape, numel, (*t.derived, method), t.dtype)
         if method in ("numel", "size", "stride", "dim", "item", "data_ptr", "element_size"):
             return UNKNOWN
         return UNKNOWN
+
+
+#: ``x.<name>()``: the casts to one dtype
+CASTS = {"float": "torch.float32", "half": "torch.float16", "bfloat16": "torch.bfloat16", "double": "torch.float64",
+         "int": "torch.int32", "long": "torch.int64", "short": "torch.int16", "bool": "torch.bool"}
+
+
+def torch_dtype(name: str | None) -> str | None:
+    """``torch.int32`` for a name that resolves to a torch dtype (``torch.int32``, ``torch.int``)."""
+    if not name or not name.startswith("torch."):
+        return None
+    short = name[len("torch."):]
+    short = {"int": "int32", "long": "int64", "short": "int16", "float": "float32", "half": "float16",
+             "double": "float64"}.get(short, short)
+    return f"torch.{short}" if re.fullmatch(r"(u?int\d+|float\d+|bfloat16|bool|float8\w*)", short) else None
 
 
 #: ``torch.<name>(shape...)``: the allocators that take a shape
@@ -1518,11 +1553,33 @@ def _bound(ev: HostEvaluator, param: str, node: cst.BaseExpression, env: dict, w
         if value.root.startswith("<") and isinstance(node, cst.Name):
             root = node.value
         peers = sorted({n for pair in same if root in pair for n in pair} - {root}) if root else []
-        tensor = TensorExtent(text, root, value.shape, value.numel, value.derived, tuple(peers))
+        dtype = value.dtype or (_stated_dtype(HostScope(env), root, ev) if root else None)
+        tensor = TensorExtent(text, root, value.shape, value.numel, value.derived, tuple(peers), dtype)
         return BoundArg(param, text, None, tensor, node)
     if _const(value) and not isinstance(value, (dict, list)) or isinstance(value, tuple):
         return BoundArg(param, text, HostValue(value, how), node=node)
     return BoundArg(param, text, node=node)
+
+
+def _stated_dtype(scope: HostScope, tensor: str, ev: HostEvaluator) -> str | None:
+    """The dtype the tests the path to a launch guarantees state of ``tensor``: ``x.dtype ==
+    torch.int32``, ``x.dtype in (torch.int32,)`` (one dtype), ``if x.dtype != torch.int32: raise``."""
+    for test, holds in held_tests(scope):
+        if len(test.comparisons) != 1:
+            continue
+        op = type(test.comparisons[0].operator)
+        if not (op is cst.Equal and holds or op is cst.NotEqual and not holds or op is cst.In and holds):
+            continue
+        sides = (test.left, test.comparisons[0].comparator)
+        for side, other in (sides, sides[::-1]):
+            if (isinstance(side, cst.Attribute) and side.attr.value == "dtype" and isinstance(side.value, cst.Name)
+                    and side.value.value == tensor):
+                named = [other] if op is not cst.In else (
+                    [e.value for e in other.elements] if isinstance(other, (cst.Tuple, cst.List)) else [])
+                dtypes = {torch_dtype(ev.imports.resolve(n)) for n in named}
+                if len(dtypes) == 1 and None not in dtypes:
+                    return dtypes.pop()
+    return None
 
 
 def _launch(ev: HostEvaluator, kernel, call: cst.Call, env: dict, span: Span, path: str,

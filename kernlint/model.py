@@ -167,6 +167,8 @@ class TensorExtent:
     numel: str | None = None
     derived: tuple[str, ...] = ()
     same_size_as: tuple[str, ...] = ()
+    #: the element type the host code gives it (``torch.int32``), where it does
+    dtype: str | None = None
 
     @property
     def known(self) -> bool:

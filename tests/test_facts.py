@@ -96,6 +96,27 @@ def launch(a, M, N):
     assert second.args["a_ptr"].tensor.derived == ("slice",) and not second.args["a_ptr"].tensor.known
 
 
+def test_tensor_dtypes_the_host_states():
+    """A tensor's element type where the host code gives it: an allocation's ``dtype=``, a cast, an
+    assert or a raising test on its dtype; none where it does not say."""
+    f = facts('''
+def launch(a, idx, M, N):
+    assert idx.dtype == torch.int32
+    c = torch.zeros((M, N), device=a.device, dtype=torch.int32)
+    mm[(M,)](idx, c, M, N, 64, 64, 64)
+    mm[(M,)](a.long(), torch.empty_like(c), M, N, 64, 64, 64)
+    mm[(M,)](a, c.to(torch.float16).view(-1), M, N, 64, 64, 64)
+    if a.dtype != torch.int16:
+        raise ValueError("int16 only")
+    mm[(M,)](a, idx.to(a.device), M, N, 64, 64, 64)
+''')
+    first, second, third, fourth = f.launches_of("mm")
+    assert first.args["a_ptr"].tensor.dtype == "torch.int32" and first.args["c_ptr"].tensor.dtype == "torch.int32"
+    assert second.args["a_ptr"].tensor.dtype == "torch.int64" and second.args["c_ptr"].tensor.dtype == "torch.int32"
+    assert third.args["a_ptr"].tensor.dtype is None and third.args["c_ptr"].tensor.dtype == "torch.float16"
+    assert fourth.args["a_ptr"].tensor.dtype == "torch.int16" and fourth.args["c_ptr"].tensor.dtype == "torch.int32"
+
+
 def test_launches_are_found_once_for_many_kernels():
     kernels = "".join(f"@triton.jit\ndef k{i}(x_ptr, B: tl.constexpr):\n    pass\n\n\n" for i in range(50))
     host = "def run(x):\n" + "".join(f"    k{i}[(1,)](x, B={i + 1})\n" for i in range(50))

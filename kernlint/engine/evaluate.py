@@ -8,6 +8,8 @@ obey (program ids, lanes, loop iterations). Constructs the engine does not model
 
 from __future__ import annotations
 
+import re
+
 import ctypes
 import itertools
 from dataclasses import dataclass, field, replace
@@ -228,6 +230,7 @@ class Evaluator:
         self.recording = True
         self.returns: list | None = None
         self.lane_ids = 0
+        self.element_bits = _element_bits(info, kernel)
         pointers = set(pointer_params or ())
         self.env: dict[str, object] = {}
         for p in kernel.kernel.params:
@@ -693,7 +696,7 @@ class Evaluator:
             # its overflow is the outer product's, asked there
             self.model.scaled |= a.narrow | b.narrow
         if op == "Multiply":
-            return _narrowed(combine(int_op("*", x, y), a, b), a, b, node, self.path)
+            return _narrowed(combine(int_op("*", x, y), a, b), a, b, node, self.path, self.model)
         if op in ("FloorDivide", "Modulo"):
             self.divides_by(y)
         if op == "FloorDivide":
@@ -711,7 +714,8 @@ class Evaluator:
             if z3.is_int_value(sy) and 0 <= sy.as_long() < 63:
                 f = int_val(1 << sy.as_long())
                 out = combine(x * f if op == "LeftShift" else x / f, a, b)
-                return _narrowed(out, a, const(1 << sy.as_long()), node, self.path) if op == "LeftShift" else out
+                return (_narrowed(out, a, const(1 << sy.as_long()), node, self.path, self.model)
+                        if op == "LeftShift" else out)
         if op in ("BitAnd", "BitOr", "BitXor") and _program_independent(a) and _program_independent(b):
             # of values every program computes alike (compile-time flags: ``if EVEN_M & EVEN_K:``),
             # exactly: what a launch fixes decides it, and the names stay visible to the path
@@ -1159,7 +1163,8 @@ class Evaluator:
         rank = rank_of(ptr) if isinstance(ptr, Ptr) else len(ptr.block) if isinstance(ptr, BlockPtr) else 0
         if kind == "store":
             return NONE
-        # what a load returns has its tensor's dtype, which the kernel does not state: wide until cast
+        # what a load returns has its tensor's dtype: an integer width every launch's tensor has, or
+        # wide until cast
         if name == TL + "atomic_add":  # each program draws a different old value: a ticket
             ticket = self.sym.fresh("ticket", "the value an atomic returned")
             self.model.returned.add(ticket.decl().name())
@@ -1178,7 +1183,8 @@ class Evaluator:
         # what the load reads: the addresses, the mask, and what masked-off lanes get
         read = [ptr.offset if isinstance(ptr, Ptr) else ptr, *(v for v in (mask, other) if v is not None)]
         aligned = all(getattr(v, "aligned", False) for v in read)
-        return Num(loaded, rank, data=True, bits=64, loaded=True, reads=reads_of(*read), aligned=aligned)
+        bits = self.element_bits.get(ptr.base, 64) if kind == "load" and isinstance(ptr, Ptr) else 64
+        return Num(loaded, rank, data=True, bits=bits, loaded=True, reads=reads_of(*read), aligned=aligned)
 
 
 #: the expression evaluator of each libcst node class (others are UNKNOWN)
@@ -1204,17 +1210,24 @@ def _walks(value: Num) -> bool:
     return any(n.startswith(WALKING) for n in free_vars(value.term))
 
 
+def _loaded_scalar(value: Num, model) -> bool:
+    """Whether ``value`` reads a scalar a program loaded from a tensor (not a block of loaded values,
+    nor a value computed from them)."""
+    return any(n in model.loaded_from and n not in model.lane_data for n in free_vars(value.term))
+
+
 _MET = itertools.count()
 
 
-def _narrowed(out: Num, a: Num, b: Num, node, path: list) -> Num:
+def _narrowed(out: Num, a: Num, b: Num, node, path: list, model) -> Num:
     """``out = a * b``, with the product recorded where it is computed in 32 bits from a scalar that
-    walks with the run (products of blocks are not recorded)."""
-    if out.bits > 32 or a.rank or b.rank or node is None:
+    walks with the run; of a block, only where a scalar each program loads walks it (``(bos + o_t) *
+    H`` of ``bos = tl.load(cu_seqlens + i_n)``: the sequence's start, as large as the whole batch)."""
+    if out.bits > 32 or node is None or a.rank and b.rank:
         return out
-    if _walks(a):
+    if _walks(a) and (not a.rank or _loaded_scalar(a, model)):
         walker, size = a, b
-    elif _walks(b):
+    elif _walks(b) and (not b.rank or _loaded_scalar(b, model)):
         walker, size = b, a
     else:
         return out
@@ -1369,6 +1382,24 @@ def address_bases(info, fn: cst.FunctionDef) -> set[str]:
                 found.add(node.value)
             starts += assigned.get(node.value, [])
     return found
+
+
+def _element_bits(info, kernel) -> dict[str, int]:
+    """The integer width of what each pointer parameter points to, where every launch in the module
+    binds it to a tensor the host code gives an integer dtype of that width (``cu_seqlens`` asserted
+    ``torch.int32``): what the kernel loads through it is that wide until cast."""
+    launches = info.facts.launches_of(kernel.kernel) if info.kernels else []
+    out: dict[str, int] = {}
+    for p in kernel.kernel.params if launches else ():
+        widths = set()
+        for launch in launches:
+            arg = launch.args.get(p.name)
+            dtype = arg.tensor.dtype if arg is not None and arg.tensor is not None else None
+            m = re.fullmatch(r"torch\.u?int(\d+)", dtype or "")
+            widths.add(int(m.group(1)) if m else None)
+        if len(widths) == 1 and None not in widths:
+            out[p.name] = widths.pop()
+    return out
 
 
 def evaluate(info, kernel, pointer_params: set[str] | None = None) -> KernelModel:
