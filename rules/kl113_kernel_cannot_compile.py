@@ -26,6 +26,9 @@ Finds what stops a `@triton.jit` function from compiling on every Triton release
 - a method no Triton tensor has, called on a block a `triton.language` function returned
   (`k.transpose(1, 0)` of `k = tl.load(...)`; Triton's is `tl.trans` / `k.trans()`);
 - a block indexed by position (`x[i]`, `x[0::2]`, `x[i, :]`): a block takes only `None` and `:`;
+  an assignment into a block (`x[i] = v`): Triton has no item assignment;
+- a launch from inside a `@triton.jit` function (`helper[grid](...)`), a program axis other than
+  0, 1 and 2 (`tl.program_id(3)`);
 - a block shape (`tl.zeros`, `tl.full`, `tl.reshape`, `tl.broadcast_to`, the `block_shape` of
   `tl.make_block_ptr`) read from a parameter of a launched kernel that is not `tl.constexpr` (a
   `@triton.jit` helper is not asked: its parameters are what its callers pass, constexprs included).
@@ -108,6 +111,18 @@ def k(x_ptr, y_ptr, BLOCK: tl.constexpr):
     for i in range(BLOCK):
         total += x[i]  # expect: KL113
     tl.store(y_ptr, total)
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def _fill(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0.0)
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    _fill[(1,)](x_ptr, BLOCK=BLOCK)  # expect: KL113
 ''',
     )
     good = (

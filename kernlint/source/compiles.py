@@ -70,7 +70,14 @@ def compiled(info, fn: cst.FunctionDef) -> bool:
     memo = info.__dict__.get("_compiled")
     if memo is None:
         kernels = {k.kernel.name: k.node for k in info.kernels if k.kernel.frontend is Frontend.TRITON}
-        launched = [node for name, node in kernels.items() if info.launches_of(name)]
+        spans = [(k.kernel.span.line, k.kernel.span.end_line) for k in info.kernels
+                 if k.kernel.frontend is Frontend.TRITON]
+
+        def from_host(launch) -> bool:  # (a "launch" inside a kernel is a compile error, not a launch)
+            line = info.source.count("\n", 0, launch.start) + 1
+            return not any(first <= line <= last for first, last in spans)
+
+        launched = [node for name, node in kernels.items() if any(from_host(la) for la in info.launches_of(name))]
         if not launched:
             memo = None
         else:
@@ -167,8 +174,17 @@ def _call_blockers(info, call: cst.Call, resolve, bindings: dict, runtime: set[s
     text = " ".join(N.source_text(info.module, call.func).split())
     func = resolve(call.func)
     out = []
+    if type(call.func) is cst.Subscript and type(call.func.value) is cst.Name and any(
+            k.kernel.name == call.func.value.value for k in info.kernels):
+        out.append(Blocker(call, f"`{text}(...)` launches a kernel from inside a `@triton.jit` function: a "
+                                 "kernel cannot launch another (Triton rejects it when it compiles it); call the "
+                                 "helper directly, or launch both from the host"))
     if func and func.startswith(_TL) and func.count(".") == 2:
         short = func[len(_TL):]
+        axis = _literal_axis(call) if short in ("program_id", "num_programs") else None
+        if axis is not None and axis not in (0, 1, 2):
+            out.append(Blocker(call, f"`{text}({axis})`: a launch grid has axes 0, 1 and 2 only (Triton rejects "
+                                     "the kernel when it compiles it: `program_id axis must be 0, 1, or 2`)"))
         sig = table.signatures.get(short)
         if sig is not None and not sig.open and not any(a.star for a in call.args):
             problem = _unbound(sig, call)
@@ -184,6 +200,12 @@ def _call_blockers(info, call: cst.Call, resolve, bindings: dict, runtime: set[s
         if method in ("reshape", "view", "broadcast_to") and _is_block(call.func.value, bindings, resolve):
             out += _runtime_shape(info, call, method, runtime, method=True)
     return out
+
+
+def _literal_axis(call: cst.Call) -> int | None:
+    arg = call.args[0].value if call.args and call.args[0].keyword is None else next(
+        (a.value for a in call.args if a.keyword is not None and a.keyword.value == "axis"), None)
+    return N.int_literal(arg) if arg is not None else None
 
 
 def _unbound(sig, call: cst.Call) -> str | None:
