@@ -41,10 +41,17 @@ class Blocker:
 def blockers(info, fn: cst.FunctionDef) -> list[Blocker]:
     """The places of ``fn`` (a ``@triton.jit`` function of ``info``'s module) that no supported
     Triton compiles (found once per function)."""
+    return _scanned(info, fn)[1]
+
+
+def _scanned(info, fn: cst.FunctionDef) -> tuple:
+    """(fn, its blockers, the names it calls), from one walk of ``fn`` (once per function)."""
     memo = info.__dict__.setdefault("_compile_blockers", {})
     if id(fn) not in memo:
-        memo[id(fn)] = (fn, _blockers(info, fn))
-    return memo[id(fn)][1]
+        nodes = _walk(fn)
+        called = {n.func.value for n in nodes if type(n) is cst.Call and type(n.func) is cst.Name}
+        memo[id(fn)] = (fn, _blockers(info, fn, nodes), called)
+    return memo[id(fn)]
 
 
 def cannot_compile(info, fn: cst.FunctionDef) -> bool:
@@ -58,7 +65,7 @@ def cannot_compile(info, fn: cst.FunctionDef) -> bool:
         seen.add(id(f))
         if blockers(info, f):
             return True
-        todo.extend(kernels[n] for n in _called(f) if n in kernels)
+        todo.extend(kernels[n] for n in _called(info, f) if n in kernels)
     return False
 
 
@@ -86,7 +93,7 @@ def compiled(info, fn: cst.FunctionDef) -> bool:
                 f = todo.pop()
                 if id(f) not in memo:
                     memo.add(id(f))
-                    todo.extend(kernels[n] for n in _called(f) if n in kernels)
+                    todo.extend(kernels[n] for n in _called(info, f) if n in kernels)
         info.__dict__["_compiled"] = memo if memo is not None else "all"
         memo = info.__dict__["_compiled"]
     return memo == "all" or id(fn) in memo
@@ -115,14 +122,13 @@ def _walk(fn: cst.FunctionDef) -> list:
     return out
 
 
-def _called(fn: cst.FunctionDef) -> set[str]:
-    return {n.func.value for n in _walk(fn) if type(n) is cst.Call and type(n.func) is cst.Name}
+def _called(info, fn: cst.FunctionDef) -> set[str]:
+    return _scanned(info, fn)[2]
 
 
-def _blockers(info, fn: cst.FunctionDef) -> list[Blocker]:
+def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
     table = api()
     resolve = info.imports.resolve
-    nodes = list(_walk(fn))
     bindings = _bindings(fn, nodes)
     params = {p.name.value: p for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
     runtime = set() if fn.name.value in info.inlined_kernels else {
