@@ -440,7 +440,7 @@ def _allowed_sizes(prover, facts: list, sized: dict) -> dict | None:
     lower bound that has one), or None."""
     for low in ALLOWED_SIZES[0]:
         bounds = [b for n in sized for b in (at_least(int_var(n), low), at_most(int_var(n), ALLOWED_SIZES[1]))]
-        result, model = prover.solving.solve([*facts, *bounds], z3.BoolVal(True), rlimit=RETRY_RLIMIT, tighten=False)
+        result, model = prover.solving.solve([*facts, *bounds], z3.BoolVal(True), rlimit=RACE_RLIMIT, tighten=False)
         if result == z3.sat and model is not None:
             values = {n: model.eval(int_var(n), model_completion=True) for n in sized}
             if all(z3.is_int_value(v) for v in values.values()):
@@ -487,7 +487,7 @@ def _ask(prover, facts: list, sized: dict, values: list, goal, tighten: bool = F
             allowed = _allowed_sizes(prover, [*facts, *values], sized)
             if allowed is not None:
                 at = [int_op("==", int_var(n), int_val(v)) for n, v in allowed.items()]
-                found = prover.solving.solve([*facts, *at, *values], goal, rlimit=RETRY_RLIMIT, tighten=tighten)
+                found = prover.solving.solve([*facts, *at, *values], goal, rlimit=RACE_RLIMIT, tighten=tighten)
                 if found[0] == z3.sat:
                     return found
     return result, witness
