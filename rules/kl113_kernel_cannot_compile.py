@@ -1,3 +1,5 @@
+from kernlint.engine.findings import discovered_helper
+from kernlint.engine.run import scalar_pointer_masks
 from kernlint.model import Level
 from kernlint.rule import Confirmation
 from kernlint.source.compiles import blockers, compiled
@@ -18,8 +20,9 @@ class KernelCannotCompile(SourceRule):
     summary = "A `@triton.jit` function that no supported Triton release compiles."
     docs = """
 ## What it does
-Finds what stops a `@triton.jit` function from compiling on every Triton release kernlint supports
-(a table of `triton.language` made from those releases; the versions are named in the message):
+Finds what stops a `@triton.jit` function from compiling on every Triton release kernlint supports.
+The names and signatures of `triton.language` come from a table made from those releases (the
+versions are named in the message). It reads:
 - a `triton.language` name none of them has (`tl.eye`, `tl.launch`);
 - a call of a `triton.language` function that binds its arguments as none of them accepts (a
   `tl.make_block_ptr` without `order`, a keyword it does not take, too many positional arguments);
@@ -27,6 +30,8 @@ Finds what stops a `@triton.jit` function from compiling on every Triton release
   (`k.transpose(1, 0)` of `k = tl.load(...)`; Triton's is `tl.trans` / `k.trans()`);
 - a block indexed by position (`x[i]`, `x[0::2]`, `x[i, :]`): a block takes only `None` and `:`;
   an assignment into a block (`x[i] = v`): Triton has no item assignment;
+- a load or store through a pointer to one element with a block for a mask (from the bounds
+  engine's shapes);
 - a launch from inside a `@triton.jit` function (`helper[grid](...)`), a program axis other than
   0, 1 and 2 (`tl.program_id(3)`);
 - a block shape (`tl.zeros`, `tl.full`, `tl.reshape`, `tl.broadcast_to`, the `block_shape` of
@@ -124,6 +129,16 @@ def _fill(x_ptr, BLOCK: tl.constexpr):
 def k(x_ptr, BLOCK: tl.constexpr):
     _fill[(1,)](x_ptr, BLOCK=BLOCK)  # expect: KL113
 ''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    total = tl.load(x_ptr + tl.program_id(0), mask=offs < n)  # expect: KL113
+    tl.store(y_ptr + tl.program_id(0), total)
+''',
     )
     good = (
         '''
@@ -185,3 +200,17 @@ def copy(x):
             return  # a helper no launched kernel calls: Triton never compiles it
         for blocker in blockers(state.info, state.kernel.node):
             yield self.finding(state, blocker.node, blocker.message)
+        reported = state.info.__dict__.setdefault("_scalar_masks_reported", set())
+        for access in scalar_pointer_masks(state):
+            if id(access.node) in reported:
+                continue
+            reported.add(id(access.node))
+            within = f" (in `{access.helper}`, called from `{state.name}`)" if access.helper is not None else ""
+            finding = self.finding(state, access.node, (
+                f"this {access.kind}{within} goes through a pointer to one element with a block for a mask: Triton "
+                "rejects the kernel when it compiles it (`Mask argument cannot be block type if pointer argument "
+                "is not a block`); add the block's offsets to the pointer, or reduce the mask to one value"))
+            helper = discovered_helper(state, access.helper)
+            if helper is not None:
+                finding.span = helper.locator.span(access.node, None)
+            yield finding

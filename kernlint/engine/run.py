@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from kernlint.engine.coverage import shortfalls
 from kernlint.engine.evaluate import Access, evaluate
-from kernlint.engine.symbols import Ptr
+from kernlint.engine.symbols import Num, Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
@@ -74,8 +74,10 @@ def _engine(state):
                             config_assumptions(state, model), state.kernel.kernel,
                             _handed_over(state), state.name in state.info.inlined_kernels)
             state._runtime_aranges = _runtime_aranges(model, prover)
+            state._scalar_masked = _scalar_pointer_masks(model)
             # a kernel that cannot compile runs nothing: its accesses and races are not judged
-            blocked = state._runtime_aranges or cannot_compile(state.info, state.kernel.node)
+            blocked = (state._runtime_aranges or state._scalar_masked
+                       or cannot_compile(state.info, state.kernel.node))
             state._engine = None if blocked else (model, prover)
         except DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None
@@ -99,6 +101,20 @@ def _runtime_aranges(model, prover) -> list[tuple]:
     return out
 
 
+def _scalar_pointer_masks(model) -> list[Access]:
+    """The plain loads and stores through one element's pointer with a block for a mask: Triton
+    rejects them (``Mask argument cannot be block type if pointer argument is not a block``)."""
+    return [a for a in model.accesses if a.kind in ("load", "store") and isinstance(a.ptr, Ptr)
+            and a.ptr.offset.rank == 0 and isinstance(a.mask, Num) and a.mask.rank > 0]
+
+
+def scalar_pointer_masks(state) -> list[Access]:
+    """:func:`_scalar_pointer_masks` of the kernel (KL113's)."""
+    with _ENGINE_LOCK:
+        _engine(state)
+        return state.__dict__.get("_scalar_masked", [])
+
+
 def runtime_aranges(state) -> list[tuple]:
     """:func:`_runtime_aranges` of the kernel (KL112's)."""
     with _ENGINE_LOCK:
@@ -117,6 +133,7 @@ def release(state) -> None:
     megabytes, and a file's states live until the file is done)."""
     state.__dict__.pop("_engine", None)
     state.__dict__.pop("_runtime_aranges", None)
+    state.__dict__.pop("_scalar_masked", None)
 
 
 def unpadded_axes(state, load: cst.Call, axes: frozenset[int]) -> frozenset[int]:
