@@ -32,6 +32,8 @@ versions are named in the message). It reads:
   an assignment into a block (`x[i] = v`): Triton has no item assignment;
 - a load or store through a pointer to one element with a block for a mask (from the bounds
   engine's shapes);
+- `float(n)`, `int(n)`, `math.sqrt(n)` of a parameter that is not `tl.constexpr` (a tensor inside
+  the kernel);
 - a launch from inside a `@triton.jit` function (`helper[grid](...)`), a program axis other than
   0, 1 and 2 (`tl.program_id(3)`);
 - a block shape (`tl.zeros`, `tl.full`, `tl.reshape`, `tl.broadcast_to`, the `block_shape` of
@@ -138,6 +140,17 @@ def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     total = tl.load(x_ptr + tl.program_id(0), mask=offs < n)  # expect: KL113
     tl.store(y_ptr + tl.program_id(0), total)
+''',
+        '''
+import math
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, head_dim, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    scale = 1.0 / math.sqrt(head_dim)  # expect: KL113
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * scale)
 ''',
     )
     good = (

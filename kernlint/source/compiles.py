@@ -185,6 +185,14 @@ def _call_blockers(info, call: cst.Call, resolve, bindings: dict, runtime: set[s
         out.append(Blocker(call, f"`{text}(...)` launches a kernel from inside a `@triton.jit` function: a "
                                  "kernel cannot launch another (Triton rejects it when it compiles it); call the "
                                  "helper directly, or launch both from the host"))
+    if type(call.func) is cst.Name and call.func.value in ("float", "int") or func in ("math.sqrt", "math.log",
+                                                                                        "math.exp", "math.log2"):
+        arg = call.args[0].value if len(call.args) == 1 and call.args[0].keyword is None else None
+        if type(arg) is cst.Name and arg.value in runtime:
+            out.append(Blocker(call, f"`{text}({arg.value})` converts `{arg.value}`, a parameter that is not "
+                                     "`tl.constexpr`: inside a kernel it is a tensor, which Python's conversions "
+                                     "reject (Triton rejects the kernel when it compiles it, unless the value is 1, "
+                                     "which it specializes as a constant); use `.to(tl.float32)` or `tl.sqrt`"))
     if func and func.startswith(_TL) and func.count(".") == 2:
         short = func[len(_TL):]
         axis = _literal_axis(call) if short in ("program_id", "num_programs") else None
