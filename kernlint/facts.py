@@ -502,9 +502,11 @@ class HostEvaluator:
             if not isinstance(items, (list, tuple, range)) or len(items) > MAX_COMPREHENSION:
                 raise ValueError("an iterable not known")
             for item in items:
-                inner = dict(scope)
-                if not _bind_loop_target(comp.target, item, inner):
+                if isinstance(comp.target, (cst.Tuple, cst.List)) and not isinstance(item, _Unknown) and not (
+                        isinstance(item, (tuple, list)) and len(item) == len(comp.target.elements)):
                     raise ValueError("a target not unpacked")
+                inner = dict(scope)
+                _assign(self, comp.target, item, inner, "loop")
                 held = [self._value(c.test, inner, d) for c in comp.ifs]
                 if not all(_const(h) for h in held) and iterable is None:
                     raise ValueError("a condition not known")
@@ -770,22 +772,6 @@ _BUILTINS: dict[str, Callable[..., Any]] = {
     "min": min, "max": max, "int": int, "float": float, "abs": abs, "bool": bool, "len": len,
     "round": round, "pow": pow, "str": str, "range": range,
 }
-
-
-def _bind_loop_target(target: cst.BaseExpression, item: Any, env: dict) -> bool:
-    """Bind a ``for`` target (a name, or names unpacked from a tuple) to one item (an unknown one:
-    each name unknown)."""
-    if isinstance(target, cst.Name):
-        env[target.value] = _Value(item, "loop")
-        return True
-    if isinstance(item, _Unknown):
-        for name in N.target_names(target):
-            env[name] = _Value(UNKNOWN, "loop")
-        return True
-    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(item, (tuple, list)) \
-            and len(item) == len(target.elements):
-        return all(_bind_loop_target(el.value, v, env) for el, v in zip(target.elements, item))
-    return False
 
 
 def _binary(op: str, a: Any, b: Any) -> Any:

@@ -8,10 +8,9 @@ obey (program ids, lanes, loop iterations). Constructs the engine does not model
 
 from __future__ import annotations
 
-import re
-
 import ctypes
 import itertools
+import re
 from dataclasses import dataclass, field, replace
 
 import libcst as cst

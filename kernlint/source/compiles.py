@@ -56,17 +56,7 @@ def _scanned(info, fn: cst.FunctionDef) -> tuple:
 
 def cannot_compile(info, fn: cst.FunctionDef) -> bool:
     """Whether ``fn`` or a ``@triton.jit`` function of the module it calls (and so on) cannot compile."""
-    kernels = {k.kernel.name: k.node for k in info.kernels if k.kernel.frontend is Frontend.TRITON}
-    todo, seen = [fn], set()
-    while todo:
-        f = todo.pop()
-        if id(f) in seen:
-            continue
-        seen.add(id(f))
-        if blockers(info, f):
-            return True
-        todo.extend(kernels[n] for n in _called(info, f) if n in kernels)
-    return False
+    return any(blockers(info, f) for f in _reached(info, [fn]))
 
 
 def compiled(info, fn: cst.FunctionDef) -> bool:
@@ -74,29 +64,33 @@ def compiled(info, fn: cst.FunctionDef) -> bool:
     function such a kernel calls (and so on), or any of its functions where it launches none (a
     module of kernels another launches). Triton compiles only what a launch reaches: a helper no
     kernel calls never fails."""
-    memo = info.__dict__.get("_compiled")
-    if memo is None:
-        kernels = {k.kernel.name: k.node for k in info.kernels if k.kernel.frontend is Frontend.TRITON}
-        spans = [(k.kernel.span.line, k.kernel.span.end_line) for k in info.kernels
-                 if k.kernel.frontend is Frontend.TRITON]
+    if "_compiled" not in info.__dict__:
+        triton = [k for k in info.kernels if k.kernel.frontend is Frontend.TRITON]
+        spans = [(k.kernel.span.line, k.kernel.span.end_line) for k in triton]
 
         def from_host(launch) -> bool:  # (a "launch" inside a kernel is a compile error, not a launch)
             line = info.source.count("\n", 0, launch.start) + 1
             return not any(first <= line <= last for first, last in spans)
 
-        launched = [node for name, node in kernels.items() if any(from_host(la) for la in info.launches_of(name))]
-        if not launched:
-            memo = None
-        else:
-            memo, todo = set(), list(launched)
-            while todo:
-                f = todo.pop()
-                if id(f) not in memo:
-                    memo.add(id(f))
-                    todo.extend(kernels[n] for n in _called(info, f) if n in kernels)
-        info.__dict__["_compiled"] = memo if memo is not None else "all"
-        memo = info.__dict__["_compiled"]
-    return memo == "all" or id(fn) in memo
+        launched = [k.node for k in triton if any(from_host(la) for la in info.launches_of(k.kernel.name))]
+        # (None: the module launches nothing, so any of its functions may be what another launches)
+        info.__dict__["_compiled"] = {id(f) for f in _reached(info, launched)} if launched else None
+    reached = info.__dict__["_compiled"]
+    return reached is None or id(fn) in reached
+
+
+def _reached(info, roots: list) -> list[cst.FunctionDef]:
+    """``roots`` and the ``@triton.jit`` functions of the module they call, and so on."""
+    kernels = {k.kernel.name: k.node for k in info.kernels if k.kernel.frontend is Frontend.TRITON}
+    out, todo, seen = [], list(roots), set()
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        out.append(f)
+        todo.extend(kernels[n] for n in _scanned(info, f)[2] if n in kernels)
+    return out
 
 
 def _versions() -> str:
@@ -122,17 +116,14 @@ def _walk(fn: cst.FunctionDef) -> list:
     return out
 
 
-def _called(info, fn: cst.FunctionDef) -> set[str]:
-    return _scanned(info, fn)[2]
-
-
 def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
     table = api()
     resolve = info.imports.resolve
     bindings = _bindings(fn, nodes)
-    params = {p.name.value: p for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    # (a helper's parameters are what its callers pass, constexprs included: not asked)
     runtime = set() if fn.name.value in info.inlined_kernels else {
-        name for name, p in params.items() if not _constexpr(p, resolve) and name not in bindings}
+        p.name for k in info.kernels if k.node is fn for p in k.kernel.params
+        if not p.constexpr and p.name not in bindings}
     # subscripts written to (``x[i] = v``, ``x[i] += v``): item assignment, which Triton has none of
     targets = {id(t.target) for n in nodes if type(n) is cst.Assign for t in n.targets}
     targets |= {id(n.target) for n in nodes if type(n) is cst.AugAssign}
@@ -263,14 +254,6 @@ def _runtime_shape(info, call: cst.Call, short: str, runtime: set[str], method: 
     return [Blocker(call, f"`{text}` takes its block shape from {shown}, {what} `tl.constexpr`: "
                           "block shapes are compile-time constants, so Triton rejects the kernel when it compiles "
                           "it (unless the value is 1, which it specializes as a constant)")]
-
-
-def _constexpr(param: cst.Param, resolve) -> bool:
-    annotation = param.annotation.annotation if param.annotation is not None else None
-    if annotation is None:
-        return False
-    name = resolve(annotation) or ""
-    return name.endswith("constexpr") or (isinstance(annotation, cst.SimpleString) and "constexpr" in annotation.value)
 
 
 def _bindings(fn: cst.FunctionDef, nodes: list) -> dict[str, list]:
