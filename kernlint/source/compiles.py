@@ -98,21 +98,17 @@ def _versions() -> str:
     return f"Triton {versions[0]} to {versions[-1]}" if len(versions) > 1 else f"Triton {versions[0]}"
 
 
-#: nodes that hold no expression or statement (layout): not walked
-_LAYOUT = frozenset({cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.Newline,
-                     cst.EmptyLine, cst.Comment, cst.Comma, cst.Colon, cst.Dot, cst.LeftParen, cst.RightParen,
-                     cst.LeftSquareBracket, cst.RightSquareBracket, cst.AssignEqual})
 _NESTED = (cst.FunctionDef, cst.ClassDef)
 
 
 def _walk(fn: cst.FunctionDef) -> list:
-    """Every node of ``fn``'s body (not of functions nested in it, nor layout), iteratively. (Exact
+    """Every node of ``fn``'s body but layout (not of functions nested in it), iteratively. (Exact
     types, not ``isinstance``: libcst's classes are abstract, and that check is slow.)"""
     out, todo = [], [fn.body]
     while todo:
         node = todo.pop()
         out.append(node)
-        todo.extend(c for c in N.child_nodes(node) if type(c) not in _LAYOUT and type(c) not in _NESTED)
+        todo.extend(c for c in N.child_nodes(node) if type(c) not in _NESTED)
     return out
 
 

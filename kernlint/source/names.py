@@ -7,23 +7,30 @@
 from __future__ import annotations
 
 import dataclasses
+import typing
 
 import libcst as cst
 
 from kernlint.model import Frontend
 
 
-#: node class -> its fields (libcst nodes are dataclasses with slots)
+#: nodes that hold layout only (whitespace, comments, punctuation), never code
+LAYOUT = (cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline, cst.Comment,
+          cst.Comma, cst.Colon, cst.Dot, cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen,
+          cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace)
+
+#: node class -> its fields that can hold code (libcst nodes are dataclasses with slots)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The nodes directly under ``node``, in field order (not always the order of the source: an
-    ``IfExp``'s test comes first). libcst's ``children`` runs a visitor over the node to list them,
-    ten times the cost, so walks that collect into sets or maps use this."""
+    """The nodes directly under ``node`` that can hold code (not its whitespace, comments or
+    punctuation), in field order (not always the order of the source: an ``IfExp``'s test comes
+    first). libcst's ``children`` runs a visitor over the node to list them, ten times the cost, and
+    most of a node's fields are layout, so walks that collect into sets or maps use this."""
     names = _FIELDS.get(type(node))
     if names is None:
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
+        names = _FIELDS[type(node)] = _code_fields(type(node))
     out = []
     for name in names:
         value = getattr(node, name)
@@ -32,6 +39,24 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
         elif isinstance(value, (tuple, list)):
             out.extend(v for v in value if _is_node(v))
     return out
+
+
+def _code_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node class whose declared type admits a node that is not layout."""
+    hints = typing.get_type_hints(kind)
+    return tuple(f.name for f in dataclasses.fields(kind) if not _layout_only(hints.get(f.name)))
+
+
+def _layout_only(hint) -> bool:
+    """Whether a field's type admits only layout nodes (or no node: strings, sentinels)."""
+    if hint is None:
+        return False
+    args = typing.get_args(hint)
+    if args:
+        return all(_layout_only(a) for a in args if a is not type(None))
+    if not isinstance(hint, type):
+        return False
+    return not issubclass(hint, cst.CSTNode) or issubclass(hint, LAYOUT)
 
 
 #: class -> whether it is a libcst node class
