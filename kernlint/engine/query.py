@@ -14,6 +14,7 @@ unmodelled values): nothing.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import sys
@@ -313,6 +314,22 @@ class Solving:
         self.incremental: dict = {}
         self.incremental_ctx: z3.Context | None = None
         self.refutations: dict = {}
+        #: the context of the question being asked in parts (:meth:`one_question`), once made
+        self.question_ctx: z3.Context | None = None
+        self.question_depth = 0
+
+    @contextlib.contextmanager
+    def one_question(self):
+        """The queries asked inside are parts of one question (a race asked in each of several
+        layouts): they share a context, made on the first part. A part's answer then depends on the
+        parts asked before it, which the question itself fixes: still on its question alone."""
+        self.question_depth += 1
+        try:
+            yield
+        finally:
+            self.question_depth -= 1
+            if not self.question_depth:
+                self.question_ctx = None
 
     def _solver(self, ctx: z3.Context, timeout_ms: int = TIMEOUT_MS, rlimit: int = RLIMIT):
         # the plain SMT core, not z3's default portfolio, which picks tactics by elapsed time and
@@ -382,7 +399,11 @@ class Solving:
             return self.answers[key]
         formula = conjunction([c for _, c in parts]) if parts else z3.BoolVal(True)
         variables = [v for v in merged_free([c for _, c in parts]).values() if z3.is_int(v)]
-        if ctx is None:
+        if ctx is None and self.question_depth:
+            if self.question_ctx is None:
+                self.question_ctx = _context()
+            ctx = self.question_ctx
+        elif ctx is None:
             ctx = _context()
         solver = self._solver(ctx, timeout_ms, rlimit)
         solver.add(formula.translate(ctx))

@@ -298,6 +298,18 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
     stand-in above the ``M * N < 2**31`` its wrapper asserts), the question is asked once more with
     such sizes as sizes: the launch states the tensor's layout, so any sizes it allows are a real
     input, not a layout no caller passes."""
+    with prover.solving.one_question():
+        agreed = _in_every_layout(prover, facts, goal, address, given, programs, shapes_as_sizes)
+    if agreed is None:
+        return None
+    # the witness shown is the first layout's, made small only now that every layout agrees (in a
+    # context of its own, as a question apart: the search for a small witness is the costliest part)
+    facts, sized, first = agreed
+    return _ask(prover, facts, sized, first, goal, tighten=True)[1]
+
+
+def _in_every_layout(prover, facts: list, goal, address, given, programs, shapes_as_sizes: bool):
+    """(facts, stand-in sizes, the first layout's values) where every layout has a witness of ``goal``."""
     facts, sized, layouts, valued = _layouts(prover, facts, goal, address, given or {}, shapes_as_sizes)
     if _apart_at_every_size(facts, address, programs, valued):
         return None  # what every layout would answer (unsat, or no such layout), without a layout
@@ -320,10 +332,9 @@ def _for_every_layout(prover, facts: list, goal, address, given: dict | None = N
             first = values
     if first is None:
         if impossible and not shapes_as_sizes and _shape_strides(address, given or {}):
-            return _for_every_layout(prover, facts, goal, address, given, programs, shapes_as_sizes=True)
+            return _in_every_layout(prover, facts, goal, address, given, programs, shapes_as_sizes=True)
         return None
-    # the witness shown is the first layout's, made small only now that every layout agrees
-    return _ask(prover, facts, sized, first, goal, tighten=True)[1]
+    return facts, sized, first
 
 
 def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | None = None, programs=(),
@@ -335,6 +346,11 @@ def _refuted_in_every_layout(prover, facts: list, goal, address, given: dict | N
     two programs meet must hold at every size, not at stand-ins (a grid of ``cdiv(cdiv(n, 1024),
     1024)`` programs is one program at the stand-in n only, and ``pid % S`` never repeats below a
     stand-in S above every grid)."""
+    with prover.solving.one_question():
+        return _refuted_in_each(prover, facts, goal, address, given, programs, every_size)
+
+
+def _refuted_in_each(prover, facts: list, goal, address, given, programs, every_size: bool) -> bool:
     if every_size:
         if _apart_at_every_size(facts, address, programs):
             return not _impossible(prover, facts)
