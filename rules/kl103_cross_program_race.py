@@ -62,7 +62,10 @@ class CrossProgramRace(SourceRule):
 Asks, for every plain `tl.store`, whether two distinct programs of a launch can both reach it (mask
 and path hold for both) and write the same element with values that may differ. The two programs
 are the store's address, mask, path and value twice, with their own program ids, lanes, loop
-iterations and loaded data; sizes, strides and the grid are the launch's. A finding names the two
+iterations and loaded data; sizes, strides and the grid are the launch's (an axis whose number of
+programs the engine cannot read, `max_seqlen.item()`, is asked with two programs on it: enough to
+meet through it, too few to run past the tensor's axis into the next one's elements, which would be
+an out-of-bounds write, not a race). A finding names the two
 programs (and the element, where it is small enough to read). Where no two programs meet at one
 store, it asks the same of the store and each later write through the same pointer: another store
 (the last program writes a tail that program 0 also clears) or an atomic (program 0 resets a

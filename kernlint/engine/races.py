@@ -201,6 +201,12 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
         asked = [f for f in asked if all(a in f.grid for a in range(3))]
     for facts_of_launch in asked:
         facts = [*domain, *prover._bindings(facts_of_launch, set(names) & set(model.params))]
+        if facts_of_launch is not None and not virtual:
+            # an axis whose number of programs the launch does not say (a grid element the engine
+            # cannot read, ``max_seqlen.item()``) is asked with two programs on it: enough for two to
+            # meet through it, not so many that a program id runs past its tensor's axis into the
+            # next one's elements (an out-of-bounds write, not two programs of one element)
+            facts += [z3.And(p < 2, second(p) < 2) for a, p in pids.items() if a not in facts_of_launch.grid]
         if virtual:
             grid = facts_of_launch.grid
             facts.append(pid_axes[0][1] == grid[0] * grid[1] * grid[2])
