@@ -49,7 +49,12 @@ _SIZES = "<same size>"
 #: hold there (test, whether it is true): entries of the environment no host variable can shadow
 _ASSERTS = "<asserts>"
 _PATH = "<path>"
-_PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH)
+#: the asserts run on some paths only (inside an ``if``): (the tests of that path, as ``_PATH``
+#: holds them, the assert's test), true wherever that path's tests hold
+_GUARDED = "<guarded asserts>"
+_PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH, _GUARDED)
+#: how an optional parameter (``bias=None``) of a function read on its own is bound: either way
+OPTIONAL = "optional parameter"
 _DTYPE_MODULES = ("triton.language.", "torch.")
 
 
@@ -136,20 +141,28 @@ class HostScope:
         return held.value if held is not None else ()
 
     @property
+    def guarded_asserts(self) -> tuple[tuple[tuple, cst.BaseExpression], ...]:
+        """(the branch tests of its path, as :attr:`conditions`; the test) of each assert run before
+        the launch on a path of an ``if`` other than the launch's (``if bias is not None: assert
+        bias.shape[0] == N``): what it states holds wherever those tests do."""
+        held = self.env.get(_GUARDED)
+        return held.value if held is not None else ()
+
+    @property
     def conditions(self) -> tuple[tuple[cst.BaseExpression, bool], ...]:
         """(test, holds) of the ``if``/``elif`` branches the launch sits in (``holds`` False: an
         earlier test of the chain that failed)."""
         held = self.env.get(_PATH)
         return held.value if held is not None else ()
 
-    def stated_rank(self, tensor: str) -> int | None:
+    def stated_rank(self, tensor: str, under: tuple = ()) -> int | None:
         """The rank of ``tensor`` where the tests the path guarantees (:func:`held_tests`) state its
         whole shape: written out (``x.shape == (M, N)``), or a rank and an equation for each size
         (``x.ndim != 1 or x.size(0) != M``). A rank alone gives sizes nothing relates to the rest;
         reading the tensor as laid out contiguously in them would invent a layout the wrapper does
         not state (a packed ``qkv`` of rank 2 is no row of ``q_size + k_size`` elements)."""
         rank, sized = None, set()
-        for test, holds in held_tests(self):
+        for test, holds in held_tests(self, under):
             equal = cst.Equal if holds else cst.NotEqual
             stated = _stated_rank(test, equal)
             if stated is not None and stated[0] == tensor:
@@ -358,13 +371,25 @@ def test_parts(test, holds: bool, resolve: Callable | None = None, depth: int = 
         yield test, holds
 
 
-def held_tests(scope: "HostScope"):
+def held_tests(scope: "HostScope", under: tuple = ()):
     """(comparison, holds) of each test the path to a launch guarantees: the parts of its asserts
-    and of the branches it sits in (:func:`test_parts`)."""
-    for test, holds in [(t, True) for t in scope.asserts] + list(scope.conditions):
+    and of the branches it sits in (:func:`test_parts`). ``under``: tests taken to hold too (the test
+    of ``bias if bias is not None else x``, where ``bias`` is read): the asserts run on a path whose
+    every test holds at the launch or is one of them are held as well."""
+    asserts = list(scope.asserts)
+    if under:
+        given = {_test_text(t) for t in under} | {_test_text(t) for t, holds in scope.conditions if holds}
+        failed = {_test_text(t) for t, holds in scope.conditions if not holds}
+        asserts += [test for path, test in scope.guarded_asserts
+                    if all(_test_text(t) in (given if holds else failed) for t, holds in path)]
+    for test, holds in [(t, True) for t in asserts] + list(scope.conditions):
         for part, part_holds in test_parts(test, holds):
             if isinstance(part, cst.Comparison):
                 yield part, part_holds
+
+
+def _test_text(node) -> str:
+    return " ".join(cst.Module([]).code_for_node(node).split())
 
 
 def _rank_of(node) -> str | None:
@@ -812,6 +837,10 @@ def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: d
         name = p.name.value
         if name in bound:
             env[name] = bound[name]
+        elif p.default is not None and call is None and isinstance(p.default, cst.Name) and p.default.value == "None":
+            # an optional argument (``bias=None``): whether the caller passes it is the caller's choice,
+            # so the wrapper's tests of it take both ways
+            env[name] = _Value(UNKNOWN, OPTIONAL)
         elif p.default is not None:
             env[name] = _Value(ev.value(p.default, env), "default")
         else:
@@ -878,6 +907,12 @@ def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
     if any(_ASSERTS in b for b in branches):  # the asserts every path ran
         held = [b[_ASSERTS].value if _ASSERTS in b else () for b in branches]
         into[_ASSERTS] = _Value(tuple(t for t in held[0] if all(t in h for h in held[1:])), "asserts")
+        if tests is not None:  # (an ``if`` chain: each path's own tests say where its asserts ran)
+            common = into[_ASSERTS].value
+            guarded = [g for b in branches for g in (b[_GUARDED].value if _GUARDED in b else ())]
+            guarded += [(b[_PATH].value if _PATH in b else (), t) for b, h in zip(branches, held)
+                        for t in h if t not in common]
+            into[_GUARDED] = _Value(tuple(dict.fromkeys(guarded)), "asserts")
     # the tests were read before any branch ran: the names they read are the bindings before them
     before = {n: into[n].node for n in names
               if n in into and into[n].node is not None and into[n].index is None
@@ -891,8 +926,13 @@ def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
             continue
         if tests is not None and all(v is not None and v.index is None for v in vals):
             # each path's expression under its test; one no expression stands for (what a loop
-            # carried, a value read from what is not modelled) leaves the name unreadable
-            into[name] = _Value(UNKNOWN, "branches disagree", _chain(_tests_before(tests, before), [v.node for v in vals]))
+            # carried, a value read from what is not modelled) leaves the name unreadable, but for an
+            # optional argument as the caller passed it (``if scale is None: scale = torch.full(...)``),
+            # which the chain reads as that argument
+            passed = {name: v for v in vals if v.node is None and v.how == OPTIONAL}
+            nodes = [cst.Name(name) if v.node is None and v.how == OPTIONAL else v.node for v in vals]
+            into[name] = _Value(UNKNOWN, "branches disagree", _chain(_tests_before(tests, before), nodes),
+                                seen=passed or None)
             continue
         # the value is unknown; the symbolic engine reads the binding of the last path that has one
         # (the branch written last), as a reader of the text would

@@ -43,7 +43,11 @@ tensor's rank (`assert k.dim() == 4`, or a later axis it reads, `k.stride(3)`). 
 wrapper passes (an `assert`, an `if` it stands in, an `if ...: raise` guard) each part the engine
 reads counts on its own: `if x is None or n % 128: raise` leaves `n % 128 == 0`; a shape written out
 (`assert bias.shape == (N,)`, `if s.ndim != 1 or s.size(0) != M: raise`) gives a parameter tensor its
-rank and sizes. A mask that lets lanes through up to a value the kernel loads (`offs < end - start`
+rank and sizes. An optional argument (`bias=None`) is the caller's choice: the wrapper's tests of it
+(`HAS_BIAS=bias is not None`, `bias if bias is not None else x`) are read as one choice, and an
+`assert` under `if bias is not None:` holds where that test does; a tensor the wrapper makes where the
+caller passes none (`if scale is None: scale = torch.full((H,), ...)`) has that extent where the
+caller passes none, and no known extent otherwise. A mask that lets lanes through up to a value the kernel loads (`offs < end - start`
 of two loads of `cu_seqlens`) keeps them inside the tensor by a contract between the host and its
 metadata that the code does not state: such an access is proven where it can be, never convicted,
 since its witness would rest on what memory holds. A `@triton.jit`

@@ -23,8 +23,8 @@ import z3
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
 from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
-    ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, data_shape, front_axis, returned_expression, shape_listed, shape_tensor,
-    size_arguments, test_parts, unpacked_part,
+    ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, OPTIONAL, data_shape, front_axis, returned_expression, shape_listed,
+    shape_tensor, size_arguments, test_parts, unpacked_part,
 )
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
@@ -62,6 +62,10 @@ class LaunchFacts:
     grid_nodes: dict[int, cst.BaseExpression] = field(default_factory=dict)
     #: the launch (:class:`~kernlint.source.discover.Launch`) these facts are of
     launch: object = None
+    #: pointer parameter -> the test under which its extent is the one known (the tensor the wrapper
+    #: makes, ``torch.full((H,), ...)``, where the caller passes none, ``scale is None``): the
+    #: extent says nothing of a tensor the caller passes instead
+    extent_guards: dict[str, z3.BoolRef] = field(default_factory=dict)
 
     def with_grid_choices(self, axes=None) -> dict[str, z3.ExprRef]:
         """``values``, and each constexpr the caller chooses where the grid (on ``axes``) is made of
@@ -96,6 +100,7 @@ class LaunchFacts:
                        chosen={n: v for n, v in self.chosen.items() if n not in self.defaults}, defaults={},
                        grid={a: at(g) for a, g in self.grid.items()},
                        extents={p: (at(e), how) for p, (e, how) in self.extents.items()},
+                       extent_guards={p: at(g) for p, g in self.extent_guards.items()},
                        assumptions=[at(a) for a in self.assumptions])
 
 
@@ -138,6 +143,9 @@ class _Wrapper:
         self.resolving: set[int] = set()
         #: the bindings the expressions being read saw (:meth:`binding`)
         self.seen: list[dict] = []
+        #: the tests of the choices being read, on the side they pick (``bias is not None`` of ``bias if
+        #: bias is not None else x``, while ``bias`` is read): the asserts run under them hold there
+        self.under: list[cst.BaseExpression] = []
 
     def size(self, name: str, text: str) -> z3.ArithRef:
         var = int_var(name)
@@ -221,7 +229,9 @@ class _Wrapper:
 
     def tensor_dims(self, name: str) -> list | None:
         b = self.binding(name) if self.inlined is None else None
-        key = (name, id(b))  # one name bound to two tensors (``x = x.view(-1)``) has the dims of each
+        # one name bound to two tensors (``x = x.view(-1)``) has the dims of each; one read where a
+        # choice's test holds may have the rank an assert under that test states
+        key = (name, id(b), *map(id, self.under))
         if key in self.dims:
             return self.dims[key]
         self.dims[key] = None  # cycles
@@ -237,6 +247,10 @@ class _Wrapper:
         if like is not None:
             return self.tensor_dims(like)
         if isinstance(node, cst.IfExp):  # ``x if x.is_contiguous() else x.contiguous()``
+            present = _not_none_side(node) or self._filled_side(node)
+            if present is not None:
+                # ``torch.empty(M, N) if store else None``: a tensor read through the name is the first
+                return self.tensor_dims(present.value) if isinstance(present, cst.Name) else self._created(present)
             kept = _shape_kept(node.body)
             if kept is not None and kept == _shape_kept(node.orelse):
                 return self.tensor_dims(kept)
@@ -289,9 +303,10 @@ class _Wrapper:
             return None
         current = self.binding(name)
         rank = self.scope.unpacked_rank(name, current)
-        if not rank and (current is None or current.node is None):
-            # (the checks do not say which binding of a name bound again they read: only a parameter's)
-            rank = self.scope.stated_rank(name)
+        if not rank and (current is None or current.node is None or _keeps_shape_of(current.node, name)):
+            # (the checks do not say which binding of a name bound again they read: only a parameter's,
+            # or one of the same shape, ``bias = bias.contiguous()``)
+            rank = self.scope.stated_rank(name, tuple(self.under))
         if not rank:
             return None
         return [self.size(f"{name}.shape[{i}]", f"{name}.shape[{i}]") for i in range(rank)]
@@ -429,6 +444,11 @@ class _Wrapper:
                 return int_val(a.as_long() ** b.as_long() if op == "Power" else a.as_long() << b.as_long())
             return {"Add": lambda: a + b, "Subtract": lambda: a - b, "Multiply": lambda: a * b,
                     "FloorDivide": lambda: a / b, "Modulo": lambda: a % b}.get(op, lambda: None)()
+        if kind is cst.Comparison and len(node.comparisons) == 1 \
+                and isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)):
+            given = self._given(node)
+            return None if given is None else given if isinstance(node.comparisons[0].operator, cst.IsNot) \
+                else z3.Not(given)
         if kind is cst.Comparison and len(node.comparisons) == 1 \
                 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
             return self._membership(node.left, node.comparisons[0].comparator,
@@ -652,11 +672,25 @@ class _Wrapper:
         return out
 
     def asserts(self) -> list:
-        """The wrapper's ``assert`` statements run before the launch, as assumptions."""
+        """The wrapper's ``assert`` statements run before the launch, as assumptions; one run on a
+        path of an ``if`` the launch is not in holds where that path's tests do."""
         out = []
         for test in self.scope.asserts if self.scope is not None else ():
             out += self.held(test)
+        for path, test in self.scope.guarded_asserts if self.scope is not None else ():
+            where = [t for cond, holds in path for t in self._path_test(cond, holds)]
+            stated = self.held(test)
+            if None not in where and stated:
+                out.append(z3.Implies(z3.And(where), z3.And(stated)) if where else z3.And(stated))
         return out
+
+    def _path_test(self, test, holds: bool) -> list:
+        """A branch test of a path, whole, as terms ([None] where it cannot be read: a path read in
+        part would state its asserts where they did not run)."""
+        term = self.node(test)
+        if term is None or not z3.is_bool(term):
+            return [None]
+        return [term if holds else z3.Not(term)]
 
     def held(self, test) -> list:
         """What a test that holds says, as terms: each part of an ``and`` the engine reads on its
@@ -684,9 +718,93 @@ class _Wrapper:
                 out.append(term if part_holds else z3.Not(term))
         return out
 
+    def _given(self, node: cst.Comparison) -> z3.BoolRef | None:
+        """``x is not None`` (of ``x is None`` or ``x is not None``): for a name bound to a choice with
+        ``None`` on one side (``torch.empty(...) if store else None``), that choice's own test; for any
+        other, whether the caller passed an optional argument: a choice of the caller's that every
+        test of it in the wrapper shares (the flag the kernel gets, ``HAS_BIAS=bias is not None``, and
+        the tensor passed, ``bias if bias is not None else x``)."""
+        left, right = node.left, node.comparisons[0].comparator
+        if _is_none(left):
+            left, right = right, left
+        if not _is_none(right) or N.dotted(left) is None:
+            return None
+        if isinstance(left, cst.Name):
+            b = self.binding(left.value)
+            chosen = b.node if b is not None and b.index is None and isinstance(b.node, cst.IfExp) else None
+            if chosen is not None and _not_none_side(chosen) is not None:
+                test = self.read_as_of(b, lambda: self.node(chosen.test))
+                if test is not None and z3.is_bool(test):
+                    return test if _is_none(chosen.orelse) else z3.Not(test)
+        return z3.Bool(f"`{N.dotted(left)} is not None`")
+
     def tensor(self, arg) -> tuple | None:
-        """(extent, description) of a tensor argument (a BoundArg), when its size is known."""
-        node = arg.node
+        """(extent, description, the test under which it is the extent or None) of a tensor argument
+        (a BoundArg), when its size is known."""
+        return self._tensor(arg.node) if arg.node is not None else None
+
+    def _tensor(self, node) -> tuple | None:
+        if isinstance(node, cst.IfExp):
+            return self._either(node)
+        chosen = self._chosen(node)
+        if chosen is not None:
+            found = self.read_as_of(chosen, lambda: self._either(chosen.node))
+            if found is not None:
+                return found
+        found = self._whole_tensor(node)
+        return None if found is None else (*found, None)
+
+    def _filled_side(self, node: cst.IfExp) -> cst.BaseExpression | None:
+        """The side of ``torch.empty(M, N) if out is None else out`` that the wrapper makes, where the
+        other is an optional argument as the caller passed it: its sizes and strides are read as the
+        ones of the tensor the wrapper makes (a caller's own tensor has whatever the caller gives it)."""
+        for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
+            if isinstance(other, cst.Name) and not isinstance(side, cst.Name):
+                b = self.binding(other.value)
+                if b is not None and b.how == OPTIONAL:
+                    return side
+        return None
+
+    def _chosen(self, node):
+        """The binding of a name passed whole to a choice that reads the argument it replaces
+        (``scale = torch.full(...) if scale is None else scale``: an optional argument the wrapper
+        fills in)."""
+        if not isinstance(node, cst.Name) or self.inlined is not None:
+            return None
+        b = self.binding(node.value)
+        if b is None or b.index is not None or not isinstance(b.node, cst.IfExp) or b.seen is None:
+            return None
+        passed = b.seen.get(node.value)
+        return b if passed is not None and passed.how == OPTIONAL else None
+
+    def _either(self, node: cst.IfExp) -> tuple | None:
+        """``bias if bias is not None else x``: the extent of the tensor the test picks, so that a
+        kernel that reads it under the flag the same test sets reads the first one; where one side's
+        extent is not known (the tensor a caller passes), the other's, under its test."""
+        test = self.node(node.test)
+        if test is None or not z3.is_bool(test):
+            return None
+        self.under.append(node.test)
+        try:
+            first = self._tensor(node.body)
+        finally:
+            self.under.pop()
+        second = self._tensor(node.orelse)
+        shown = " ".join(source_text(self.state.info.module, node.test).split())
+        if first is not None and second is not None:
+            (a, a_how, a_guard), (b, b_how, b_guard) = first, second
+            if a_guard is None and b_guard is None:
+                if a.eq(b):  # (a tensor the test only makes contiguous)
+                    return a, a_how, None
+                return z3.If(test, a, b), f"{a_how} if {shown} else {b_how}", None
+            return None
+        if first is not None and first[2] is None:
+            return first[0], f"{first[1]} where {shown}", test
+        if second is not None and second[2] is None:
+            return second[0], f"{second[1]} where not {shown}", z3.Not(test)
+        return None
+
+    def _whole_tensor(self, node) -> tuple | None:
         name = _whole(node)
         dims = self.tensor_dims(name) if name is not None else None
         if dims is None:
@@ -694,7 +812,10 @@ class _Wrapper:
             if viewed is not None and self.tensor_dims(viewed) is not None:
                 return self.numel(viewed), f"{viewed}.numel()"  # the storage the view reaches
         if name is None:
-            return None
+            made = self._created(node) if isinstance(node, cst.Call) else None  # ``torch.full((H,), ...)``
+            if made is None:
+                return None
+            return _product(made), f"{' '.join(source_text(self.state.info.module, node).split())}.numel()"
         if dims is not None:
             return _product(dims), f"{name}.numel()"
         for alias in self.aliases(name):
@@ -786,6 +907,14 @@ def _same_storage(node) -> tuple[str, bool] | None:
     if method == "to" and not any(isinstance(n, cst.Call) for a in args for n in _calls(a.value)):
         return base, False
     return None
+
+
+def _keeps_shape_of(node, name: str) -> bool:
+    """Whether ``node`` has the shape ``name`` had: ``name.contiguous()``, or a choice of such
+    (``bias.contiguous() if bias is not None else bias``, a name a branch bound again)."""
+    if isinstance(node, cst.IfExp):
+        return _keeps_shape_of(node.body, name) and _keeps_shape_of(node.orelse, name)
+    return _shape_kept(node) == name
 
 
 def _shape_kept(node) -> str | None:
@@ -886,6 +1015,19 @@ def _slice_length(piece: cst.Slice) -> int | None:
             and upper.left.deep_equals(lower):
         n = int_literal(upper.right)
         return n if n is not None and n >= 0 else None
+    return None
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _not_none_side(node: cst.IfExp) -> cst.BaseExpression | None:
+    """``a`` of ``a if t else None`` or ``None if t else a``."""
+    if _is_none(node.orelse) and not _is_none(node.body):
+        return node.body
+    if _is_none(node.body) and not _is_none(node.orelse):
+        return node.orelse
     return None
 
 
@@ -1012,9 +1154,12 @@ def launch_facts(state, model) -> list[LaunchFacts]:
             if p.name in model.pointers and p.name in bound:
                 extent = wrapper.tensor(bound[p.name])
                 if extent is None:
-                    extent = wrapper.shown(host.args[p.name].tensor)
+                    shown = wrapper.shown(host.args[p.name].tensor)
+                    extent = None if shown is None else (*shown, None)
                 if extent is not None:
-                    facts.extents[p.name] = extent
+                    facts.extents[p.name] = extent[:2]
+                    if extent[2] is not None:
+                        facts.extent_guards[p.name] = extent[2]
         facts.assumptions += _numel_relations(facts.names)
         out.append(facts)
     return out

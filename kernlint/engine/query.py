@@ -186,9 +186,11 @@ def _is_zero(term) -> bool:
 
 
 def _related(known: set, assumptions) -> set:
-    """``known`` and the sizes the wrapper's equations tie to it (an ``==`` between sizes)."""
+    """``known`` and the sizes the wrapper's equations tie to it (an ``==`` between sizes, or one an
+    assert states under a test, ``if bias is not None: assert bias.shape[0] == N``)."""
     known = set(known)
-    equations = [set(free_vars(a)) for a in assumptions if z3.is_eq(a)]
+    stated = [c for a in assumptions for c in (conjuncts([a.arg(1)]) if z3.is_implies(a) else [a])]
+    equations = [set(free_vars(a)) for a in stated if z3.is_eq(a)]
     grew = True
     while grew:
         grew = False
@@ -772,13 +774,17 @@ class Prover:
             for v in values.values():
                 received |= set(free_vars(v))
             known = _related(received, facts.assumptions)
+        guard = facts.extent_guards.get(base)
+        # (an extent known only where the wrapper makes the tensor can convict, not prove: the caller
+        # may pass a tensor of its own)
         proof_only = not sizes <= known
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
+        domain += [guard] if guard is not None else []
         for n in mentioned & self.scalars:
             domain.append(at_least(self.model.params[n], 0))
         result, witness = self.solving.solve([*domain, *cond], z3.Or(offset < 0, offset >= extent))
         if result == z3.unsat:
-            return True
+            return True if guard is None else UNANSWERED
         if result != z3.sat or proof_only or _lanes_bounded_by_data(cond):
             return UNANSWERED
         return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
