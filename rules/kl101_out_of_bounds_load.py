@@ -72,7 +72,9 @@ x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
 ```
 Accesses the solver proves in range are not reported (a block that spans a whole dimension,
 offsets wrapped with `%` or clamped with `tl.minimum`, loops that stop at the last whole block);
-neither are gathers through loaded indices. A load through a `tl.make_block_ptr` is judged with
+neither are gathers through loaded indices, unless the wrapper states the least and greatest
+index (`assert int(ids.min()) >= 0 and int(ids.max()) < V`, or an `if ...: raise` guard): a loaded
+index then lies between the two, and a witness is an index the check lets through. A load through a `tl.make_block_ptr` is judged with
 its `boundary_check` dimensions as the mask: a block past the tensor on an unchecked dimension,
 or a `shape` larger than the tensor, is reported here (KL109 reports a moving block without
 `boundary_check` even where the tensor's extent is unknown).

@@ -66,6 +66,8 @@ class LaunchFacts:
     #: makes, ``torch.full((H,), ...)``, where the caller passes none, ``scale is None``): the
     #: extent says nothing of a tensor the caller passes instead
     extent_guards: dict[str, z3.BoolRef] = field(default_factory=dict)
+    #: pointer parameter -> the wrapper's name of the tensor passed whole (``ids``, ``ids.contiguous()``)
+    tensors: dict[str, str] = field(default_factory=dict)
 
     def with_grid_choices(self, axes=None) -> dict[str, z3.ExprRef]:
         """``values``, and each constexpr the caller chooses where the grid (on ``axes``) is made of
@@ -525,6 +527,10 @@ class _Wrapper:
                     return self.dim(obj, int_literal(args[0]))
                 if method == "stride" and len(args) == 1 and int_literal(args[0]) is not None:
                     return self.stride(obj, int_literal(args[0]))
+                if method in VALUE_BOUNDS and not args:  # ``ids.max()``: what the wrapper states of it
+                    return self.value_bound(obj, VALUE_BOUNDS[method])
+            if isinstance(func, cst.Attribute) and func.attr.value == "item" and not args:
+                return self.node(func.value)  # ``ids.max().item()``: the same number
             if fname in ("triton.cdiv", "cdiv") and len(args) == 2:
                 a, b = self.node(args[0]), self.node(args[1])
                 return None if a is None or b is None else (a + b - 1) / b
@@ -737,6 +743,14 @@ class _Wrapper:
                 if test is not None and z3.is_bool(test):
                     return test if _is_none(chosen.orelse) else z3.Not(test)
         return z3.Bool(f"`{N.dotted(left)} is not None`")
+
+    def value_bound(self, tensor: str, which: str) -> z3.ArithRef:
+        """The least or greatest element of ``tensor`` (``ids.max()``), a number of its own that the
+        wrapper's tests bound (``assert int(ids.max()) < V``); a kernel's load of an element of the
+        tensor lies within the two."""
+        name = f"{tensor}.{which}()"
+        self.facts.names.setdefault(name, name)
+        return int_var(name)
 
     def tensor(self, arg) -> tuple | None:
         """(extent, description, the test under which it is the extent or None) of a tensor argument
@@ -1018,6 +1032,15 @@ def _slice_length(piece: cst.Slice) -> int | None:
     return None
 
 
+#: a tensor's methods that give its least or greatest element
+VALUE_BOUNDS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}
+
+
+def value_bounds(tensor: str) -> tuple[z3.ArithRef, z3.ArithRef]:
+    """(least, greatest) element of ``tensor``, as :meth:`_Wrapper.value_bound` names them."""
+    return int_var(f"{tensor}.min()"), int_var(f"{tensor}.max()")
+
+
 def _is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
@@ -1152,6 +1175,9 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                     facts.grid_nodes[axis] = elements[axis]
         for p in kernel.params:
             if p.name in model.pointers and p.name in bound:
+                whole = _whole(bound[p.name].node) if bound[p.name].node is not None else None
+                if whole is not None:
+                    facts.tensors[p.name] = whole
                 extent = wrapper.tensor(bound[p.name])
                 if extent is None:
                     shown = wrapper.shown(host.args[p.name].tensor)

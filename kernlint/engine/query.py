@@ -24,7 +24,7 @@ from typing import Callable
 import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
-from kernlint.engine.launch_terms import MAX_SIZE, LaunchFacts
+from kernlint.engine.launch_terms import MAX_SIZE, LaunchFacts, value_bounds
 from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, mentions, position, shown_value
 from kernlint.engine import cpu_cap, monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
@@ -488,12 +488,14 @@ class Prover:
         """(index, bound) of the tests that split an axis (``tl.where(d < ROT, rotated, d)``)."""
         return {(a.get_id(), b.get_id()) for test in self.model.splits for a, b, _ in _mask_bounds(test)}
 
-    def modelled(self, access: Access, *extra) -> tuple[list, list, dict] | None:
+    def modelled(self, access: Access, *extra, gathered: bool = False) -> tuple[list, list, dict] | None:
         """(path and mask conditions, lane domain, the names they, the address and ``extra`` terms
         mention) of a plain access whose address, mask and path the engine models; None for a block
-        pointer, an address gathered through loaded data, or an unmodelled value."""
+        pointer, an address gathered through loaded data (unless ``gathered``: then its loaded values
+        are names of their own, which only a launch's stated bounds give values), or an unmodelled
+        value."""
         ptr, mask = access.ptr, access.mask
-        if not isinstance(ptr, Ptr) or ptr.offset.data or ptr.offset.is_bool:
+        if not isinstance(ptr, Ptr) or (ptr.offset.data and not gathered) or ptr.offset.is_bool:
             return None
         if mask is not None and not (isinstance(mask, Num) and mask.is_bool):
             return None
@@ -509,10 +511,12 @@ class Prover:
     def judge(self, access: Access) -> Violation | None:
         if self.alone:
             return None
-        plain = self.modelled(access)
+        plain = self.modelled(access, gathered=True)
         if plain is None:
             return None
         cond, _, names = plain
+        if access.ptr.offset.data:
+            return self._gathered(access, cond, names)
         offset = access.ptr.offset.term
         mentioned = set(names)
         path_vars, fixed = self._flag_launches(access)
@@ -537,6 +541,44 @@ class Prover:
                 or self._walked(access, offset, cond, facts)
             if found is not None:
                 return found
+        return None
+
+    def _gathered(self, access: Access, cond: list, names: dict) -> Violation | None:
+        """An address made of values the kernel loaded (``table + row * D`` of ``row = tl.load(ids +
+        t)``), judged under each launch that states bounds of every tensor those values come from
+        (``assert int(ids.min()) >= 0 and int(ids.max()) < V``): a loaded element lies between the
+        least and the greatest, so a witness is an input the wrapper accepts. Otherwise not judged."""
+        loaded = sorted(n for n in names if n.startswith("data!"))
+        # only values loaded from a tensor stand for what the address gathers: any other value the
+        # engine does not model (a loop counter it cannot bound, an opaque operation) stays unjudged
+        unbounded = {k.decl().name() for _, k, _, _, stop in access.loops if stop is None}
+        if not loaded or any(n not in self.model.loaded_from for n in loaded) or any(
+                n in unbounded or not (n in self.model.params or n.startswith(("pid!", "lane!", "iter_", "data!")))
+                for n in names):
+            return None
+        path_vars, _ = self._flag_launches(access)
+        for facts in self.judged_launches:
+            stated = set()
+            for a in facts.assumptions:
+                stated |= set(free_vars(a))
+            bounds, bounded = [], set()
+            for n in loaded:
+                tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
+                least, greatest = value_bounds(tensor) if tensor is not None else (None, None)
+                if least is None or not {str(least), str(greatest)} <= stated:
+                    bounds = None
+                    break
+                bounds += [least <= names[n], names[n] <= greatest]
+                bounded |= {str(least), str(greatest)}
+            if bounds is None:
+                continue
+            # (the sizes the stated bounds compare the values with, ``V`` of ``ids.max() < V``, are
+            # what the values are read against)
+            sizes = {m for a in facts.assumptions for m in free_vars(a) if bounded & set(free_vars(a))}
+            verdict = self._launch(access, facts, access.ptr.offset.term, [*cond, *bounds], set(names), path_vars,
+                                   sizes)
+            if isinstance(verdict, Violation):
+                return verdict
         return None
 
     def _flag_launches(self, access: Access) -> tuple[set, list]:
@@ -740,7 +782,7 @@ class Prover:
             return position * ratio + lane.start + p, blocks
         return None
 
-    def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars):
+    def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars, related=frozenset()):
         """A Violation, True (proven in bounds), UNANSWERED (asked, and the solver did not answer within
         its budget) or None (this launch does not say enough to ask)."""
         base = access.ptr.base
@@ -757,7 +799,7 @@ class Prover:
                 return None
         bindings = [self.model.params[n] == values[n] for n in needed]
         grids = [self.model.pids[a][1] == g for a, g in facts.grid.items() if a in self.model.pids]
-        known = set()
+        known = set(related)
         for t in [*(values[n] for n in needed), *facts.grid.values()]:
             known |= set(free_vars(t))
         sizes = set(free_vars(extent))
@@ -913,6 +955,10 @@ class Prover:
                     relevant |= set(free_vars(facts.values[n]))
             for a, g in facts.grid.items():
                 relevant |= set(free_vars(g))
+            # a value loaded into the address, with the bounds of its tensor the wrapper states
+            for n in [n for n in relevant if n.startswith("data!")]:
+                tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
+                relevant |= {str(v) for v in value_bounds(tensor)} if tensor is not None else set()
         # the side of each host test the reader cannot follow (``64 if is_hip() else 128``) the run takes
         for name in sorted(n for n in relevant if n.startswith("`")):
             v = witness.eval(z3.Bool(name), model_completion=False)
@@ -934,6 +980,10 @@ class Prover:
             v = witness.eval(pid, model_completion=False)
             if z3.is_int_value(v):
                 shown.append((f"program_id({axis})", v.as_long()))
+        for name in sorted(n for n in relevant if n in self.model.loaded_from):
+            v = witness.eval(z3.Int(name), model_completion=False)
+            if z3.is_int_value(v):
+                shown.append((f"the value loaded through `{self.model.loaded_from[name]}`", v.as_long()))
         for var, k, start, step, _ in access.loops:
             kv = witness.eval(k, model_completion=False)
             at = witness.eval(start + step * k, model_completion=True)
