@@ -36,6 +36,8 @@ versions are named in the message). It reads:
   the kernel);
 - a launch from inside a `@triton.jit` function (`helper[grid](...)`), a program axis other than
   0, 1 and 2 (`tl.program_id(3)`);
+- a `**meta` parameter (Triton 1.0's way of passing block sizes): Triton 3.9 rejects it where the
+  function is defined, earlier releases bind it as one required parameter that no launch fills;
 - a block shape (`tl.zeros`, `tl.full`, `tl.reshape`, `tl.broadcast_to`, the `block_shape` of
   `tl.make_block_ptr`) read from a parameter of a launched kernel that is not `tl.constexpr` (a
   `@triton.jit` helper is not asked: its parameters are what its callers pass, constexprs included).
@@ -151,6 +153,15 @@ def k(x_ptr, head_dim, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     scale = 1.0 / math.sqrt(head_dim)  # expect: KL113
     tl.store(x_ptr + offs, tl.load(x_ptr + offs) * scale)
+''',
+        '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, n, **meta):  # expect: KL113
+    offs = tl.program_id(0) * meta["BLOCK"] + tl.arange(0, meta["BLOCK"])
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
 ''',
     )
     good = (

@@ -16,7 +16,7 @@ from kernlint.engine.symbols import Num, Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
-from kernlint.source.compiles import cannot_compile
+from kernlint.source.compiles import cannot_compile, never_bound
 from kernlint.source.names import argument, source_text
 
 
@@ -67,6 +67,9 @@ def bounds_report(state) -> BoundsReport:
 def _engine(state):
     """The kernel's evaluated model and its prover (built once per state), or None where the
     engine does not model the kernel."""
+    if "_engine" not in state.__dict__ and never_bound(state.kernel.node):
+        # a kernel Triton never binds (``**meta``) compiles nothing: KL113 says why, nothing else is asked
+        state._engine, state._runtime_aranges, state._scalar_masked = None, [], []
     if "_engine" not in state.__dict__:
         try:
             model = evaluate(state.info, state.kernel)

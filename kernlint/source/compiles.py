@@ -54,6 +54,11 @@ def _scanned(info, fn: cst.FunctionDef) -> tuple:
     return memo[id(fn)]
 
 
+def never_bound(fn: cst.FunctionDef) -> bool:
+    """Whether Triton rejects ``fn``'s signature (a ``**`` parameter) before it reads its body."""
+    return fn.params.star_kwarg is not None
+
+
 def cannot_compile(info, fn: cst.FunctionDef) -> bool:
     """Whether ``fn`` or a ``@triton.jit`` function of the module it calls (and so on) cannot compile."""
     return any(blockers(info, f) for f in _reached(info, [fn]))
@@ -123,6 +128,14 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
     # subscripts written to (``x[i] = v``, ``x[i] += v``): item assignment, which Triton has none of
     targets = {id(t.target) for n in nodes if type(n) is cst.Assign for t in n.targets}
     targets |= {id(n.target) for n in nodes if type(n) is cst.AugAssign}
+    if never_bound(fn):  # (nothing in the body is reached)
+        star = fn.params.star_kwarg
+        name = star.name.value
+        return [Blocker(star, f"`**{name}`: a `@triton.jit` function takes no `**` parameter ({_versions()}): "
+                              f"Triton 3.9 rejects it where the function is defined (`JIT functions do not "
+                              f"support **{name} parameters`), earlier releases bind it as one required "
+                              f"parameter `{name}`, which a launch's keywords do not fill; take each value as a "
+                              "`tl.constexpr` parameter")]
     out = []
     for node in nodes:
         kind = type(node)
