@@ -43,7 +43,12 @@ versions are named in the message). It reads:
   `@triton.jit` helper is not asked: its parameters are what its callers pass, constexprs included).
 
 Only what Triton compiles is asked: a kernel the module launches and the helpers it calls (every
-function, where the module launches none); a helper no launched kernel calls never fails.
+function, where the module launches none); a helper no launched kernel calls never fails. Every
+line Triton rejects is reported, also after an earlier one in the same kernel or in a kernel launched
+before it: each is one to fix. What would go wrong at run time (out of bounds, races, overflow) is
+not judged of a kernel that cannot compile, nor of one every launch of which comes after a launch
+that fails (an earlier statement of the same function, run on every path to it: the first launch
+raises, so the second never runs).
 A kernel that cannot compile (or that calls a helper that cannot) runs nothing: no other rule
 judges what it would have done (out of bounds, races, overflow). `tl.arange` bounds are KL112's.
 

@@ -16,7 +16,7 @@ from kernlint.engine.symbols import Num, Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
-from kernlint.source.compiles import cannot_compile, never_bound
+from kernlint.source.compiles import cannot_compile, unreached
 from kernlint.source.names import argument, source_text
 
 
@@ -67,9 +67,6 @@ def bounds_report(state) -> BoundsReport:
 def _engine(state):
     """The kernel's evaluated model and its prover (built once per state), or None where the
     engine does not model the kernel."""
-    if "_engine" not in state.__dict__ and never_bound(state.kernel.node):
-        # a kernel Triton never binds (``**meta``) compiles nothing: KL113 says why, nothing else is asked
-        state._engine, state._runtime_aranges, state._scalar_masked = None, [], []
     if "_engine" not in state.__dict__:
         try:
             model = evaluate(state.info, state.kernel)
@@ -78,9 +75,10 @@ def _engine(state):
                             _handed_over(state), state.name in state.info.inlined_kernels)
             state._runtime_aranges = _runtime_aranges(model, prover)
             state._scalar_masked = _scalar_pointer_masks(model)
-            # a kernel that cannot compile runs nothing: its accesses and races are not judged
+            # a kernel that cannot compile runs nothing, nor one launched only after a launch that
+            # fails: its accesses and races are not judged (what it cannot compile still is)
             blocked = (state._runtime_aranges or state._scalar_masked
-                       or cannot_compile(state.info, state.kernel.node))
+                       or cannot_compile(state.info, state.kernel.node) or unreached(state.info, state.kernel.node))
             state._engine = None if blocked else (model, prover)
         except DEGRADE:  # a construct the engine does not model: nothing is judged, nothing raises
             state._engine = None

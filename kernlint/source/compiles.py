@@ -6,6 +6,7 @@ once: a ``triton.language`` name no release has (``tl.eye``), a call its functio
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 import libcst as cst
@@ -54,11 +55,6 @@ def _scanned(info, fn: cst.FunctionDef) -> tuple:
     return memo[id(fn)]
 
 
-def never_bound(fn: cst.FunctionDef) -> bool:
-    """Whether Triton rejects ``fn``'s signature (a ``**`` parameter) before it reads its body."""
-    return fn.params.star_kwarg is not None
-
-
 def cannot_compile(info, fn: cst.FunctionDef) -> bool:
     """Whether ``fn`` or a ``@triton.jit`` function of the module it calls (and so on) cannot compile."""
     return any(blockers(info, f) for f in _reached(info, [fn]))
@@ -68,20 +64,76 @@ def compiled(info, fn: cst.FunctionDef) -> bool:
     """Whether Triton compiles ``fn`` when the module runs: a kernel it launches, a ``@triton.jit``
     function such a kernel calls (and so on), or any of its functions where it launches none (a
     module of kernels another launches). Triton compiles only what a launch reaches: a helper no
-    kernel calls never fails."""
+    kernel calls never fails. (A kernel launched only after a launch that fails is asked too: each
+    line Triton rejects is one to fix, as a compiler that went on past the first error would list.)"""
     if "_compiled" not in info.__dict__:
-        triton = [k for k in info.kernels if k.kernel.frontend is Frontend.TRITON]
-        spans = [(k.kernel.span.line, k.kernel.span.end_line) for k in triton]
-
-        def from_host(launch) -> bool:  # (a "launch" inside a kernel is a compile error, not a launch)
-            line = info.source.count("\n", 0, launch.start) + 1
-            return not any(first <= line <= last for first, last in spans)
-
-        launched = [k.node for k in triton if any(from_host(la) for la in info.launches_of(k.kernel.name))]
+        launched = [k.node for k, lines in _host_launch_lines(info) if lines]
         # (None: the module launches nothing, so any of its functions may be what another launches)
         info.__dict__["_compiled"] = {id(f) for f in _reached(info, launched)} if launched else None
     reached = info.__dict__["_compiled"]
     return reached is None or id(fn) in reached
+
+
+def unreached(info, fn: cst.FunctionDef) -> bool:
+    """Whether every launch of the kernel ``fn`` in the module follows, in its function and on every
+    path to it, a launch of a kernel that cannot compile (which raises first: ``fwd_h[grid](...)``
+    then ``fwd_o[grid](...)``, where ``fwd_h`` cannot compile, never runs ``fwd_o``)."""
+    if "_unreached" not in info.__dict__:
+        launches = [(k, lines) for k, lines in _host_launch_lines(info) if lines]
+        failing = [line for k, lines in launches if cannot_compile(info, k.node) for line in lines]
+        info.__dict__["_unreached"] = {id(k.node) for k, lines in launches
+                                       if failing and all(_follows(info, x, failing) for x in lines)}
+    return id(fn) in info.__dict__["_unreached"]
+
+
+def _host_launch_lines(info) -> list[tuple]:
+    """(each Triton kernel of the module, the lines of its launches from host code): a "launch"
+    inside a kernel is a compile error, not a launch."""
+    triton = [k for k in info.kernels if k.kernel.frontend is Frontend.TRITON]
+    spans = [(k.kernel.span.line, k.kernel.span.end_line) for k in triton]
+    out = []
+    for k in triton:
+        lines = [info.source.count("\n", 0, la.start) + 1 for la in info.launches_of(k.kernel.name)]
+        out.append((k, [x for x in lines if not any(first <= x <= last for first, last in spans)]))
+    return out
+
+
+def _follows(info, line: int, failing: list[int]) -> bool:
+    """Whether the statement at ``line`` comes, in the function that holds it, after a statement of
+    that function's own body (run on every path: not under an ``if``, loop or ``try``) holding one of
+    the ``failing`` launch lines."""
+    body = _function_body(info, line)
+    if body is None:
+        return False
+    for stmt in body:
+        if stmt.lineno <= line <= stmt.end_lineno:
+            return False
+        if isinstance(stmt, _STRAIGHT) and any(stmt.lineno <= f <= stmt.end_lineno for f in failing):
+            return True
+    return False
+
+
+#: statements that run whole wherever the statement before them ran
+_STRAIGHT = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+
+
+def _function_body(info, line: int) -> list | None:
+    """The body of the innermost function (or the module) holding ``line``, from Python's own parse
+    of the module (made once, only for a module that launches a kernel that cannot compile)."""
+    tree = info.__dict__.get("_ast")
+    if tree is None:
+        try:
+            tree = info.__dict__["_ast"] = ast.parse(info.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    body, todo = tree.body, list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
+            body, todo = node.body, list(node.body)
+        elif isinstance(node, ast.ClassDef) and node.lineno <= line <= node.end_lineno:
+            todo = list(node.body)
+    return body
 
 
 def _reached(info, roots: list) -> list[cst.FunctionDef]:
@@ -128,15 +180,15 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
     # subscripts written to (``x[i] = v``, ``x[i] += v``): item assignment, which Triton has none of
     targets = {id(t.target) for n in nodes if type(n) is cst.Assign for t in n.targets}
     targets |= {id(n.target) for n in nodes if type(n) is cst.AugAssign}
-    if never_bound(fn):  # (nothing in the body is reached)
-        star = fn.params.star_kwarg
-        name = star.name.value
-        return [Blocker(star, f"`**{name}`: a `@triton.jit` function takes no `**` parameter ({_versions()}): "
-                              f"Triton 3.9 rejects it where the function is defined (`JIT functions do not "
-                              f"support **{name} parameters`), earlier releases bind it as one required "
-                              f"parameter `{name}`, which a launch's keywords do not fill; take each value as a "
-                              "`tl.constexpr` parameter")]
     out = []
+    star = fn.params.star_kwarg
+    if star is not None:
+        name = star.name.value
+        out.append(Blocker(star, f"`**{name}`: a `@triton.jit` function takes no `**` parameter ({_versions()}): "
+                                 f"Triton 3.9 rejects it where the function is defined (`JIT functions do not "
+                                 f"support **{name} parameters`), earlier releases bind it as one required "
+                                 f"parameter `{name}`, which a launch's keywords do not fill; take each value as a "
+                                 "`tl.constexpr` parameter"))
     for node in nodes:
         kind = type(node)
         if kind is cst.Attribute:
