@@ -52,7 +52,9 @@ _PATH = "<path>"
 #: the asserts run on some paths only (inside an ``if``): (the tests of that path, as ``_PATH``
 #: holds them, the assert's test), true wherever that path's tests hold
 _GUARDED = "<guarded asserts>"
-_PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH, _GUARDED)
+#: the kernels launched on every path to a statement, in order
+_LAUNCHED = "<launched>"
+_PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH, _GUARDED, _LAUNCHED)
 #: how an optional parameter (``bias=None``) of a function read on its own is bound: either way
 OPTIONAL = "optional parameter"
 _DTYPE_MODULES = ("triton.language.", "torch.")
@@ -146,6 +148,12 @@ class HostScope:
         the launch on a path of an ``if`` other than the launch's (``if bias is not None: assert
         bias.shape[0] == N``): what it states holds wherever those tests do."""
         held = self.env.get(_GUARDED)
+        return held.value if held is not None else ()
+
+    @property
+    def launched_before(self) -> tuple[str, ...]:
+        """The kernels the host code launches on every path to this launch, before it."""
+        held = self.env.get(_LAUNCHED)
         return held.value if held is not None else ()
 
     @property
@@ -904,6 +912,9 @@ def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
     names = set().union(*(b.keys() for b in branches)) - set(_PATH_ENTRIES)
     if any(_SIZES in b for b in branches):
         into[_SIZES] = _Value(frozenset.intersection(*(same_size_pairs(b) for b in branches)), "asserts")
+    if any(_LAUNCHED in b for b in branches):  # the launches every path ran
+        ran = [b[_LAUNCHED].value if _LAUNCHED in b else () for b in branches]
+        into[_LAUNCHED] = _Value(tuple(k for k in ran[0] if all(k in r for r in ran[1:])), "launches")
     if any(_ASSERTS in b for b in branches):  # the asserts every path ran
         held = [b[_ASSERTS].value if _ASSERTS in b else () for b in branches]
         into[_ASSERTS] = _Value(tuple(t for t in held[0] if all(t in h for h in held[1:])), "asserts")
@@ -1511,6 +1522,9 @@ def _scope_launches(ev: HostEvaluator, info, scope: _Scope, kernels: dict, modul
                      for c in _shallow_launch(small, names, info.launch_helpers, info.kernel_factories, aliases)]
         for kernel, call in calls:
             found.append((kernel, call, dict(env)))
+        if calls:  # (after the statement's own launches are recorded: they do not precede themselves)
+            before = env[_LAUNCHED].value if _LAUNCHED in env else ()
+            env[_LAUNCHED] = _Value((*before, *(k for k, _ in calls)), "launches")
 
     if scope.node is None:
         env: dict = {}

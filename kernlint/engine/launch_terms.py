@@ -748,9 +748,9 @@ class _Wrapper:
         """The least or greatest element of ``tensor`` (``ids.max()``), a number of its own that the
         wrapper's tests bound (``assert int(ids.max()) < V``); a kernel's load of an element of the
         tensor lies within the two."""
-        name = f"{tensor}.{which}()"
-        self.facts.names.setdefault(name, name)
-        return int_var(name)
+        term = value_bounds(tensor)[which == "max"]
+        self.facts.names.setdefault(str(term), str(term))
+        return term
 
     def tensor(self, arg) -> tuple | None:
         """(extent, description, the test under which it is the extent or None) of a tensor argument

@@ -6,7 +6,6 @@ once: a ``triton.language`` name no release has (``tl.eye``), a call its functio
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 
 import libcst as cst
@@ -67,7 +66,7 @@ def compiled(info, fn: cst.FunctionDef) -> bool:
     kernel calls never fails. (A kernel launched only after a launch that fails is asked too: each
     line Triton rejects is one to fix, as a compiler that went on past the first error would list.)"""
     if "_compiled" not in info.__dict__:
-        launched = [k.node for k, lines in _host_launch_lines(info) if lines]
+        launched = [k.node for k, launches in _host_launches(info) if launches]
         # (None: the module launches nothing, so any of its functions may be what another launches)
         info.__dict__["_compiled"] = {id(f) for f in _reached(info, launched)} if launched else None
     reached = info.__dict__["_compiled"]
@@ -75,65 +74,33 @@ def compiled(info, fn: cst.FunctionDef) -> bool:
 
 
 def unreached(info, fn: cst.FunctionDef) -> bool:
-    """Whether every launch of the kernel ``fn`` in the module follows, in its function and on every
-    path to it, a launch of a kernel that cannot compile (which raises first: ``fwd_h[grid](...)``
-    then ``fwd_o[grid](...)``, where ``fwd_h`` cannot compile, never runs ``fwd_o``)."""
+    """Whether every launch of the kernel ``fn`` in the module comes after the host code launched,
+    on every path to it, a kernel that cannot compile (which raises first: ``fwd_h[grid](...)`` then
+    ``fwd_o[grid](...)``, where ``fwd_h`` cannot compile, never runs ``fwd_o``)."""
     if "_unreached" not in info.__dict__:
-        launches = [(k, lines) for k, lines in _host_launch_lines(info) if lines]
-        failing = [line for k, lines in launches if cannot_compile(info, k.node) for line in lines]
-        info.__dict__["_unreached"] = {id(k.node) for k, lines in launches
-                                       if failing and all(_follows(info, x, failing) for x in lines)}
+        launched = [(k, launches) for k, launches in _host_launches(info) if launches]
+        failing = {k.kernel.name for k, _ in launched if cannot_compile(info, k.node)}
+        info.__dict__["_unreached"] = {id(k.node) for k, launches in launched if failing and all(
+            _after_failing(info, la, k.kernel.name, failing) for la in launches)}
     return id(fn) in info.__dict__["_unreached"]
 
 
-def _host_launch_lines(info) -> list[tuple]:
-    """(each Triton kernel of the module, the lines of its launches from host code): a "launch"
-    inside a kernel is a compile error, not a launch."""
+def _after_failing(info, launch, name: str, failing: set[str]) -> bool:
+    host = info.facts.launch_at(launch.start, name)
+    return host is not None and host.scope is not None and bool(failing & set(host.scope.launched_before))
+
+
+def _host_launches(info) -> list[tuple]:
+    """(each Triton kernel of the module, its launches from host code): a "launch" inside a kernel is
+    a compile error, not a launch."""
     triton = [k for k in info.kernels if k.kernel.frontend is Frontend.TRITON]
     spans = [(k.kernel.span.line, k.kernel.span.end_line) for k in triton]
-    out = []
-    for k in triton:
-        lines = [info.source.count("\n", 0, la.start) + 1 for la in info.launches_of(k.kernel.name)]
-        out.append((k, [x for x in lines if not any(first <= x <= last for first, last in spans)]))
-    return out
 
+    def from_host(launch) -> bool:
+        line = info.source.count("\n", 0, launch.start) + 1
+        return not any(first <= line <= last for first, last in spans)
 
-def _follows(info, line: int, failing: list[int]) -> bool:
-    """Whether the statement at ``line`` comes, in the function that holds it, after a statement of
-    that function's own body (run on every path: not under an ``if``, loop or ``try``) holding one of
-    the ``failing`` launch lines."""
-    body = _function_body(info, line)
-    if body is None:
-        return False
-    for stmt in body:
-        if stmt.lineno <= line <= stmt.end_lineno:
-            return False
-        if isinstance(stmt, _STRAIGHT) and any(stmt.lineno <= f <= stmt.end_lineno for f in failing):
-            return True
-    return False
-
-
-#: statements that run whole wherever the statement before them ran
-_STRAIGHT = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
-
-
-def _function_body(info, line: int) -> list | None:
-    """The body of the innermost function (or the module) holding ``line``, from Python's own parse
-    of the module (made once, only for a module that launches a kernel that cannot compile)."""
-    tree = info.__dict__.get("_ast")
-    if tree is None:
-        try:
-            tree = info.__dict__["_ast"] = ast.parse(info.source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-    body, todo = tree.body, list(tree.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
-            body, todo = node.body, list(node.body)
-        elif isinstance(node, ast.ClassDef) and node.lineno <= line <= node.end_lineno:
-            todo = list(node.body)
-    return body
+    return [(k, [la for la in info.launches_of(k.kernel.name) if from_host(la)]) for k in triton]
 
 
 def _reached(info, roots: list) -> list[cst.FunctionDef]:
