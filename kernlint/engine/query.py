@@ -226,22 +226,6 @@ def _lane_domain(*values) -> list:
     return out
 
 
-def _choices(term) -> list:
-    """The conditions of the ``If`` terms in ``term`` (a mask picked by a test)."""
-    if "(ite " not in terms.text(term):
-        return []
-    out, stack, seen = [], [term], set()
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_app_of(t, z3.Z3_OP_ITE):
-            out.append(t.arg(0))
-        stack.extend(t.children())
-    return out
-
-
 def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
@@ -462,6 +446,7 @@ class Prover:
         self.judged_launches = [f.at_defaults() for f in launches]
         self.describe = describe  # term -> source-like text, for messages
         self.solving = Solving()
+        self._flag_memo: dict[int, tuple] = {}
         #: (offset, loop, lane) ids -> what ``_walked_index`` made of them
         self._walks: dict[tuple, tuple | None] = {}
         self._blocks: set[str] | None = None
@@ -581,17 +566,22 @@ class Prover:
                 return verdict
         return None
 
-    def _flag_launches(self, access: Access) -> tuple[set, list]:
+    def _flag_launches(self, access: Access) -> tuple[frozenset, list]:
         """The names the ``if`` tests around the access read, and the launches that fix every
-        constexpr among them."""
+        constexpr among them (found once per access)."""
+        hit = self._flag_memo.get(id(access))
+        if hit is not None and hit[0] is access:
+            return hit[1]
         # (a value a heuristics decorator computes from the sizes is no flag the caller sets)
         path_vars = set(merged_free(access.branches)) - self.model.defined.keys()
         if isinstance(access.mask, Num):  # a mask chosen by a flag (``offs < K if not EVEN_K else True``)
-            for t in _choices(access.mask.term):
+            for t in terms.choices(access.mask.term):
                 names = set(free_vars(t))
                 if names and names <= self.model.constexprs:
                     path_vars |= names - self.model.defined.keys()
-        return path_vars, [f for f in self.judged_launches if not path_vars & self.model.constexprs - set(f.values)]
+        found = frozenset(path_vars), [f for f in self.judged_launches if not path_vars & self.model.constexprs - set(f.values)]
+        self._flag_memo[id(access)] = (access, found)
+        return found[0], list(found[1])
 
     def judge_block(self, access: Access) -> Violation | None:
         """A block-pointer access whose block can leave the shape its block pointer declares, on a

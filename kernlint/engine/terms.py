@@ -17,6 +17,7 @@ from z3.z3 import _to_expr_ref
 _FREE: dict[int, tuple] = {}
 _PARTS: dict[int, frozenset] = {}
 _TEXT: dict[int, str] = {}
+_CHOICES: dict[int, tuple] = {}
 _HELD: dict[int, object] = {}
 #: id of a formula object -> (the object, its keyed conjuncts)
 _OBJECTS: dict[int, tuple] = {}
@@ -36,7 +37,7 @@ def clear() -> None:
     ctx = z3.main_ctx().ref()
     for a in _HELD.values():
         C.Z3_dec_ref(ctx, a)
-    for table in (_FREE, _PARTS, _TEXT, _HELD, _LEAF, _OBJECTS, *CACHES):
+    for table in (_FREE, _PARTS, _TEXT, _CHOICES, _HELD, _LEAF, _OBJECTS, *CACHES):
         table.clear()
 
 
@@ -149,6 +150,32 @@ def components(term) -> frozenset:
     if _main(term):
         hold(ctx, ident, a)
         _PARTS[ident] = out
+    return out
+
+
+def choices(term) -> tuple:
+    """The conditions of the ``If`` terms under ``term`` (a mask picked by a test), each once."""
+    ctx = term.ctx.ref()
+    a = term.as_ast()
+    ident = C.Z3_get_ast_id(ctx, a)
+    hit = _CHOICES.get(ident)
+    if hit is not None:
+        return hit
+    out, seen, todo = [], set(), [a]
+    while todo:
+        t = todo.pop()
+        tid = C.Z3_get_ast_id(ctx, t)
+        if tid in seen or C.Z3_get_ast_kind(ctx, t) != _APP:
+            continue
+        seen.add(tid)
+        n = C.Z3_get_app_num_args(ctx, t)
+        if n and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) == z3.Z3_OP_ITE:
+            out.append(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 0), term.ctx))
+        todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
+    out = tuple(out)
+    if _main(term):
+        hold(ctx, ident, a)
+        _CHOICES[ident] = out
     return out
 
 
