@@ -182,7 +182,9 @@ class HostScope:
                     axis = _axis_of(side)
                     if axis is not None and axis[0] == tensor and not _is_stride(side):
                         sized.add(axis[1])
-        if rank is not None and all(i in sized or i - rank in sized for i in range(rank)):
+        # (the leading size may stay unstated, a table's row count: it is a size of its own, which
+        # convicts only where a stated relation ties it to what the kernel receives)
+        if rank is not None and all(i in sized or i - rank in sized for i in range(1 if rank > 1 else 0, rank)):
             return rank
         return None
 

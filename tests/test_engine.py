@@ -783,3 +783,34 @@ def run(x, bt):
     for exit in ("break", "continue"):
         assert lint_text("k.py", source.replace("EXIT", exit), rules)[0].findings == []
     assert len(lint_text("k.py", source.replace("EXIT", "pass"), rules)[0].findings) == 2
+
+
+CHAINED_ASSERT = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def head_copy(x_ptr, out_ptr, stride_row, WIDTH: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    live = cols < WIDTH
+    tl.store(out_ptr + row * WIDTH + cols, tl.load(x_ptr + row * stride_row + cols, mask=live), mask=live)
+
+def head(x, width):
+    R, D = x.shape
+    assert {check}
+    out = torch.empty((x.shape[0], width), device=x.device, dtype=x.dtype)
+    head_copy[(x.shape[0],)](x, out, x.stride(0), WIDTH=width, BLOCK=triton.next_power_of_2(width))
+    return out
+'''
+
+
+def test_a_chained_comparison_in_the_wrapper_holds_link_by_link():
+    """``0 < width <= D`` (of ``R, D = x.shape``) states both links: the first ``width`` columns of a row are inside
+    it. Without the second link, a width past the row reads the next row's (and, on the last row,
+    past the tensor), which the witness shows."""
+    assert _findings(CHAINED_ASSERT.replace("{check}", "0 < width <= D")) == []
+    (finding,) = _findings(CHAINED_ASSERT.replace("{check}", "0 < width"))
+    w = finding.evidence["witness"]
+    assert finding.rule == "KL101" and w["WIDTH"] > w["x.shape[1]"]

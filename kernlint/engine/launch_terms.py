@@ -72,8 +72,10 @@ class LaunchFacts:
     def with_grid_choices(self, axes=None) -> dict[str, z3.ExprRef]:
         """``values``, and each constexpr the caller chooses where the grid (on ``axes``) is made of
         that choice too (``DK // BK`` programs): there the choice is the launch's. ``axes`` None: the
-        grid's every axis and the launch's other values (``iters = cdiv(K, BLK_K)`` passed beside
-        ``BLOCK_K=BLK_K``): a wrapper that computes with the choice is written for any choice."""
+        grid's every axis, the launch's other values (``iters = cdiv(K, BLK_K)`` passed beside
+        ``BLOCK_K=BLK_K``) and what the wrapper states of the choice (``assert rot_dim <= head_dim``,
+        ``BLOCK_R = next_power_of_2(rot_dim // 2)``): a wrapper that computes with the choice, or
+        checks it, is written for any choice that passes its checks."""
         known: set = set()
         for a, g in self.grid.items():
             if axes is None or a in axes:
@@ -81,6 +83,10 @@ class LaunchFacts:
         if axes is None:
             for v in self.values.values():
                 known |= set(free_vars(v))
+            caps = {c.get_id() for v in self.chosen.values() for c in (at_least(v, 1), at_most(v, MAX_SIZE))}
+            for a in self.assumptions:
+                if a.get_id() not in caps:
+                    known |= set(free_vars(a))
         return {**{n: v for n, v in self.chosen.items() if set(free_vars(v)) <= known}, **self.values}
 
     def at_defaults(self) -> LaunchFacts:
@@ -460,14 +466,22 @@ class _Wrapper:
             same = self._same_shape(node.left, node.comparisons[0].comparator)
             if same is not None:
                 return same if isinstance(node.comparisons[0].operator, cst.Equal) else z3.Not(same)
-        if kind is cst.Comparison and len(node.comparisons) == 1:
-            a, b = self.node(node.left), self.node(node.comparisons[0].comparator)
-            if a is None or b is None:
-                return None
-            op = type(node.comparisons[0].operator).__name__
-            return {"LessThan": lambda: a < b, "LessThanEqual": lambda: a <= b, "GreaterThan": lambda: a > b,
-                    "GreaterThanEqual": lambda: a >= b, "Equal": lambda: a == b,
-                    "NotEqual": lambda: a != b}.get(op, lambda: None)()
+        if kind is cst.Comparison:
+            # a chain (``0 < rot_dim <= head_dim``) holds where each link does
+            links, a = [], self.node(node.left)
+            for target in node.comparisons:
+                b = self.node(target.comparator)
+                if a is None or b is None:
+                    return None
+                op = type(target.operator).__name__
+                link = {"LessThan": lambda: a < b, "LessThanEqual": lambda: a <= b, "GreaterThan": lambda: a > b,
+                        "GreaterThanEqual": lambda: a >= b, "Equal": lambda: a == b,
+                        "NotEqual": lambda: a != b}.get(op, lambda: None)()
+                if link is None:
+                    return None
+                links.append(link)
+                a = b
+            return links[0] if len(links) == 1 else z3.And(links)
         if kind is cst.IfExp:  # ``0 if q.size(2) == k.size(2) else k.size(2) - q.size(2)``
             test, a, b = self.node(node.test), self.node(node.body), self.node(node.orelse)
             if a is None or b is None or z3.is_bool(a) != z3.is_bool(b):
