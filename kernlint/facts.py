@@ -256,6 +256,10 @@ def unpacked_part(node, index: int, arity: int):
     tensor = shape_tensor(node)
     if tensor is not None:
         return tensor, index
+    if isinstance(node, cst.IfExp):
+        # ``h, w = (a, b) if transposed else (b, a)``: each name is the test's choice of its part
+        sides = [_element(side, index, arity) for side in (node.body, node.orelse)]
+        return None if None in sides else node.with_changes(body=sides[0], orelse=sides[1])
     sliced = _shape_slice(node)
     if sliced is not None:
         return sliced[0], sliced[1] + index
@@ -271,6 +275,14 @@ def unpacked_part(node, index: int, arity: int):
     if index < at + length:
         return tensor, index - at
     return node.elements[index - length + 1].value
+
+
+def _element(node, index: int, arity: int):
+    """The expression for element ``index`` of a tuple of ``arity`` written out."""
+    if isinstance(node, (cst.Tuple, cst.List)) and len(node.elements) == arity and not any(
+            isinstance(el, cst.StarredElement) for el in node.elements):
+        return node.elements[index].value
+    return None
 
 
 def front_axis(axes: tuple[int | None, int, int] | None, axis: int) -> int | None:

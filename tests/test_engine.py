@@ -814,3 +814,31 @@ def test_a_chained_comparison_in_the_wrapper_holds_link_by_link():
     (finding,) = _findings(CHAINED_ASSERT.replace("{check}", "0 < width"))
     w = finding.evidence["witness"]
     assert finding.rule == "KL101" and w["WIDTH"] > w["x.shape[1]"]
+
+
+UNPACKED_CHOICE = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr, WARPS_HINT: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs{mask}) * 2{mask})
+
+def run(x):
+    n = x.numel()
+    BLOCK, hint = (1024, 8) if n > 65536 else (128, 4)
+    y = torch.empty_like(x)
+    scale[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK, WARPS_HINT=hint)
+    return y
+'''
+
+
+def test_names_unpacked_from_a_choice_of_tuples_take_the_tests_side():
+    """``BLOCK, hint = (1024, 8) if n > 65536 else (128, 4)``: each name is the test's choice of its
+    part, so the launch's block is known on both sides and the unmasked tail is convicted."""
+    assert _findings(UNPACKED_CHOICE.replace("{mask}", ", mask=offs < n")) == []
+    found = _findings(UNPACKED_CHOICE.replace("{mask}", ""))
+    assert {f.rule for f in found} == {"KL101", "KL102"}
+    assert all(f.evidence["witness"]["BLOCK"] in (128, 1024) for f in found)

@@ -668,7 +668,9 @@ class _Wrapper:
                 return term
         if b.how == "default" and isinstance(b.value, int) and not isinstance(b.value, bool):
             return int_val(b.value)  # the wrapper's default
-        if b.how in ("parameter", "default"):
+        # (an optional parameter read as a number is one the caller passed: ``stride = kernel_size
+        # if stride is None else stride``, arithmetic on None would raise before the launch)
+        if b.how in ("parameter", "default", OPTIONAL):
             self.forwarded.add(name)
             if b.how == "default" and isinstance(b.value, (bool, str)):
                 # a mode or a flag, no size: the caller's choice, with a default (:meth:`LaunchFacts.at_defaults`)

@@ -550,9 +550,13 @@ class Prover:
             for n in loaded:
                 tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
                 least, greatest = value_bounds(tensor) if tensor is not None else (None, None)
-                if least is None or not {str(least), str(greatest)} <= stated:
+                if greatest is None or str(greatest) not in stated:
                     bounds = None
                     break
+                if str(least) not in stated:
+                    # only the greatest stated (``assert int(pos.max()) < cache.shape[2]``): elements
+                    # from 0 up to it are an input the check lets through
+                    least = int_val(0)
                 bounds += [least <= names[n], names[n] <= greatest]
                 bounded |= {str(least), str(greatest)}
             if bounds is None:
@@ -950,10 +954,13 @@ class Prover:
                 tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
                 relevant |= {str(v) for v in value_bounds(tensor)} if tensor is not None else set()
         # the side of each host test the reader cannot follow (``64 if is_hip() else 128``) the run takes
+        absent = set()  # optional arguments the run leaves out: their stand-ins are read nowhere
         for name in sorted(n for n in relevant if n.startswith("`")):
             v = witness.eval(z3.Bool(name), model_completion=False)
             if z3.is_true(v) or z3.is_false(v):
                 shown.append((name, "true" if z3.is_true(v) else "false"))
+            if z3.is_false(v) and name.endswith(" is not None`"):
+                absent.add(name[1:-len(" is not None`")])
         for name in sorted(self.model.params):
             if name in self.model.pointers or name not in relevant:
                 continue
@@ -962,7 +969,7 @@ class Prover:
                 shown.append((name, v.as_long()))
         if facts is not None:
             for name, text in sorted(facts.names.items()):
-                if name in values and name in relevant:
+                if name in values and name in relevant and name not in absent:
                     shown.append((text, values[name]))
         for axis, (pid, _) in sorted(self.model.pids.items()):
             if pid.decl().name() not in relevant:
