@@ -202,10 +202,27 @@ def _related(known: set, assumptions) -> set:
 
 
 def _lanes_bounded_by_data(cond: list) -> bool:
-    """Whether a test lets lanes through up to a value the kernel loaded (``offs < end - start`` of
-    two loads of ``cu_seqlens``): a length the host keeps inside the tensor by a contract the kernel
-    does not state, so that a witness would rest on what memory holds, which a reader cannot check."""
-    return any(_has_lane(part) and any(n.startswith("data!") for n in free_vars(part)) for part in conjuncts(cond))
+    """Whether a test lets lanes (or a loop's iterations) through up to a value the kernel loaded
+    (``offs < end - start`` of two loads of ``cu_seqlens``, ``for s in range(0, seq_len, B)``): a
+    length the host keeps inside the tensor by a contract the kernel does not state, so that a
+    witness would rest on what memory holds, which a reader cannot check."""
+    return any(any(n.startswith(("lane!", "iter_")) for n in free_vars(part))
+               and any(n.startswith("data!") for n in free_vars(part)) for part in conjuncts(cond))
+
+
+def _first_of_data_bounded(cond: list) -> tuple[list, list] | None:
+    """The lanes and loop iterations a test bounds by a loaded value (``offs_n < seq_len``) at their
+    first, and the tests that bound them: a witness under these needs of the data only that one
+    element is in range (a sequence of at least one token), not a length the host keeps inside the
+    tensor."""
+    pinned: dict[str, z3.ExprRef] = {}
+    bounds = []
+    for part in conjuncts(cond):
+        names = free_vars(part)
+        if any(n.startswith("data!") for n in names):
+            pinned.update((n, v) for n, v in names.items() if n.startswith(("lane!", "iter_")))
+            bounds.append(part)
+    return ([v == 0 for v in pinned.values()], bounds) if pinned else None
 
 
 def _has_lane(term) -> bool:
@@ -500,7 +517,7 @@ class Prover:
         if plain is None:
             return None
         cond, _, names = plain
-        if access.ptr.offset.data:
+        if access.ptr.offset.data and not self._counted_by_data(access):
             return self._gathered(access, cond, names)
         offset = access.ptr.offset.term
         mentioned = set(names)
@@ -527,6 +544,21 @@ class Prover:
             if found is not None:
                 return found
         return None
+
+    def _counted_by_data(self, access: Access) -> bool:
+        """Whether the address is data only through loop counters whose loops stop at a loaded value
+        (``for s in range(0, seq_len, B)``): a sum of program ids, lanes, counters and parameters,
+        which the questions of a launch ask with those counters at their first iteration."""
+        names = free_vars(access.ptr.offset.term)
+        return all(n.startswith(("pid!", "lane!", "iter_")) or n in self.model.params for n in names) and any(
+            stop is not None and self._loaded_length(stop) for _, k, _, _, stop in access.loops
+            if k.decl().name() in names)
+
+    def _loaded_length(self, term) -> bool:
+        """Whether ``term`` reads loaded values, each loaded from a tensor (a length in memory, not the
+        value of an operation the engine does not model)."""
+        data = [n for n in free_vars(term) if n.startswith("data!")]
+        return bool(data) and all(n in self.model.loaded_from for n in data)
 
     def _gathered(self, access: Access, cond: list, names: dict) -> Violation | None:
         """An address made of values the kernel loaded (``table + row * D`` of ``row = tl.load(ids +
@@ -821,7 +853,15 @@ class Prover:
         result, witness = self.solving.solve([*domain, *cond], z3.Or(offset < 0, offset >= extent))
         if result == z3.unsat:
             return True if guard is None else UNANSWERED
-        if result != z3.sat or proof_only or _lanes_bounded_by_data(cond):
+        if result == z3.sat and not proof_only and _lanes_bounded_by_data(cond):
+            # a witness may still not rest on how far the data lets the lanes run: asked again with
+            # those lanes, and the iterations of the loops around them, at their first (where each
+            # bound is a length loaded from a tensor)
+            pinned = _first_of_data_bounded(cond)
+            if pinned is None or not all(self._loaded_length(b) for b in pinned[1]):
+                return UNANSWERED
+            result, witness = self.solving.solve([*domain, *cond, *pinned[0]], z3.Or(offset < 0, offset >= extent))
+        if result != z3.sat or proof_only:
             return UNANSWERED
         return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
 
