@@ -129,6 +129,9 @@ class KernelModel:
     splits: list = field(default_factory=list)
     #: the name of a value a plain load returned -> the pointer parameter it was loaded through
     loaded_from: dict = field(default_factory=dict)
+    #: the name of a loaded value -> the values the kernel tests it for equality with (``y ==
+    #: ignore_index``): values the kernel expects to read there
+    sentinels: dict = field(default_factory=dict)
     #: the kernel writes memory in a way the engine does not record as an access (a tensor
     #: descriptor's ``store``, a scatter)
     unrecorded_writes: bool = False
@@ -746,10 +749,24 @@ class Evaluator:
             x, y = _to_int(left), _to_int(right)
             if op not in _COMPARISONS:
                 return UNKNOWN
+            if op in ("Equal", "NotEqual"):
+                self._sentinel(left, right)
+                self._sentinel(right, left)
             term = combine(int_op(_COMPARISONS[op], x, y), left, right)
             out = term if out is None else combine(z3.And(out.term, term.term), out, term)
             left = right
         return out if out is not None else UNKNOWN
+
+    def _sentinel(self, value: Num, other: Num) -> None:
+        """Record ``other`` as a value the loaded ``value`` is tested for, where ``value`` is one
+        loaded value as loaded and ``other`` reads no data and no lane (a parameter, a constant)."""
+        if not (z3.is_const(value.term) and value.term.decl().name() in self.model.loaded_from):
+            return
+        if other.data or other.lanes or other.is_bool:
+            return
+        if any(n.startswith(PER_PROGRAM) for n in free_vars(other.term)):
+            return
+        self.model.sentinels.setdefault(value.term.decl().name(), []).append(other.term)
 
     def subscript(self, node: cst.Subscript):
         base = self.expr(node.value)

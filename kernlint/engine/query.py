@@ -469,8 +469,10 @@ class Prover:
         self._blocks: set[str] | None = None
         self._flag_names: set[str] | None = None
         self.base = list(model.symbols.domain) + list(assumptions)
-        # sizes, strides, block sizes and flags are not negative
-        self.base += [at_least(v, 0) for n, v in model.params.items() if n not in model.pointers]
+        # sizes, strides, block sizes and flags are not negative; a value the kernel tests what it
+        # loads against (``y == ignore_index``) is no size
+        sentinels = set(merged_free([t for ts in model.sentinels.values() for t in ts]))
+        self.base += [at_least(v, 0) for n, v in model.params.items() if n not in model.pointers and n not in sentinels]
         self.scalars = {n for n, v in model.params.items() if n not in model.pointers and n not in model.constexprs}
         #: the kernel's constexpr defaults and autotune configs (KL107's sources of values)
         params = kernel.params if kernel is not None else ()
@@ -578,10 +580,16 @@ class Prover:
             stated = set()
             for a in facts.assumptions:
                 stated |= set(free_vars(a))
-            bounds, bounded = [], set()
+            bounds, bounded, read = [], set(), set()
             for n in loaded:
                 tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
                 least, greatest = value_bounds(tensor) if tensor is not None else (None, None)
+                if (greatest is None or str(greatest) not in stated) and n in self.model.sentinels:
+                    # nothing stated, but the kernel tests the value for one it expects to read
+                    # (``y == ignore_index``): that value is an input the kernel is written for
+                    bounds.append(z3.Or([names[n] == v for v in self.model.sentinels[n]]))
+                    read |= set(merged_free(self.model.sentinels[n]))
+                    continue
                 if greatest is None or str(greatest) not in stated:
                     bounds = None
                     break
@@ -596,8 +604,8 @@ class Prover:
             # (the sizes the stated bounds compare the values with, ``V`` of ``ids.max() < V``, are
             # what the values are read against)
             sizes = {m for a in facts.assumptions for m in free_vars(a) if bounded & set(free_vars(a))}
-            verdict = self._launch(access, facts, access.ptr.offset.term, [*cond, *bounds], set(names), path_vars,
-                                   sizes)
+            verdict = self._launch(access, facts, access.ptr.offset.term, [*cond, *bounds], set(names) | read,
+                                   path_vars, sizes)
             if isinstance(verdict, Violation):
                 return verdict
         return None
@@ -849,6 +857,8 @@ class Prover:
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         domain += [guard] if guard is not None else []
         for n in mentioned & self.scalars:
+            if n in needed and z3.is_int_value(z3.simplify(values[n])):
+                continue  # a number the launch passes (``ignore_index=-100``) is what it is
             domain.append(at_least(self.model.params[n], 0))
         result, witness = self.solving.solve([*domain, *cond], z3.Or(offset < 0, offset >= extent))
         if result == z3.unsat:
@@ -993,6 +1003,7 @@ class Prover:
             for n in [n for n in relevant if n.startswith("data!")]:
                 tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
                 relevant |= {str(v) for v in value_bounds(tensor)} if tensor is not None else set()
+                relevant |= set(merged_free(self.model.sentinels.get(n, [])))
         # the side of each host test the reader cannot follow (``64 if is_hip() else 128``) the run takes
         absent = set()  # optional arguments the run leaves out: their stand-ins are read nowhere
         for name in sorted(n for n in relevant if n.startswith("`")):
