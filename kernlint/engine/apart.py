@@ -409,6 +409,18 @@ def _mul(a: dict, b: dict) -> dict | None:
     return out if len(out) <= MAX_MONOMIALS else None
 
 
+def coefficients(tree: tuple) -> dict | None:
+    """The coefficient (a polynomial in sizes) of each program variable of an integer term (as a
+    tree); None where the term is not such a sum."""
+    p = _poly(tree)
+    return None if p is None else _per_variable(p)
+
+
+def divides(p: dict, q: dict) -> bool:
+    """Whether the polynomial ``p``, one monomial with coefficient 1, divides every monomial of ``q``."""
+    return _quotient(q, p) is not None
+
+
 def _per_program(atom) -> bool:
     return isinstance(atom, str) and atom.startswith(PER_PROGRAM)
 

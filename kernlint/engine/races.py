@@ -697,6 +697,19 @@ _NAMES: dict[int, frozenset] = {}
 terms.CACHES.append(_NAMES)
 
 
+def walks_the_loaded_index(term) -> bool:
+    """Whether a program id or loop counter in the address ``term`` moves along the axis a loaded
+    value indexes (``(bos + i_t * BT + lanes) * S``: a segment walked from a loaded start), rather than
+    along another (``tok * stride_row + pid_h * BLOCK + lanes``: a column block of the row a loaded
+    index picks). Where the address is no sum the engine reads, it is taken to walk it."""
+    per_variable = apart.coefficients(_tree(monotone.read(term)))
+    if per_variable is None:
+        return True
+    loaded = [c for v, c in per_variable.items() if v.startswith("data!")]
+    walkers = [c for v, c in per_variable.items() if v.startswith(("pid!", "iter_"))]
+    return any(apart.divides(d, w) for d in loaded for w in walkers) or not loaded
+
+
 def _tree(ident: int) -> tuple:
     """The term of ast id ``ident``, as :mod:`kernlint.engine.monotone` has read it, as nested tuples
     (made once per term: the questions of a kernel share most of their facts)."""

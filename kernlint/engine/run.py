@@ -300,9 +300,11 @@ def scatter_stores(state) -> list[Access]:
 
 def _index_add(model, loads: list[Access], store: Access, names: set[str]) -> bool:
     """Whether ``store`` writes back what the program loaded (``loads``: its plain loads) at the same
-    address, at a place a scalar it loaded alone decides (no program id or loop counter beside it),
-    from tables each read at one place only."""
-    if any(n.startswith(("pid!", "iter_")) for n in names):
+    address, at a place a scalar it loaded decides (a program id or loop counter beside it moves along
+    another axis, not along the one the scalar indexes), from tables each read at one place only."""
+    from kernlint.engine.races import walks_the_loaded_index
+
+    if any(n.startswith(("pid!", "iter_")) for n in names) and walks_the_loaded_index(store.ptr.offset.term):
         return False
     if not any(a.ptr.base == store.ptr.base and a.ptr.offset.term.eq(store.ptr.offset.term) for a in loads):
         return False
