@@ -251,6 +251,8 @@ class _Wrapper:
         return dims
 
     def _created(self, node: cst.BaseExpression) -> list | None:
+        if isinstance(node, cst.Name):  # ``out = x``: the same tensor
+            return self.tensor_dims(node.value)
         like = _like(node)
         if like is not None:
             return self.tensor_dims(like)

@@ -327,7 +327,9 @@ def _aliases(state) -> dict:
         for param, arg in launch.args.items():
             text = arg.text.strip()
             if text.isidentifier() and arg.tensor is not None:
-                by_text.setdefault(text, []).append(param)
+                # a name bound to another tensor's name (``out = x``) is that tensor
+                same = arg.tensor.root if arg.tensor.root and not arg.tensor.derived else text
+                by_text.setdefault(same, []).append(param)
         for text, params in by_text.items():
             for i, a in enumerate(params):
                 for b in params[i + 1:]:
