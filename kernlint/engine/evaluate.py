@@ -1232,18 +1232,25 @@ def _loaded_scalar(value: Num, model) -> bool:
     return any(n in model.loaded_from and n not in model.lane_data for n in free_vars(value.term))
 
 
+def _loaded_indices(value: Num, model) -> bool:
+    """Whether ``value`` is a block of indices as loaded from a tensor (``locs[:, None]`` of ``locs =
+    tl.load(req_to_token + offs)``): each lane's own row, as large as the table holds."""
+    return z3.is_const(value.term) and value.term.decl().name() in model.lane_data
+
+
 _MET = itertools.count()
 
 
 def _narrowed(out: Num, a: Num, b: Num, node, path: list, model) -> Num:
     """``out = a * b``, with the product recorded where it is computed in 32 bits from a scalar that
     walks with the run; of a block, only where a scalar each program loads walks it (``(bos + o_t) *
-    H`` of ``bos = tl.load(cu_seqlens + i_n)``: the sequence's start, as large as the whole batch)."""
+    H`` of ``bos = tl.load(cu_seqlens + i_n)``: the sequence's start, as large as the whole batch), or
+    where it is a block of indices as loaded (``locs * stride``: rows of a pool)."""
     if out.bits > 32 or node is None or a.rank and b.rank:
         return out
-    if _walks(a) and (not a.rank or _loaded_scalar(a, model)):
+    if _walks(a) and (not a.rank or _loaded_scalar(a, model) or _loaded_indices(a, model)):
         walker, size = a, b
-    elif _walks(b) and (not b.rank or _loaded_scalar(b, model)):
+    elif _walks(b) and (not b.rank or _loaded_scalar(b, model) or _loaded_indices(b, model)):
         walker, size = b, a
     else:
         return out
