@@ -257,10 +257,11 @@ dimension of the tensor (the launches say which stride parameter is `t.stride(k)
   a stride of another tensor (`block = tl.load(block_table + seq * stride_bt + pos // block_size)`,
   then `cache + block * stride_cache_block`). A block table has an entry per block of the cache.
 
-One finding per kernel, with the witness of the product most likely to be large that some run
-pushes past 2**31 - 1 (not part of a larger product, feeding a block rather than one element, with a
-factor not wrapped by `%`, with a stride); the kernel's other int32 products that feed addresses are
-listed after it, not asked about. The fix is named at the first product of a chain (`i` of `i *
+One finding per kernel and kind of walking factor (program ids, loop counters, loaded values, values
+an atomic returned: each kind is widened in its own place), with the witness of the product most
+likely to be large that some run pushes past 2**31 - 1 (not part of a larger product, feeding a block
+rather than one element, with a factor not wrapped by `%`, with a stride); the kernel's other int32
+products of that kind that feed addresses are listed after it, not asked about. The fix is named at the first product of a chain (`i` of `i *
 n_tokens * D`).
 
 ## Why is this bad?
@@ -397,7 +398,8 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
                 asked[key] = (product, accesses)
         inner = {n.term.get_id() for product, _ in asked.values() for n in product.walker.narrow}
 
-        # one finding per kernel: the fix (widen the walking factor) is the same for every product. The
+        # one finding per kernel and kind of walking factor: the fix (widen the program ids, the loop
+        # counter, the loaded index where it is loaded) is the same for every product of one kind. The
         # product asked first is the one most likely to be large: not part of a larger product, feeding
         # a block (not one element), by a factor not wrapped with `%`, with a stride (the address
         # arithmetic); then the first one met.
@@ -408,7 +410,13 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
             stride = any("stride" in n.lower() for n in free_vars(product.size.term))
             return (key in inner, scalar, wrapped, not stride, product.order)
 
-        ordered = sorted(asked, key=rank)
+        by_kind: dict[str, list] = {}
+        for key in sorted(asked, key=rank):
+            by_kind.setdefault(_walker_kind(_innermost(asked[key][0])), []).append(key)
+        for ordered in by_kind.values():
+            yield from self._overflow(state, code, asked, ordered)
+
+    def _overflow(self, state, code, asked: dict, ordered: list):
         found = first_int32_overflow(state, [asked[t] for t in ordered])
         if found is None:
             return
