@@ -3,6 +3,7 @@ from functools import partial
 import libcst as cst
 import z3
 
+from kernlint.engine.findings import once_at
 from kernlint.engine.run import first_int32_overflow, int32_products, late_casts
 from kernlint.engine.symbols import Ptr
 from kernlint.engine import terms
@@ -438,8 +439,8 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
             " (no launch in this file gives the sizes: this holds for a tensor of more than 2**31 elements)")
         fix = (f"widen `{walker_text}` with `.to(tl.int64)` before the product"
                + ("; the `.to(tl.int64)` after the product comes too late" if product in late_casts(state) else ""))
-        yield self.finding(
-            state, product.node,
+        yield from once_at(
+            self, state, product.node,
             f"int32 offset overflow: `{text}` is computed in 32 bits from {_walker_kind(first)} and feeds the "
             f"address of a {kind}: it reaches {v.address} > 2**31 - 1 when {shown}{at}{sizes}{more}; {fix}",
             products=[text, *others], witness=v.witness_values(), value=v.address,

@@ -153,3 +153,32 @@ def test_an_index_widened_before_it_is_scaled_is_not_an_offset():
     assert not _findings(INDEX.format(bos="(i_n * T).to(tl.int64)"))
     (finding,) = _findings(INDEX.format(bos="i_n * T"))
     assert "`bos * H * K`" in finding.message and "widen `i_n`" in finding.message
+
+
+SHARED_HELPER = '''
+@triton.jit
+def row_offset(row, stride):
+    return (row * stride).to(tl.int64)
+
+
+@triton.jit
+def copy_rows(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row_offset(row, stride) + cols, mask=cols < n)
+    tl.store(y_ptr + row_offset(row, stride) + cols, v, mask=cols < n)
+
+
+@triton.jit
+def zero_rows(y_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(y_ptr + row_offset(row, stride) + cols, 0.0, mask=cols < n)
+'''
+
+
+def test_a_product_in_a_helper_is_reported_once_where_it_is_written():
+    """The late cast sits in the helper two kernels inline: the finding is at the helper's product
+    (line 7 of the module), named after the helper, once, not at each kernel's ``def`` line."""
+    found = _findings(SHARED_HELPER)
+    assert [(f.span.line, f.kernel) for f in found] == [(7, "row_offset")]

@@ -66,18 +66,21 @@ def named(state, access) -> tuple[str, str]:
 
 def reported_once(rule, state, access, message, **evidence):
     """The finding at the access (once per access, however many kernels inline its helper)."""
-    node, helper = access.node, discovered_helper(state, access.helper)
-    if access.helper is not None and helper is None:
+    node = access.node
+    if access.helper is not None and discovered_helper(state, access.helper) is None:
         node = access.site  # a helper the module does not list as a kernel: report at the call
+    yield from once_at(rule, state, node, message, key=access.node, **evidence)
+
+
+def once_at(rule, state, node, message, key=None, **evidence):
+    """The finding at ``node``, placed in the kernel or helper that holds it (:meth:`SourceRule.finding`),
+    once per ``key`` (the node) however many kernels inline the helper."""
     reported = state.info.__dict__.setdefault("_bounds_reported", set())
-    if (rule.code, id(access.node)) in reported:
+    ident = (rule.code, id(key if key is not None else node))
+    if ident in reported:
         return
-    reported.add((rule.code, id(access.node)))
-    finding = rule.finding(state, node, message, **evidence)
-    if helper is not None:
-        finding.span = helper.locator.span(access.node, None)
-        finding.kernel = helper.kernel.name
-    yield finding
+    reported.add(ident)
+    yield rule.finding(state, node, message, **evidence)
 
 
 def access_line(state, access) -> int:

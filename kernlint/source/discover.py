@@ -161,6 +161,20 @@ class ModuleInfo:
     def launches_of(self, name: str) -> list[Launch]:
         return launch_index(self).get(name, [])
 
+    def owner(self, node: cst.CSTNode) -> "DiscoveredKernel | None":
+        """The kernel or ``@triton.jit`` helper of the module whose body holds ``node`` (one walk of
+        every body, made the first time a finding is placed)."""
+        if "_owners" not in self.__dict__:
+            owners: dict[int, DiscoveredKernel] = {}
+            for k in self.kernels:
+                todo = [k.node.body]
+                while todo:
+                    n = todo.pop()
+                    owners.setdefault(id(n), k)
+                    todo.extend(N.child_nodes(n))
+            self.__dict__["_owners"] = owners
+        return self.__dict__["_owners"].get(id(node))
+
     def discovered(self, kernel: "Kernel | str") -> "DiscoveredKernel | None":
         """The module's Triton kernel ``kernel`` (by name, and by line where a Kernel is given: one
         name can be defined twice)."""

@@ -21,6 +21,12 @@ class SourceRule(Rule):
         raise NotImplementedError
 
     def finding(self, state, node: cst.CSTNode, message: str, **evidence) -> Finding:
+        # a node of a helper the kernel inlines (a product in ``_row_offset``) is placed in the helper
+        owner = state.info.owner(node)
+        if owner is not None and owner is not state.kernel:
+            finding = self.finding_at(state, owner.locator.span(node), message, **evidence)
+            finding.kernel = owner.kernel.name
+            return finding
         return self.finding_at(state, state.kernel.locator.span(node, state.anchor(node)), message, **evidence)
 
     def finding_at(self, state, span: Span, message: str, **evidence) -> Finding:
