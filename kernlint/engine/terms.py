@@ -129,14 +129,27 @@ def merged_free(terms) -> dict[str, z3.ExprRef]:
     return out
 
 
-def components(term) -> frozenset:
-    """Ids of the terms an address is a sum or product of (not looking inside %, //, min, where)."""
+def _remembered(table: dict, term, walk):
+    """``walk(ctx, ast, term)`` of ``term``, remembered in ``table`` by the term's id (main context)."""
     ctx = term.ctx.ref()
     a = term.as_ast()
     ident = C.Z3_get_ast_id(ctx, a)
-    hit = _PARTS.get(ident)
+    hit = table.get(ident)
     if hit is not None:
         return hit
+    out = walk(ctx, a, term)
+    if _main(term):
+        hold(ctx, ident, a)
+        table[ident] = out
+    return out
+
+
+def components(term) -> frozenset:
+    """Ids of the terms an address is a sum or product of (not looking inside %, //, min, where)."""
+    return _remembered(_PARTS, term, _components)
+
+
+def _components(ctx, a, term) -> frozenset:
     out, todo = set(), [a]
     while todo:
         t = todo.pop()
@@ -146,21 +159,15 @@ def components(term) -> frozenset:
         out.add(tid)
         if C.Z3_get_ast_kind(ctx, t) == _APP and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) in _LINEAR:
             todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(C.Z3_get_app_num_args(ctx, t)))
-    out = frozenset(out)
-    if _main(term):
-        hold(ctx, ident, a)
-        _PARTS[ident] = out
-    return out
+    return frozenset(out)
 
 
 def choices(term) -> tuple:
     """The conditions of the ``If`` terms under ``term`` (a mask picked by a test), each once."""
-    ctx = term.ctx.ref()
-    a = term.as_ast()
-    ident = C.Z3_get_ast_id(ctx, a)
-    hit = _CHOICES.get(ident)
-    if hit is not None:
-        return hit
+    return _remembered(_CHOICES, term, _choices)
+
+
+def _choices(ctx, a, term) -> tuple:
     out, seen, todo = [], set(), [a]
     while todo:
         t = todo.pop()
@@ -172,11 +179,7 @@ def choices(term) -> tuple:
         if n and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) == z3.Z3_OP_ITE:
             out.append(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 0), term.ctx))
         todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
-    out = tuple(out)
-    if _main(term):
-        hold(ctx, ident, a)
-        _CHOICES[ident] = out
-    return out
+    return tuple(out)
 
 
 def keyed_conjuncts(formulas) -> list[tuple[str, z3.BoolRef]]:
