@@ -109,6 +109,8 @@ class InterpRecord:
             m = {"racing_programs": self.program_count, "race_bytes": self.bytes}
         if self.tensor:
             m["tensor"] = self.tensor
+        if self.kind.startswith("oob") and self.tensor_bytes is not None:
+            m["tensor_bytes"] = self.tensor_bytes
         detail = {"kernel": self.kernel, "line": self.line, "launch": self.launch, "grid": self.grid,
                   "programs": self.programs, "address": self.address, "tensor": self.tensor}
         if self.kind == "unwritten-output":

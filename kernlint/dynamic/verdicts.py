@@ -173,12 +173,18 @@ def apply_evidence(
 
 
 def _wrapped(e: Evidence) -> bool:
-    """An access far outside its tensor, as a wrapped 32-bit offset puts it: before the start, or
-    2 GiB or more past the end (a tool that does not measure the distance cannot tell: accepted)."""
+    """An access far outside its tensor, as a wrapped 32-bit offset puts it: 2 GiB or more past the
+    end, or before the start by a distance that, with the tensor's own size, spans 2 GiB or more (a
+    wrap subtracts 2**32 elements from an offset of 2**31 or more; an index of -1 into a small tensor,
+    a few bytes before it, is no wrap). A tool that does not measure the distance cannot tell:
+    accepted."""
     m = e.measurements
     if "max_bytes_before_start" not in m and "max_bytes_past_end" not in m:
         return True
-    return m.get("max_bytes_before_start", 0) > 0 or m.get("max_bytes_past_end", 0) >= 2**31
+    before = m.get("max_bytes_before_start", 0)
+    if before > 0 and ("tensor_bytes" not in m or before + m["tensor_bytes"] >= 2**31):
+        return True
+    return m.get("max_bytes_past_end", 0) >= 2**31
 
 
 def _relative(path: str | None, root: str | None) -> str:

@@ -41,3 +41,24 @@ def test_the_wrapped_access_a_run_shows_confirms_the_overflow():
     assert judged[0].verdict == Verdict.CONFIRMED and new == []
     # the wrapped offset lands 2 GiB before the buffer (the tool writes "2,147,481,088 bytes before")
     assert judged[0].measurements["max_bytes_before_start"] == report.records[0].bytes_before > 2**30
+
+
+def test_an_index_of_minus_one_into_a_small_tensor_is_no_wrap():
+    """The interpreter saw a load 4 bytes before a 112-byte tensor (a pad label of -1 used as an
+    index): the out-of-bounds finding on that line is confirmed by it, the KL104 finding on the same
+    line is not (a wrapped int32 offset lands 2 GiB away, counting the tensor's own size)."""
+    from kernlint.dynamic.interp_check import InterpRecord
+
+    record = InterpRecord(kind="oob-read", kernel="rows", path="k.py", line=7, lanes=1, tensor="x",
+                          tensor_bytes=112, bytes_before_start=4, program_count=1)
+    overflow, access = _finding("KL104"), _finding("KL101")  # (kernel "rows": the record's)
+    judged, new, _ = apply_evidence([overflow, access], [record.to_evidence()], tool="interpreter",
+                                    categories={"out-of-bounds", "int-overflow"}, executed=lambda f: True)
+    verdicts = {f.rule: f.verdict for f in judged}
+    assert verdicts["KL101"] == Verdict.CONFIRMED and verdicts["KL104"] != Verdict.CONFIRMED
+    far = InterpRecord(kind="oob-read", kernel="rows", path="k.py", line=7, lanes=1, tensor="x",
+                       tensor_bytes=112, bytes_before_start=2**31, program_count=1)
+    overflow = _finding("KL104")
+    judged, _, _ = apply_evidence([overflow], [far.to_evidence()], tool="interpreter",
+                                  categories={"out-of-bounds", "int-overflow"}, executed=lambda f: True)
+    assert judged[0].verdict == Verdict.CONFIRMED
