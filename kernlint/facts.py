@@ -1846,12 +1846,45 @@ def possible_configs(ev: HostEvaluator, node: cst.BaseExpression, env: dict, dep
         return found
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
         fn = env[node.func.value].value if node.func.value in env else None
-        returned = returned_expression(fn)
-        if returned is not None:
+        returned = _every_return(fn)
+        if returned:
             inner = dict(ev.module_env)
             bind_params(ev, fn, inner, env, node)
-            return possible_configs(ev, returned, inner, deeper)
+            out = []
+            for each in returned:  # (``if os.environ.get(...): return [...]``: each some machine's)
+                part = possible_configs(ev, each, inner, deeper)
+                if part is None:
+                    return None
+                out.extend(part)
+            return out
     return _configs_in(ev.value(node, env))
+
+
+def _every_return(fn) -> list[cst.BaseExpression] | None:
+    """What a function made only of ``if`` tests and ``return`` statements (after its docstring)
+    returns, on every path; None for any other function."""
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    one = returned_expression(fn)
+    if one is not None:
+        return [one]
+    out: list = []
+
+    def walk(statements) -> bool:
+        for stmt in statements:
+            if isinstance(stmt, cst.If):
+                if not walk(stmt.body.body) or (stmt.orelse is not None and not walk(
+                        [stmt.orelse] if isinstance(stmt.orelse, cst.If) else stmt.orelse.body.body)):
+                    return False
+            elif isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(
+                    stmt.body[0], cst.Return) and stmt.body[0].value is not None:
+                out.append(stmt.body[0].value)
+            elif not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(
+                    stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.SimpleString)):
+                return False
+        return True
+
+    return out if walk(fn.body.body) and out else None
 
 
 def _possible(ev: HostEvaluator, node: cst.BaseExpression, env: dict, depth: int) -> Any:
