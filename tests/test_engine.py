@@ -842,3 +842,14 @@ def test_names_unpacked_from_a_choice_of_tuples_take_the_tests_side():
     found = _findings(UNPACKED_CHOICE.replace("{mask}", ""))
     assert {f.rule for f in found} == {"KL101", "KL102"}
     assert all(f.evidence["witness"]["BLOCK"] in (128, 1024) for f in found)
+
+
+def test_a_sentinel_the_caller_leaves_free_is_not_a_witness():
+    """``lab != pad_id`` says the kernel expects the pad label: where the wrapper passes a pad of its
+    own (``pad_id=-1``) the unmasked read at it is convicted; where the caller chooses any pad, one
+    past the table is among the choices, which is no input the kernel is written for."""
+    src = (ROOT / "fixtures" / "bounds" / "sentinel_label_bad.py").read_text()
+    (found,) = [f for f in _findings(src) if f.rule == "KL101"]
+    assert found.evidence["witness"]["pad_id"] == -1
+    free = src.replace("pad_id: int = -1)", "pad_id: int)")
+    assert free != src and [f for f in _findings(free) if f.rule == "KL101"] == []

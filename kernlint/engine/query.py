@@ -547,6 +547,17 @@ class Prover:
                 return found
         return None
 
+    def _sentinels(self, name: str, facts) -> list:
+        """The values the kernel tests the loaded ``name`` for, each a number in the kernel or one the
+        launch passes (``ignore_index=-100``): a parameter the caller leaves free (``eos_id``) may be
+        any value, one past the table among them, which is no input the kernel is written for."""
+        out = []
+        for v in self.model.sentinels.get(name, []):
+            params = set(free_vars(v))
+            if all(p in facts.values and z3.is_int_value(z3.simplify(facts.values[p])) for p in params):
+                out.append(v)
+        return out
+
     def _counted_by_data(self, access: Access) -> bool:
         """Whether the address is data only through loop counters whose loops stop at a loaded value
         (``for s in range(0, seq_len, B)``): a sum of program ids, lanes, counters and parameters,
@@ -584,11 +595,12 @@ class Prover:
             for n in loaded:
                 tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
                 least, greatest = value_bounds(tensor) if tensor is not None else (None, None)
-                if (greatest is None or str(greatest) not in stated) and n in self.model.sentinels:
+                expected = self._sentinels(n, facts)
+                if (greatest is None or str(greatest) not in stated) and expected:
                     # nothing stated, but the kernel tests the value for one it expects to read
                     # (``y == ignore_index``): that value is an input the kernel is written for
-                    bounds.append(z3.Or([names[n] == v for v in self.model.sentinels[n]]))
-                    read |= set(merged_free(self.model.sentinels[n]))
+                    bounds.append(z3.Or([names[n] == v for v in expected]))
+                    read |= set(merged_free(expected))
                     continue
                 if greatest is None or str(greatest) not in stated:
                     bounds = None
