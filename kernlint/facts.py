@@ -165,12 +165,19 @@ class HostScope:
 
     def stated_rank(self, tensor: str, under: tuple = ()) -> int | None:
         """The rank of ``tensor`` where the tests the path guarantees (:func:`held_tests`) state its
-        whole shape: written out (``x.shape == (M, N)``), or a rank and an equation for each size
-        (``x.ndim != 1 or x.size(0) != M``). A rank alone gives sizes nothing relates to the rest;
+        whole shape: written out (``x.shape == (M, N)``), or a rank and a relation for each size
+        (``x.ndim != 1 or x.size(0) != M``, ``ids.max() < x.shape[1]``). A rank alone gives sizes nothing relates to the rest;
         reading the tensor as laid out contiguously in them would invent a layout the wrapper does
         not state (a packed ``qkv`` of rank 2 is no row of ``q_size + k_size`` elements)."""
         rank, sized = None, set()
         for test, holds in held_tests(self, under):
+            if len(test.comparisons) == 1:
+                # a size bounded by a stated relation (``pos.max() < cache.shape[2]``) is one of its
+                # own, which convicts only where that relation ties it to what the kernel receives
+                for side in (test.left, test.comparisons[0].comparator):
+                    axis = _axis_of(side)
+                    if axis is not None and axis[0] == tensor and not _is_stride(side):
+                        sized.add(axis[1])
             equal = cst.Equal if holds else cst.NotEqual
             stated = _stated_rank(test, equal)
             if stated is not None and stated[0] == tensor:
@@ -178,10 +185,14 @@ class HostScope:
                     return stated[1]  # the shape written out
                 rank = stated[1]
             if type(test.comparisons[0].operator) is equal and len(test.comparisons) == 1:
-                for side in (test.left, test.comparisons[0].comparator):
+                for side, other in ((test.left, test.comparisons[0].comparator),
+                                    (test.comparisons[0].comparator, test.left)):
                     axis = _axis_of(side)
                     if axis is not None and axis[0] == tensor and not _is_stride(side):
                         sized.add(axis[1])
+                    front, listed = shape_slice(side), shape_listed(other)
+                    if front is not None and front[0] == tensor and listed is not None:
+                        sized |= set(range(front[1], front[1] + len(listed)))  # ``x.shape[:2] == (B, H)``
         # (the leading size may stay unstated, a table's row count: it is a size of its own, which
         # convicts only where a stated relation ties it to what the kernel receives)
         if rank is not None and all(i in sized or i - rank in sized for i in range(1 if rank > 1 else 0, rank)):
@@ -221,7 +232,7 @@ def shape_tensor(node) -> str | None:
     return None
 
 
-def _shape_slice(node) -> tuple[str, int] | None:
+def shape_slice(node) -> tuple[str, int] | None:
     """(tensor, first axis) of a slice of a shape from the front, ``x.shape[:3]`` or ``x.size()[1:]``
     (names unpacked from it are sizes from that axis on; how many the shape has, it does not say)."""
     if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)):
@@ -260,7 +271,7 @@ def unpacked_part(node, index: int, arity: int):
         # ``h, w = (a, b) if transposed else (b, a)``: each name is the test's choice of its part
         sides = [_element(side, index, arity) for side in (node.body, node.orelse)]
         return None if None in sides else node.with_changes(body=sides[0], orelse=sides[1])
-    sliced = _shape_slice(node)
+    sliced = shape_slice(node)
     if sliced is not None:
         return sliced[0], sliced[1] + index
     spread = _spread_shape(node)

@@ -24,7 +24,7 @@ from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_
 from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
     ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, OPTIONAL, data_shape, front_axis, returned_expression, shape_listed,
-    shape_tensor, size_arguments, test_parts, unpacked_part,
+    shape_slice, shape_tensor, size_arguments, test_parts, unpacked_part,
 )
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
@@ -336,9 +336,16 @@ class _Wrapper:
 
     def _same_shape(self, left, right):
         """``x.shape == (M, N)`` (either side; a list or ``torch.Size``): each size equal, where the
-        rank matches; None for any other comparison."""
+        rank matches; of a slice from the front, ``x.shape[:2] == (B, H)``, the sizes it names; None
+        for any other comparison."""
         for a, b in ((left, right), (right, left)):
             tensor, listed = shape_tensor(a), shape_listed(b)
+            front = shape_slice(a)
+            if front is not None and listed is not None:  # ``x.shape[:2] == (B, H)``: the sizes from that axis
+                sizes = [self.node(e) for e in listed]
+                parts = [self.dim(front[0], front[1] + i) == v for i, v in enumerate(sizes)
+                         if v is not None and not z3.is_bool(v)]
+                return z3.And(parts) if parts else None
             if tensor is None or listed is None:
                 continue
             dims = self.tensor_dims(tensor)
