@@ -166,9 +166,10 @@ class HostScope:
     def stated_rank(self, tensor: str, under: tuple = ()) -> int | None:
         """The rank of ``tensor`` where the tests the path guarantees (:func:`held_tests`) state its
         whole shape: written out (``x.shape == (M, N)``), or a rank and a relation for each size
-        (``x.ndim != 1 or x.size(0) != M``, ``ids.max() < x.shape[1]``). A rank alone gives sizes nothing relates to the rest;
-        reading the tensor as laid out contiguously in them would invent a layout the wrapper does
-        not state (a packed ``qkv`` of rank 2 is no row of ``q_size + k_size`` elements)."""
+        (``x.ndim != 1 or x.size(0) != M``, ``ids.max() < x.shape[1]``). A rank alone gives sizes
+        nothing relates to the rest; reading the tensor as laid out contiguously in them would invent
+        a layout the wrapper does not state (a packed ``qkv`` of rank 2 is no row of ``q_size +
+        k_size`` elements)."""
         rank, sized = None, set()
         for test, holds in held_tests(self, under):
             if len(test.comparisons) == 1:
@@ -187,9 +188,6 @@ class HostScope:
             if type(test.comparisons[0].operator) is equal and len(test.comparisons) == 1:
                 for side, other in ((test.left, test.comparisons[0].comparator),
                                     (test.comparisons[0].comparator, test.left)):
-                    axis = _axis_of(side)
-                    if axis is not None and axis[0] == tensor and not _is_stride(side):
-                        sized.add(axis[1])
                     front, listed = shape_slice(side), shape_listed(other)
                     if front is not None and front[0] == tensor and listed is not None:
                         sized |= set(range(front[1], front[1] + len(listed)))  # ``x.shape[:2] == (B, H)``
@@ -929,6 +927,12 @@ def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict
                     env[target.value.value] = _Value(UNKNOWN, how)
 
 
+def _on_every_path(branches: tuple, key: str, how: str) -> _Value:
+    """What every branch ran, in order (the asserts, the launches), where ``key`` holds it."""
+    ran = [b[key].value if key in b else () for b in branches]
+    return _Value(tuple(t for t in ran[0] if all(t in r for r in ran[1:])), how)
+
+
 def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
     """After a branch point a name keeps its value only where every path agrees, and a size fact
     holds only where every path asserted it. ``tests``: each branch's test (None for the ``else``)
@@ -937,17 +941,15 @@ def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
     names = set().union(*(b.keys() for b in branches)) - set(_PATH_ENTRIES)
     if any(_SIZES in b for b in branches):
         into[_SIZES] = _Value(frozenset.intersection(*(same_size_pairs(b) for b in branches)), "asserts")
-    if any(_LAUNCHED in b for b in branches):  # the launches every path ran
-        ran = [b[_LAUNCHED].value if _LAUNCHED in b else () for b in branches]
-        into[_LAUNCHED] = _Value(tuple(k for k in ran[0] if all(k in r for r in ran[1:])), "launches")
-    if any(_ASSERTS in b for b in branches):  # the asserts every path ran
-        held = [b[_ASSERTS].value if _ASSERTS in b else () for b in branches]
-        into[_ASSERTS] = _Value(tuple(t for t in held[0] if all(t in h for h in held[1:])), "asserts")
+    if any(_LAUNCHED in b for b in branches):
+        into[_LAUNCHED] = _on_every_path(branches, _LAUNCHED, "launches")
+    if any(_ASSERTS in b for b in branches):
+        into[_ASSERTS] = _on_every_path(branches, _ASSERTS, "asserts")
         if tests is not None:  # (an ``if`` chain: each path's own tests say where its asserts ran)
             common = into[_ASSERTS].value
             guarded = [g for b in branches for g in (b[_GUARDED].value if _GUARDED in b else ())]
-            guarded += [(b[_PATH].value if _PATH in b else (), t) for b, h in zip(branches, held)
-                        for t in h if t not in common]
+            guarded += [(b[_PATH].value if _PATH in b else (), t) for b in branches
+                        for t in (b[_ASSERTS].value if _ASSERTS in b else ()) if t not in common]
             into[_GUARDED] = _Value(tuple(dict.fromkeys(guarded)), "asserts")
     # the tests were read before any branch ran: the names they read are the bindings before them
     before = {n: into[n].node for n in names

@@ -262,8 +262,8 @@ One finding per kernel and kind of walking factor (program ids, loop counters, l
 an atomic returned: each kind is widened in its own place), with the witness of the product most
 likely to be large that some run pushes past 2**31 - 1 (not part of a larger product, feeding a block
 rather than one element, with a factor not wrapped by `%`, with a stride); the kernel's other int32
-products of that kind that feed addresses are listed after it, not asked about. The fix is named at the first product of a chain (`i` of `i *
-n_tokens * D`).
+products of that kind that feed addresses are listed after it, not asked about. The fix is named at
+the first product of a chain (`i` of `i * n_tokens * D`).
 
 ## Why is this bad?
 `tl.program_id` and `range` counters are int32 and Triton passes integer arguments below 2**31 as

@@ -83,7 +83,7 @@ class LaunchFacts:
         if axes is None:
             for v in self.values.values():
                 known |= set(free_vars(v))
-            caps = {c.get_id() for v in self.chosen.values() for c in (at_least(v, 1), at_most(v, MAX_SIZE))}
+            caps = {c.get_id() for v in self.chosen.values() for c in size_caps(v)}
             for a in self.assumptions:
                 if a.get_id() not in caps:
                     known |= set(free_vars(a))
@@ -159,7 +159,7 @@ class _Wrapper:
         var = int_var(name)
         if name not in self.facts.names:
             self.facts.names[name] = text
-            self.facts.assumptions += [at_least(var, 1), at_most(var, MAX_SIZE)]
+            self.facts.assumptions += size_caps(var)
         return var
 
     def binding(self, name: str):
@@ -339,20 +339,17 @@ class _Wrapper:
         rank matches; of a slice from the front, ``x.shape[:2] == (B, H)``, the sizes it names; None
         for any other comparison."""
         for a, b in ((left, right), (right, left)):
-            tensor, listed = shape_tensor(a), shape_listed(b)
-            front = shape_slice(a)
-            if front is not None and listed is not None:  # ``x.shape[:2] == (B, H)``: the sizes from that axis
-                sizes = [self.node(e) for e in listed]
-                parts = [self.dim(front[0], front[1] + i) == v for i, v in enumerate(sizes)
-                         if v is not None and not z3.is_bool(v)]
-                return z3.And(parts) if parts else None
+            listed = shape_listed(b)
+            front = shape_slice(a)  # ``x.shape[:2] == (B, H)``: the sizes from that axis
+            tensor, first = front if front is not None else (shape_tensor(a), 0)
             if tensor is None or listed is None:
                 continue
-            dims = self.tensor_dims(tensor)
-            if dims is not None and len(dims) != len(listed):
-                return None
+            if front is None:
+                dims = self.tensor_dims(tensor)
+                if dims is not None and len(dims) != len(listed):
+                    return None
             sizes = [self.node(e) for e in listed]
-            parts = [self.dim(tensor, i) == v for i, v in enumerate(sizes) if v is not None and not z3.is_bool(v)]
+            parts = [self.dim(tensor, first + i) == v for i, v in enumerate(sizes) if v is not None and not z3.is_bool(v)]
             return z3.And(parts) if parts else None
         return None
 
@@ -1059,6 +1056,11 @@ def _slice_length(piece: cst.Slice) -> int | None:
 
 #: a tensor's methods that give its least or greatest element
 VALUE_BOUNDS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}
+
+
+def size_caps(var) -> list:
+    """What a size the wrapper is given is held to: at least 1, at most ``MAX_SIZE``."""
+    return [at_least(var, 1), at_most(var, MAX_SIZE)]
 
 
 def value_bounds(tensor: str) -> tuple[z3.ArithRef, z3.ArithRef]:

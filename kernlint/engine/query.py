@@ -24,7 +24,7 @@ from typing import Callable
 import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
-from kernlint.engine.launch_terms import MAX_SIZE, LaunchFacts, value_bounds
+from kernlint.engine.launch_terms import LaunchFacts, size_caps, value_bounds
 from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, mentions, position, shown_value
 from kernlint.engine import cpu_cap, monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
@@ -201,20 +201,14 @@ def _related(known: set, assumptions) -> set:
     return known
 
 
-def _lanes_bounded_by_data(cond: list) -> bool:
-    """Whether a test lets lanes (or a loop's iterations) through up to a value the kernel loaded
+def _first_of_data_bounded(cond: list) -> tuple[list, list] | None:
+    """Where a test lets lanes (or a loop's iterations) through up to a value the kernel loaded
     (``offs < end - start`` of two loads of ``cu_seqlens``, ``for s in range(0, seq_len, B)``): a
     length the host keeps inside the tensor by a contract the kernel does not state, so that a
-    witness would rest on what memory holds, which a reader cannot check."""
-    return any(any(n.startswith(("lane!", "iter_")) for n in free_vars(part))
-               and any(n.startswith("data!") for n in free_vars(part)) for part in conjuncts(cond))
-
-
-def _first_of_data_bounded(cond: list) -> tuple[list, list] | None:
-    """The lanes and loop iterations a test bounds by a loaded value (``offs_n < seq_len``) at their
-    first, and the tests that bound them: a witness under these needs of the data only that one
-    element is in range (a sequence of at least one token), not a length the host keeps inside the
-    tensor."""
+    witness would rest on what memory holds, which a reader cannot check. Then (those lanes and
+    iterations at their first, the tests that read loaded values): a witness under the first needs of
+    the data only that one element is in range (a sequence of at least one token). None where no test
+    does."""
     pinned: dict[str, z3.ExprRef] = {}
     bounds = []
     for part in conjuncts(cond):
@@ -595,16 +589,16 @@ class Prover:
             for n in loaded:
                 tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
                 least, greatest = value_bounds(tensor) if tensor is not None else (None, None)
-                expected = self._sentinels(n, facts)
-                if (greatest is None or str(greatest) not in stated) and expected:
+                if greatest is None or str(greatest) not in stated:
+                    expected = self._sentinels(n, facts)
+                    if not expected:
+                        bounds = None
+                        break
                     # nothing stated, but the kernel tests the value for one it expects to read
                     # (``y == ignore_index``): that value is an input the kernel is written for
                     bounds.append(z3.Or([names[n] == v for v in expected]))
                     read |= set(merged_free(expected))
                     continue
-                if greatest is None or str(greatest) not in stated:
-                    bounds = None
-                    break
                 if str(least) not in stated:
                     # only the greatest stated (``assert int(pos.max()) < cache.shape[2]``): elements
                     # from 0 up to it are an input the check lets through
@@ -875,12 +869,12 @@ class Prover:
         result, witness = self.solving.solve([*domain, *cond], z3.Or(offset < 0, offset >= extent))
         if result == z3.unsat:
             return True if guard is None else UNANSWERED
-        if result == z3.sat and not proof_only and _lanes_bounded_by_data(cond):
+        pinned = _first_of_data_bounded(cond) if result == z3.sat and not proof_only else None
+        if pinned is not None:
             # a witness may still not rest on how far the data lets the lanes run: asked again with
             # those lanes, and the iterations of the loops around them, at their first (where each
             # bound is a length loaded from a tensor)
-            pinned = _first_of_data_bounded(cond)
-            if pinned is None or not all(self._loaded_length(b) for b in pinned[1]):
+            if not all(self._loaded_length(b) for b in pinned[1]):
                 return UNANSWERED
             result, witness = self.solving.solve([*domain, *cond, *pinned[0]], z3.Or(offset < 0, offset >= extent))
         if result != z3.sat or proof_only:
@@ -925,7 +919,7 @@ class Prover:
         # a wrapper's parameter is capped like a size (at least 1), which a flag (a constexpr an
         # ``if`` tests) is not: those caps neither relate the choice to the rest of the launch nor
         # hold once a flag is bound to it
-        caps = {n: {at_least(v, 1).get_id(), at_most(v, MAX_SIZE).get_id()} for n, v in chosen.items()}
+        caps = {n: {c.get_id() for c in size_caps(v)} for n, v in chosen.items()}
         capped = set().union(*caps.values())
         out += [a for a in facts.assumptions if a.get_id() not in capped]
         used: set = set()

@@ -48,7 +48,7 @@ def _scanned(info, fn: cst.FunctionDef) -> tuple:
     """(fn, its blockers, the names it calls), from one walk of ``fn`` (once per function)."""
     memo = info.__dict__.setdefault("_compile_blockers", {})
     if id(fn) not in memo:
-        nodes = _walk(fn)
+        nodes = N.body_nodes(fn)
         called = {n.func.value for n in nodes if type(n) is cst.Call and type(n.func) is cst.Name}
         memo[id(fn)] = (fn, _blockers(info, fn, nodes), called)
     return memo[id(fn)]
@@ -120,20 +120,6 @@ def _reached(info, roots: list) -> list[cst.FunctionDef]:
 def _versions() -> str:
     versions = api().versions
     return f"Triton {versions[0]} to {versions[-1]}" if len(versions) > 1 else f"Triton {versions[0]}"
-
-
-_NESTED = (cst.FunctionDef, cst.ClassDef)
-
-
-def _walk(fn: cst.FunctionDef) -> list:
-    """Every node of ``fn``'s body but layout (not of functions nested in it), iteratively. (Exact
-    types, not ``isinstance``: libcst's classes are abstract, and that check is slow.)"""
-    out, todo = [], [fn.body]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        todo.extend(c for c in N.child_nodes(node) if type(c) not in _NESTED)
-    return out
 
 
 def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:

@@ -167,11 +167,8 @@ class ModuleInfo:
         if "_owners" not in self.__dict__:
             owners: dict[int, DiscoveredKernel] = {}
             for k in self.kernels:
-                todo = [k.node.body]
-                while todo:
-                    n = todo.pop()
+                for n in N.body_nodes(k.node):
                     owners.setdefault(id(n), k)
-                    todo.extend(N.child_nodes(n))
             self.__dict__["_owners"] = owners
         return self.__dict__["_owners"].get(id(node))
 

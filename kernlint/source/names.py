@@ -41,6 +41,20 @@ def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+_NESTED = (cst.FunctionDef, cst.ClassDef)
+
+
+def body_nodes(fn: cst.FunctionDef) -> list:
+    """Every node of ``fn``'s body but layout (not of functions or classes nested in it),
+    iteratively. (Exact types, not ``isinstance``: libcst's classes are abstract, and that check is slow.)"""
+    out, todo = [], [fn.body]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        todo.extend(c for c in child_nodes(node) if type(c) not in _NESTED)
+    return out
+
+
 def _code_fields(kind: type) -> tuple[str, ...]:
     """The fields of a node class whose declared type admits a node that is not layout."""
     hints = typing.get_type_hints(kind)
