@@ -57,6 +57,8 @@ _LAUNCHED = "<launched>"
 _PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH, _GUARDED, _LAUNCHED)
 #: how an optional parameter (``bias=None``) of a function read on its own is bound: either way
 OPTIONAL = "optional parameter"
+#: how a parameter is bound as the caller passed it
+_PASSED = (OPTIONAL, "parameter")
 _DTYPE_MODULES = ("triton.language.", "torch.")
 
 
@@ -163,13 +165,13 @@ class HostScope:
         held = self.env.get(_PATH)
         return held.value if held is not None else ()
 
-    def stated_rank(self, tensor: str, under: tuple = ()) -> int | None:
+    def stated_rank(self, tensor: str, under: tuple = (), bare: bool = False) -> int | None:
         """The rank of ``tensor`` where the tests the path guarantees (:func:`held_tests`) state its
         whole shape: written out (``x.shape == (M, N)``), or a rank and a relation for each size
         (``x.ndim != 1 or x.size(0) != M``, ``ids.max() < x.shape[1]``). A rank alone gives sizes
         nothing relates to the rest; reading the tensor as laid out contiguously in them would invent
         a layout the wrapper does not state (a packed ``qkv`` of rank 2 is no row of ``q_size +
-        k_size`` elements)."""
+        k_size`` elements). ``bare``: the rank a test states, whatever relates its sizes."""
         rank, sized = None, set()
         for test, holds in held_tests(self, under):
             if len(test.comparisons) == 1:
@@ -193,7 +195,7 @@ class HostScope:
                         sized |= set(range(front[1], front[1] + len(listed)))  # ``x.shape[:2] == (B, H)``
         # (the leading size may stay unstated, a table's row count: it is a size of its own, which
         # convicts only where a stated relation ties it to what the kernel receives)
-        if rank is not None and all(i in sized or i - rank in sized for i in range(1 if rank > 1 else 0, rank)):
+        if rank is not None and (bare or all(i in sized or i - rank in sized for i in range(1, rank))):
             return rank
         return None
 
@@ -267,8 +269,7 @@ def unpacked_part(node, index: int, arity: int):
         return tensor, index
     if isinstance(node, cst.IfExp):
         # ``h, w = (a, b) if transposed else (b, a)``: each name is the test's choice of its part
-        sides = [_element(side, index, arity) for side in (node.body, node.orelse)]
-        return None if None in sides else node.with_changes(body=sides[0], orelse=sides[1])
+        return element(node, index, arity)
     sliced = shape_slice(node)
     if sliced is not None:
         return sliced[0], sliced[1] + index
@@ -286,11 +287,18 @@ def unpacked_part(node, index: int, arity: int):
     return node.elements[index - length + 1].value
 
 
-def _element(node, index: int, arity: int):
-    """The expression for element ``index`` of a tuple of ``arity`` written out."""
-    if isinstance(node, (cst.Tuple, cst.List)) and len(node.elements) == arity and not any(
-            isinstance(el, cst.StarredElement) for el in node.elements):
-        return node.elements[index].value
+def element(node, index: int, arity: int | None = None):
+    """The expression for element ``index`` of a sequence: of a tuple written out (of ``arity``
+    elements where that is known), of each side of a choice, ``k[index]`` of a name ``k``
+    (``kh, kw = (k, k) if isinstance(k, int) else k``: the other side is indexed); else None."""
+    if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(el, cst.StarredElement) for el in node.elements):
+        n = len(node.elements)
+        return node.elements[index].value if (n == arity if arity is not None else 0 <= index < n) else None
+    if isinstance(node, cst.IfExp):
+        sides = [element(side, index, arity) for side in (node.body, node.orelse)]
+        return None if None in sides else node.with_changes(body=sides[0], orelse=sides[1])
+    if isinstance(node, cst.Name):
+        return cst.Subscript(value=node, slice=[cst.SubscriptElement(slice=cst.Index(value=cst.Integer(str(index))))])
     return None
 
 
@@ -965,10 +973,11 @@ def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
         if tests is not None and all(v is not None and v.index is None for v in vals):
             # each path's expression under its test; one no expression stands for (what a loop
             # carried, a value read from what is not modelled) leaves the name unreadable, but for an
-            # optional argument as the caller passed it (``if scale is None: scale = torch.full(...)``),
-            # which the chain reads as that argument
-            passed = {name: v for v in vals if v.node is None and v.how == OPTIONAL}
-            nodes = [cst.Name(name) if v.node is None and v.how == OPTIONAL else v.node for v in vals]
+            # optional argument as the caller passed it (``if scale is None: scale = torch.full(...)``)
+            # or any parameter so (``if x.stride(1) != 1: x = x.contiguous()``), which the chain reads
+            # as that argument
+            passed = {name: v for v in vals if v.node is None and v.how in _PASSED}
+            nodes = [cst.Name(name) if v.node is None and v.how in _PASSED else v.node for v in vals]
             into[name] = _Value(UNKNOWN, "branches disagree", _chain(_tests_before(tests, before), nodes),
                                 seen=passed or None)
             continue

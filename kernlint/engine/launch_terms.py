@@ -23,7 +23,7 @@ import z3
 from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
 from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
-    ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, OPTIONAL, data_shape, front_axis, returned_expression, shape_listed,
+    ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, OPTIONAL, data_shape, element, front_axis, returned_expression, shape_listed,
     shape_slice, shape_tensor, size_arguments, test_parts, unpacked_part,
 )
 from kernlint.source.configs import config_values, int_values, tuned_names
@@ -154,6 +154,9 @@ class _Wrapper:
         #: the tests of the choices being read, on the side they pick (``bias is not None`` of ``bias if
         #: bias is not None else x``, while ``bias`` is read): the asserts run under them hold there
         self.under: list[cst.BaseExpression] = []
+        #: parameters a choice reads as a sequence of numbers (``k`` of ``kh, kw = (k, k) if
+        #: isinstance(k, int) else k``): their elements are sizes the caller chooses
+        self.sequences: set[str] = set()
 
     def size(self, name: str, text: str) -> z3.ArithRef:
         var = int_var(name)
@@ -265,6 +268,11 @@ class _Wrapper:
             if kept is not None and kept == _shape_kept(node.orelse):
                 return self.tensor_dims(kept)
             return None
+        permuted = _permutation(node)
+        if permuted is not None:  # ``torch.empty((G, M)).t()``: the sizes in the new order
+            dims = self._created(permuted[0])
+            order = _order(permuted[1], len(dims)) if dims is not None else None
+            return None if order is None else [dims[i] for i in order]
         same = _same_storage(node)
         if same is not None:
             base = self.tensor_dims(same[0])
@@ -367,6 +375,11 @@ class _Wrapper:
         return front_axis(self.axes.get(tensor), axis)
 
     def stride(self, tensor: str, i: int):
+        node = self.assigned(tensor)
+        permuted = _permutation(node) if node is not None else None
+        if permuted is not None:
+            # a transposed view: the viewed tensor's strides in the new order (column-major scales)
+            return self.read_as_of(self.binding(tensor), lambda: self._permuted_stride(*permuted, i))
         dims = self.tensor_dims(tensor)
         if dims is None:
             return self._sliced_stride(tensor, i)
@@ -374,6 +387,16 @@ class _Wrapper:
             return None
         i %= len(dims)
         return _product(dims[i + 1:])
+
+    def _permuted_stride(self, base, order: tuple, i: int):
+        dims = self._created(base)
+        order = _order(order, len(dims)) if dims is not None else None
+        if order is None or not -len(order) <= i < len(order):
+            return None
+        j = order[i % len(order)]
+        if isinstance(base, cst.Name):
+            return self.stride(base.value, j)
+        return _product(dims[j + 1:])  # a tensor made in place is contiguous
 
     def _sliced_stride(self, tensor: str, i: int):
         """The stride of a view made by slicing each leading axis (``x[::2]``, ``x[:, 1::4]``): the
@@ -534,6 +557,21 @@ class _Wrapper:
             if i is not None and listed is not None and -len(listed) <= i < len(listed):
                 # ``grid_hist[1]`` of ``grid_hist = (a, b)``, ``ctx.grid[1]`` of ``ctx.grid = grid``
                 return self.read_as_of(b, lambda: self.node(listed[i]))
+            if i is not None and i >= 0 and named in self.sequences and b is not None and b.index is None:
+                if b.node is None:
+                    # ``kernel_size[0]`` of a sequence the caller passes: a size it chooses, the
+                    # number itself where the caller passes one (``(k, k) if isinstance(k, int)``)
+                    self.forwarded.add(named)
+                    new = f"{named}[{i}]" not in self.facts.names
+                    part = self.size(f"{named}[{i}]", f"{named}[{i}]")
+                    if new:
+                        self.facts.assumptions.append(
+                            z3.Implies(z3.Bool(f"`isinstance({named}, int)`"), part == self.name(named)))
+                    return part
+                part = element(b.node, i)  # of ``stride = kernel_size if stride is None else stride``
+                if part is not None:
+                    self.sequences |= _indexed_names(part)
+                    return self.read_as_of(b, lambda: self.node(part))
             return None
         if kind is cst.Call:
             func = node.func
@@ -562,6 +600,8 @@ class _Wrapper:
                 return self.length(args[0].value)
             if fname in ("int", "abs") and len(args) == 1:
                 return self.node(args[0])
+            if fname == "isinstance" and len(args) == 2 and code(args[1]).strip() == "int":
+                return self._is_int(args[0])
             if fname in ("min", "max") and len(args) == 2:
                 a, b = self.node(args[0]), self.node(args[1])
                 if a is None and b is None:
@@ -586,6 +626,35 @@ class _Wrapper:
                 return self._helper(func.value, node)
             return None
         return None
+
+    def _is_int(self, node):
+        """``isinstance(node, int)``: of a number or a tuple written out, known; of a parameter, the
+        caller's choice (one name, the sequence's elements tied to it: :meth:`_node`); of a name
+        bound to a choice (``stride = kernel_size if stride is None else stride``), each side's."""
+        kind = type(node)
+        if kind is cst.Integer:
+            return z3.BoolVal(True)
+        if kind in (cst.Tuple, cst.List):
+            return z3.BoolVal(False)
+        if kind is cst.IfExp:
+            test, a, b = self.node(node.test), self._is_int(node.body), self._is_int(node.orelse)
+            if test is None or a is None or b is None or not z3.is_bool(test):
+                return None
+            return z3.If(test, a, b)
+        if kind is not cst.Name or self.inlined is not None:
+            return None
+        b = self.binding(node.value)
+        if b is None or b.index is not None:
+            return None
+        if b.node is None:
+            return z3.Bool(f"`isinstance({node.value}, int)`")
+        if id(b) in self.resolving:
+            return None
+        self.resolving.add(id(b))
+        try:
+            return self.read_as_of(b, lambda: self._is_int(b.node))
+        finally:
+            self.resolving.discard(id(b))
 
     def _bit_length_of(self, node):
         """``e`` of ``e.bit_length()`` (``(n - 1).bit_length()``) as a term, else None."""
@@ -660,6 +729,8 @@ class _Wrapper:
                 part = unpacked_part(b.node, b.index, b.arity)
                 if isinstance(part, tuple):
                     return self.read_as_of(b, lambda: self.dim(*part))
+                if type(part) is cst.IfExp:
+                    self.sequences |= _indexed_names(part)
                 return self.read_as_of(b, lambda: self.node(part)) if part is not None else None
             if not (isinstance(b.node, cst.Name) and b.node.value == name) and id(b) not in self.resolving:
                 self.resolving.add(id(b))  # a binding that reads itself is not followed into itself
@@ -928,6 +999,39 @@ def _flat_view(method: str, args: list) -> bool:
         and int_literal(args[0].value) == -1
 
 
+def _permutation(node) -> tuple | None:
+    """``x.t()``, ``x.T``, ``x.mT``, ``x.transpose(a, b)``, ``x.permute(...)``: (``x`` as written, the
+    order: ``("swap", a, b)`` of two axes, or the axes listed)."""
+    if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
+        return node.value, ("swap", -2, -1)
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return None
+    method, args = node.func.attr.value, [int_literal(a.value) for a in node.args]
+    if any(a is None for a in args) or any(a.keyword is not None or a.star for a in node.args):
+        return None
+    if method == "t" and not args:
+        return node.func.value, ("swap", 0, 1)
+    if method in ("transpose", "swapaxes") and len(args) == 2:
+        return node.func.value, ("swap", *args)
+    if method == "permute" and args:
+        return node.func.value, tuple(args)
+    return None
+
+
+def _order(order: tuple, rank: int) -> list[int] | None:
+    """The axes of the viewed tensor, in the view's order, of a :func:`_permutation` order."""
+    if order and order[0] == "swap":
+        a, b = order[1], order[2]
+        if not (-rank <= a < rank and -rank <= b < rank):
+            return None
+        out = list(range(rank))
+        out[a % rank], out[b % rank] = out[b % rank], out[a % rank]
+        return out
+    if len(order) != rank or sorted(o % rank for o in order) != list(range(rank)):
+        return None
+    return [o % rank for o in order]
+
+
 def _same_storage(node) -> tuple[str, bool] | None:
     """``x.contiguous()``, ``x.view(-1)``, ``x.to(dtype)``...: (``x``, whether the result is flat)."""
     found = _method(node)
@@ -1056,6 +1160,13 @@ def _slice_length(piece: cst.Slice) -> int | None:
 
 #: a tensor's methods that give its least or greatest element
 VALUE_BOUNDS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}
+
+
+def _indexed_names(node) -> set[str]:
+    """The names a choice of sequence elements indexes (``k`` of ``k if isinstance(k, int) else k[0]``)."""
+    if type(node) is cst.IfExp:
+        return _indexed_names(node.body) | _indexed_names(node.orelse)
+    return {node.value.value} if type(node) is cst.Subscript and type(node.value) is cst.Name else set()
 
 
 def size_caps(var) -> list:

@@ -25,7 +25,7 @@ import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
 from kernlint.engine.launch_terms import LaunchFacts, size_caps, value_bounds
-from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, mentions, position, shown_value
+from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, int_var, mentions, position, shown_value
 from kernlint.engine import cpu_cap, monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
 from kernlint.source.configs import config_values, tuned_names, unread_keys
@@ -235,6 +235,21 @@ def _lane_domain(*values) -> list:
                     out.append(size == sizes[axis])  # blocks combined on one axis have one shape
                 sizes.setdefault(axis, size)
     return out
+
+
+def _divides_by(term, names: set) -> bool:
+    """Whether a quotient or a remainder in ``term`` divides by one of ``names``."""
+    todo, seen = [term], set()
+    while todo:
+        t = todo.pop()
+        if not z3.is_app(t) or t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.decl().kind() in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_REM, z3.Z3_OP_DIV) \
+                and names & set(free_vars(t.arg(1))):
+            return True
+        todo.extend(t.children())
+    return False
 
 
 def _power_of_two(n: int) -> bool:
@@ -513,11 +528,16 @@ class Prover:
         if plain is None:
             return None
         cond, _, names = plain
-        if access.ptr.offset.data and not self._counted_by_data(access):
-            return self._gathered(access, cond, names)
         offset = access.ptr.offset.term
-        mentioned = set(names)
         path_vars, fixed = self._flag_launches(access)
+        if access.ptr.offset.data and not self._counted_by_data(access):
+            found = self._gathered(access, cond, names)
+            if found is not None or (path_vars & self.model.constexprs and not fixed):
+                return found
+            # a block the loop moves from a loaded start (``start + i * B + tl.arange(0, B)``) still
+            # walks the extent the loop states
+            return next(filter(None, (self._walked(access, offset, cond, f) for f in fixed or [None])), None)
+        mentioned = set(names)
         judged_all = bool(self.launches)
         unanswered = False
         for facts in self.judged_launches:
@@ -612,6 +632,22 @@ class Prover:
             sizes = {m for a in facts.assumptions for m in free_vars(a) if bounded & set(free_vars(a))}
             verdict = self._launch(access, facts, access.ptr.offset.term, [*cond, *bounds], set(names) | read,
                                    path_vars, sizes)
+            if isinstance(verdict, Violation):
+                return verdict
+        return self._past_at_zero(access, cond, names, loaded, path_vars)
+
+    def _past_at_zero(self, access: Access, cond: list, names: dict, loaded: list, path_vars) -> Violation | None:
+        """A gather whose address runs past the end of its tensor with every loaded value 0: an index
+        of 0 is one any table takes, so an input of zeros is one the kernel is written for
+        (``x + offs_m * stride + idx`` with the stride of another, wider tensor passed). Only past
+        the end: a loaded value the kernel shifts down (``n - 1``) may be one it never reads as 0;
+        and not where a loaded value divides (0 is then no value it can hold)."""
+        offset = access.ptr.offset.term
+        if any(_divides_by(t, set(loaded)) for t in (offset, *cond)):
+            return None
+        zeros = [names[n] == 0 for n in loaded]
+        for facts in self.judged_launches:
+            verdict = self._launch(access, facts, offset, [*cond, *zeros], set(names), path_vars, past_end=True)
             if isinstance(verdict, Violation):
                 return verdict
         return None
@@ -791,9 +827,9 @@ class Prover:
             self._walks[key] = self._walked_index(offset, k, start, step, stop, lane, axis)
         if self._walks[key] is None:
             return None
-        index, extent = self._walks[key]
+        index, extent, tiled = self._walks[key]
         domain = self._stated_domain(_lane_domain(access.ptr.offset, access.mask), (offset, extent, *cond), facts)
-        result, witness = self.solving.solve([*domain, *cond], index >= extent)
+        result, witness = self.solving.solve([*domain, *cond, tiled], index >= extent)
         if result != z3.sat:
             return None
         against = (f"the extent `{self.describe(extent)}` that `for {var or '...'} in range(...)` walks in "
@@ -801,8 +837,8 @@ class Prover:
         return self._violation(access, "loop", against, witness, index, extent, facts)
 
     def _walked_index(self, offset, k, start, step, stop, lane, axis) -> tuple | None:
-        """(index, extent) of the lane ``axis`` of ``offset`` moved by the loop counter ``k``, where
-        the offset moves one block a trip (or counts blocks of a ``cdiv``), else None."""
+        """(index, extent, what tiles the extent) of the lane ``axis`` of ``offset`` moved by the loop
+        counter ``k``, where the offset moves one block a trip (or counts blocks of a ``cdiv``), else None."""
         p = lane.var(axis)
         at = lambda kv, pv: z3.substitute(offset, (k, int_val(kv)), (p, int_val(pv)))  # noqa: E731
         o0 = at(0, 0)
@@ -813,16 +849,19 @@ class Prover:
             return None
         position = start + step * k
         if zero(ck - step * cl):
-            return position + lane.start + p, stop  # one block of lanes per step
+            # one block of lanes per step, where the block is as wide as the step (a tap loop moving
+            # a wider block one element a trip, ``x[t - k]`` over lanes t, walks no extent of k's)
+            return position + lane.start + p, stop, step == lane.size()
         if zero(step - 1) and stop.get_id() in self.model.ceil_divs:
             blocks, divisor, _ = self.model.ceil_divs[stop.get_id()]
             ratio = _ratio(ck, cl)
             if ratio is None or not zero(ratio - divisor):
                 return None  # the pointer moves by something else than the block the count divides by
-            return position * ratio + lane.start + p, blocks
+            return position * ratio + lane.start + p, blocks, _TRUE
         return None
 
-    def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars, related=frozenset()):
+    def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars, related=frozenset(),
+                past_end: bool = False):
         """A Violation, True (proven in bounds), UNANSWERED (asked, and the solver did not answer within
         its budget) or None (this launch does not say enough to ask)."""
         base = access.ptr.base
@@ -866,20 +905,50 @@ class Prover:
             if n in needed and z3.is_int_value(z3.simplify(values[n])):
                 continue  # a number the launch passes (``ignore_index=-100``) is what it is
             domain.append(at_least(self.model.params[n], 0))
-        result, witness = self.solving.solve([*domain, *cond], z3.Or(offset < 0, offset >= extent))
+        outside = offset >= extent if past_end else z3.Or(offset < 0, offset >= extent)
+        result, witness = self.solving.solve([*domain, *cond], outside)
         if result == z3.unsat:
             return True if guard is None else UNANSWERED
-        pinned = _first_of_data_bounded(cond) if result == z3.sat and not proof_only else None
+        if proof_only:
+            return UNANSWERED
+        pinned = _first_of_data_bounded(cond)
         if pinned is not None:
             # a witness may still not rest on how far the data lets the lanes run: asked again with
             # those lanes, and the iterations of the loops around them, at their first (where each
             # bound is a length loaded from a tensor)
             if not all(self._loaded_length(b) for b in pinned[1]):
                 return UNANSWERED
-            result, witness = self.solving.solve([*domain, *cond, *pinned[0]], z3.Or(offset < 0, offset >= extent))
-        if result != z3.sat or proof_only:
+            cond = [*cond, *pinned[0]]
+            if result == z3.sat:
+                result, witness = self.solving.solve([*domain, *cond], outside)
+        if result == z3.unknown:
+            result, witness = self._at_small_sizes([*domain, *cond], outside, facts, needed)
+        if result != z3.sat:
             return UNANSWERED
         return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
+
+    def _at_small_sizes(self, formulas: list, goal, facts: LaunchFacts, needed: set) -> tuple:
+        """A question the solver left unknown, asked again with every size the wrapper is given at 1,
+        then at 2: the products and quotients of sizes that made it nonlinear become numbers (``pid //
+        (OH * OW)`` of ``OH`` computed from the input's height, a kernel size and a padding), and a
+        witness found so is an input like any other."""
+        roots: set = set()
+        for t in [*(facts.values[n] for n in needed if n in facts.values), *facts.grid.values()]:
+            roots |= set(free_vars(t))
+        constrained: set = set()  # sizes a condition of their own holds (a power of two, a cap)
+        for a in facts.assumptions:
+            names = list(free_vars(a))
+            if len(names) == 1 and not any(a.eq(c) for c in size_caps(int_var(names[0]))):
+                constrained.add(names[0])
+        pinned = sorted(n for n in roots - constrained if n in facts.names)
+        if not pinned:
+            return z3.unknown, None
+        for value in (1, 2):
+            result, witness = self.solving.solve(formulas + [int_var(n) == value for n in pinned], goal,
+                                                 rlimit=SMALL_FIRST_RLIMIT)
+            if result == z3.sat:
+                return result, witness
+        return z3.unknown, None
 
     def _defined_through(self, names: set) -> set:
         """``names`` with each value a heuristics decorator defines replaced by what its relation reads

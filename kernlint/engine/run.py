@@ -52,6 +52,8 @@ def _describer(model, state):
                 return f"program_id({m.group(2)})"
             if m.group(3):
                 return f"num_programs({m.group(3)})"
+            if m.group(4) == "data" and m.group(0) in model.loaded_from:
+                return f"tl.load({model.loaded_from[m.group(0)]}...)"
             return m.group(4)
         return _VAR.sub(name, str(term))
 
