@@ -68,6 +68,12 @@ class LaunchFacts:
     extent_guards: dict[str, z3.BoolRef] = field(default_factory=dict)
     #: pointer parameter -> the wrapper's name of the tensor passed whole (``ids``, ``ids.contiguous()``)
     tensors: dict[str, str] = field(default_factory=dict)
+    #: scalar parameter -> (tensor, axis) of the stride the launch passes it (``x.stride(0)``)
+    stride_args: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: tensor (of ``tensors`` and ``stride_args``) -> its strides as the wrapper lays it out (where its
+    #: sizes are known), and the names of the tensors it shares its storage or layout with
+    layouts: dict[str, tuple] = field(default_factory=dict)
+    kin: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def with_grid_choices(self, axes=None) -> dict[str, z3.ExprRef]:
         """``values``, and each constexpr the caller chooses where the grid (on ``axes``) is made of
@@ -943,6 +949,22 @@ class _Wrapper:
     def shown(self, tensor):
         return _shown_extent(self, tensor)
 
+    def layout(self, name: str) -> tuple | None:
+        """The strides of ``name`` on each axis, where its sizes are known (a tensor the caller passes
+        laid out contiguously in them, as :meth:`stride` reads each)."""
+        dims = self.tensor_dims(name)
+        if dims is None:
+            # a rank the wrapper states alone (``x.dim() == 2``): its sizes, each one of its own
+            current = self.binding(name)
+            rank = self.scope.stated_rank(name, bare=True) if self.scope is not None and (
+                current is None or current.node is None or _keeps_shape_of(current.node, name)) else None
+            if not rank:
+                return None
+            dims = [self.size(f"{name}.shape[{i}]", f"{name}.shape[{i}]") for i in range(rank)]
+            return tuple(_product(dims[i + 1:]) for i in range(rank))
+        strides = tuple(self.stride(name, i) for i in range(len(dims)))
+        return None if any(s is None for s in strides) else strides
+
     def aliases(self, name: str) -> list[str]:
         """``name`` and the tensors it was made like (``out = torch.empty_like(x)``: same size)."""
         out = [name]
@@ -1324,6 +1346,19 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                     facts.extents[p.name] = extent[:2]
                     if extent[2] is not None:
                         facts.extent_guards[p.name] = extent[2]
+        for p in kernel.params:
+            if not p.constexpr and p.name in bound and p.name not in model.pointers and bound[p.name].node is not None:
+                node = bound[p.name].node
+                if isinstance(node, cst.Name):  # ``stride_x = x.stride(0)`` before the launch
+                    node = wrapper.assigned(node.value) or node
+                found = _method(node)
+                if found is not None and found[1] == "stride" and len(found[2]) == 1:
+                    axis = int_literal(found[2][0].value)
+                    if axis is not None:
+                        facts.stride_args[p.name] = (found[0], axis)
+        for name in {*facts.tensors.values(), *(t for t, _ in facts.stride_args.values())}:
+            facts.layouts[name] = wrapper.layout(name)
+            facts.kin[name] = frozenset(wrapper.aliases(name))
         facts.assumptions += _numel_relations(facts.names)
         out.append(facts)
     return out

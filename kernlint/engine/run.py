@@ -16,6 +16,7 @@ from kernlint.engine.symbols import Num, Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
+from kernlint.engine.strides import foreign_strides as _foreign_strides
 from kernlint.source.compiles import cannot_compile, unreached
 from kernlint.source.names import argument, source_text
 
@@ -391,6 +392,20 @@ def grid_shortfalls(state) -> list:
         overruns = {id(v.access) for v in _bounds_report(state).violations}
         try:
             return shortfalls(engine[1], overruns)
+        except DEGRADE:
+            return []
+
+
+def foreign_strides(state) -> list:
+    """The strides of one tensor a launch passes where the kernel walks another
+    (:class:`~kernlint.engine.strides.ForeignStride` each, KL114's)."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        if engine is None or not engine[1].launches:
+            return []
+        reported = {id(v.access) for v in _bounds_report(state).violations}
+        try:
+            return _foreign_strides(engine[1], engine[0], reported)
         except DEGRADE:
             return []
 

@@ -1,0 +1,87 @@
+"""A stride of one tensor passed where the kernel walks another (KL114).
+
+A launch passes ``X.stride(d)`` for a scalar parameter that the kernel's addresses through some
+pointers multiply. Where none of those pointers is bound to X, nor to a tensor that shares X's
+storage or was made like it (``torch.empty_like(x)``, ``x.view(-1)``), the kernel steps through
+another tensor T by X's stride. The question, under the launch's facts (its values, its wrapper's
+asserts) with each tensor laid out contiguously in its sizes: can ``X.stride(d)`` differ from every
+stride of T? A witness is a set of sizes the wrapper accepts for which the kernel moves through T by
+a step that is none of T's axes: it reads or writes the wrong elements, and past T where the step is
+larger than T's own (what the bounds rules ask cannot show it where T's other sizes reach the kernel
+in no other way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+from kernlint.engine.evaluate import Access, KernelModel
+from kernlint.engine.launch_terms import LaunchFacts
+from kernlint.engine.query import Prover
+from kernlint.engine.symbols import Ptr, int_var
+from kernlint.engine.terms import free_vars
+
+
+@dataclass
+class ForeignStride:
+    #: the first access through the pointer whose address reads the stride
+    access: Access
+    #: the kernel's stride parameter, and the launch
+    param: str
+    facts: LaunchFacts
+    #: (X, d) of the ``X.stride(d)`` passed, and T, the tensor the pointer is bound to
+    source: tuple[str, int]
+    tensor: str
+    #: the sizes of the witness (as the wrapper names them), the stride passed and T's strides there
+    witness: dict[str, int]
+    passed: int
+    strides: tuple[int, ...]
+
+
+def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = frozenset()) -> list[ForeignStride]:
+    """``reported``: the ids of accesses the bounds rules already report (their witness shows the
+    same step past the tensor: one finding)."""
+    out = []
+    for facts in prover.launches:
+        for param, (source, axis) in sorted(facts.stride_args.items()):
+            value = facts.values.get(param)
+            if value is None:
+                continue
+            walked: dict[str, Access] = {}
+            for a in model.accesses:
+                if isinstance(a.ptr, Ptr) and param in free_vars(a.ptr.offset.term):
+                    walked.setdefault(a.ptr.base, a)
+            tensors = {base: facts.tensors.get(base) for base in walked}
+            if not walked or None in tensors.values():
+                continue  # (a pointer to a slice or an expression: which tensor it walks is not known)
+            kin = facts.kin.get(source, frozenset((source,)))
+            if any(t in kin or source in facts.kin.get(t, ()) for t in tensors.values()):
+                continue  # the stride walks its own tensor (too): one layout shared on purpose
+            for base, access in walked.items():
+                if id(access) in reported:
+                    continue
+                found = _differs(prover, facts, param, value, (source, axis), tensors[base], access)
+                if found is not None:
+                    out.append(found)
+    return out
+
+
+def _differs(prover: Prover, facts: LaunchFacts, param: str, value, source: tuple, tensor: str,
+             access: Access) -> ForeignStride | None:
+    layout = facts.layouts.get(tensor)
+    if not layout:
+        return None
+    result, witness = prover.solving.solve(list(facts.assumptions), z3.And([value != s for s in layout]))
+    if result != z3.sat or witness is None:
+        return None
+
+    def at(term) -> int:
+        return witness.eval(term, model_completion=True).as_long()
+
+    names = set(free_vars(value))
+    for s in layout:
+        names |= set(free_vars(s))
+    shown = {facts.names.get(n, n): at(int_var(n)) for n in sorted(names)}
+    return ForeignStride(access, param, facts, source, tensor, shown, at(value), tuple(at(s) for s in layout))

@@ -1,0 +1,178 @@
+from kernlint.engine.findings import named, reported_once
+from kernlint.engine.run import foreign_strides
+from kernlint.model import Level
+from kernlint.rule import Confirmation
+from kernlint.source.rulebase import SourceRule
+
+
+class ForeignStride(SourceRule):
+    code = "KL114"
+    name = "foreign-stride"
+    category = "out-of-bounds"
+    level = Level.ERROR
+    confirm = Confirmation(
+        tool="compute-sanitizer",
+        check="memcheck",
+        threshold="> 0 invalid global accesses at the line",
+        env=(("PYTORCH_NO_CUDA_MEMORY_CACHING", "1"),),
+        fallback="interpreter",
+        description="where the stride passed is larger than the tensor's own, the access leaves the tensor: memcheck "
+        "(or the interpreter's exact-bounds check) reports it at the line; a smaller one reads the wrong "
+        "elements, which only a reference comparison shows",
+    )
+    summary = "A launch passes one tensor's stride (`idx.stride(0)`) for a parameter the kernel walks another tensor with."
+    docs = """
+## What it does
+For each launch in the module, finds the scalar arguments written as a tensor's stride
+(`x.stride(0)`, or a name bound to one before the launch) and the pointers whose addresses the
+kernel computes with that parameter. Where none of those pointers is bound to the tensor the stride
+is taken from (nor to a tensor sharing its storage, `x.view(-1)`, or made like it,
+`torch.empty_like(x)`), the kernel walks one tensor by another's stride. The bounds engine then asks,
+under the launch's facts (the values it passes, the wrapper's asserts) with each tensor laid out
+contiguously in its sizes: can the stride passed differ from every stride of the tensor walked? A
+witness (the sizes, the stride passed, the walked tensor's strides there) is reported at the first
+access through that pointer. A stride that equals one of the walked tensor's strides for every size
+the wrapper accepts (two tensors of one shape, both contiguous) is not reported; neither is a pointer
+to a slice or an expression, whose tensor's layout is not known.
+
+## Why is this bad?
+Each row (or head, or batch) the kernel steps to is found by the stride: with another tensor's, the
+kernel reads or writes the wrong elements, and past the end of the tensor where that stride is the
+larger one. It is typical of a wrapper copied from a kernel with a different argument list, or of
+generated code passing the strides of the input for the output. The bounds rules (KL101, KL102) see
+it only where the walked tensor's other sizes reach the kernel some other way; here the stride is
+the only place the kernel could have learnt them.
+
+## Example
+```python
+@triton.jit
+def gather(x_ptr, idx_ptr, out_ptr, K, stride_xm, BLOCK: tl.constexpr):
+    m = tl.program_id(0).to(tl.int64)
+    k = tl.arange(0, BLOCK)
+    i = tl.load(idx_ptr + m * K + k, mask=k < K, other=0)
+    tl.store(out_ptr + m * K + k, tl.load(x_ptr + m * stride_xm + i, mask=k < K), mask=k < K)
+
+gather[(M,)](x, idx, out, K, idx.stride(0), BLOCK=...)  # x is [M, N]: its rows are N apart, not K
+```
+
+## Use instead
+```python
+gather[(M,)](x, idx, out, K, x.stride(0), BLOCK=...)
+```
+"""
+    bad = (
+        '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def gather(x_ptr, idx_ptr, out_ptr, K, stride_xm, BLOCK: tl.constexpr):
+    m = tl.program_id(0).to(tl.int64)
+    k = tl.arange(0, BLOCK)
+    i = tl.load(idx_ptr + m * K + k, mask=k < K, other=0)
+    v = tl.load(x_ptr + m * stride_xm + i, mask=k < K)  # expect: KL114
+    tl.store(out_ptr + m * K + k, v, mask=k < K)
+
+def take(x, idx):
+    M, N = x.shape
+    Mi, K = idx.shape
+    assert Mi == M and x.is_contiguous() and idx.is_contiguous()
+    out = torch.empty((M, K), device=x.device, dtype=x.dtype)
+    gather[(M,)](x, idx, out, K, idx.stride(0), BLOCK=triton.next_power_of_2(K))
+    return out
+''',
+        '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def lookup(table_ptr, pos_ptr, out_ptr, D, stride_t, BLOCK: tl.constexpr):
+    t = tl.program_id(0).to(tl.int64)
+    p = tl.load(pos_ptr + t)
+    d = tl.arange(0, BLOCK)
+    row = tl.load(table_ptr + p * stride_t + d, mask=d < D)  # expect: KL114
+    tl.store(out_ptr + t * D + d, row, mask=d < D)
+
+def rows_for(table, pos, q):
+    P, D = table.shape
+    T, H, Dq = q.shape
+    assert Dq == D and pos.shape == (T,) and table.is_contiguous() and q.is_contiguous()
+    out = torch.empty((T, D), device=q.device, dtype=table.dtype)
+    stride = q.stride(0)  # q's tokens are H * D apart; the table's rows are D apart
+    lookup[(T,)](table, pos, out, D, stride, BLOCK=triton.next_power_of_2(D))
+    return out
+''',
+    )
+    good = (
+        '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def gather(x_ptr, idx_ptr, out_ptr, K, stride_xm, BLOCK: tl.constexpr):
+    m = tl.program_id(0).to(tl.int64)
+    k = tl.arange(0, BLOCK)
+    i = tl.load(idx_ptr + m * K + k, mask=k < K, other=0)
+    v = tl.load(x_ptr + m * stride_xm + i, mask=k < K)
+    tl.store(out_ptr + m * K + k, v, mask=k < K)
+
+def take(x, idx):
+    M, N = x.shape
+    Mi, K = idx.shape
+    assert Mi == M and x.is_contiguous() and idx.is_contiguous()
+    out = torch.empty((M, K), device=x.device, dtype=x.dtype)
+    gather[(M,)](x, idx, out, K, x.stride(0), BLOCK=triton.next_power_of_2(K))
+    return out
+''',
+        '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def copy_rows(x_ptr, y_ptr, N, stride, BLOCK: tl.constexpr):
+    r = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    tl.store(y_ptr + r * stride + c, tl.load(x_ptr + r * stride + c, mask=c < N), mask=c < N)
+
+def copy(x):
+    R, N = x.shape
+    y = torch.empty_like(x)  # made like x: one layout, x's stride walks both
+    copy_rows[(R,)](x, y, N, x.stride(0), BLOCK=triton.next_power_of_2(N))
+    return y
+''',
+        '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def add_rows(x_ptr, y_ptr, out_ptr, N, stride_out, BLOCK: tl.constexpr):
+    r = tl.program_id(0).to(tl.int64)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + r * N + c, mask=c < N) + tl.load(y_ptr + r * N + c, mask=c < N)
+    tl.store(out_ptr + r * stride_out + c, v, mask=c < N)
+
+def add(x, y):
+    R, N = x.shape
+    assert x.is_contiguous() and y.shape == (R, N) and y.is_contiguous()
+    out = torch.empty((R, N), device=x.device, dtype=x.dtype)
+    add_rows[(R,)](x, y, out, N, y.stride(0), BLOCK=triton.next_power_of_2(N))  # y's rows are out's
+    return out
+''',
+    )
+
+    def check(self, state):
+        for f in foreign_strides(state):
+            pointer, where = named(state, f.access)
+            source, axis = f.source
+            shown = ", ".join(f"{k}={v}" for k, v in f.witness.items())
+            message = (f"stride of another tensor{where}: `{pointer}` walks `{f.tensor}` by `{f.param}`, which "
+                       f"{f.facts.label} passes as `{source}.stride({axis})`: laid out contiguously, it is "
+                       f"{f.passed} where `{f.tensor}`'s strides are {f.strides}; witness: {shown}; pass a "
+                       f"stride of `{f.tensor}`")
+            yield from reported_once(self, state, f.access, message, pointer=pointer, parameter=f.param,
+                                     passed=f"{source}.stride({axis})", tensor=f.tensor, witness=f.witness)
