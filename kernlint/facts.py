@@ -739,7 +739,7 @@ class HostEvaluator:
             named = [n for n in named if n is not None]
             return replace(t, dtype=named[0]) if named else t
         if method in ("contiguous", "cuda", "clone", "detach"):
-            return replace(t, derived=(*t.derived, method)) if method == "contiguous" else t
+            return replace(t, derived=(*t.derived, method)) if method in ("contiguous", "clone") else t
         if method in ("view", "reshape", "flatten", "ravel", "expand", "permute", "transpose", "t", "unsqueeze",
                       "squeeze"):
             shape = None

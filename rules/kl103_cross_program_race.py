@@ -137,6 +137,12 @@ What counts as a race:
   (`cu_seqlens[i]`, `cu_seqlens[i + 1]`), or added to a program id or loop counter that walks the
   segment (`(bos + i_t) * H`); nor is a slot each lane claims with an atomic
   (`base + tl.atomic_add(cursor + row, 1)`), which is its own;
+- a plain load at a place a loaded index picks where the program id picks the place a store writes,
+  in the same tensor (the same pointer, or one a launch binds to the same tensor: `x.contiguous()`
+  of a contiguous `x` is `x` itself; `x.clone()` is a tensor of its own) is a warning too, "possible
+  race through loaded indices": an in-place gather (`x[perm[i]]` read while row `i` is written)
+  reads what another program may be writing. An index beside the program's own id (`x[row, y[row]]`
+  of a cross-entropy row) stays in the program's place;
 - each layout's question has a fixed work budget for the solver, and the CPU time of a check is
   capped, not its wall-clock time, so the answer is the same on a loaded machine; a question it
   cannot settle within them is no finding;
@@ -248,16 +254,34 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
     )
 
     def check(self, state):
-        from kernlint.engine.run import races, read_write_races, scatter_stores
+        from kernlint.engine.run import gathered_reads, races, read_write_races, scatter_stores
 
         single = frozenset(_single_program_axes(state))
         write_write, read_write, scatters = races(state, single), read_write_races(state, single), scatter_stores(state)
-        if not (write_write or read_write or scatters):
+        gathers = gathered_reads(state)
+        if not (write_write or read_write or scatters or gathers):
             return
         locked = {id(a.node) for a in state.accesses if a.locked}  # inside a spin-lock critical section
         yield from self._write_write(state, write_write, locked)
         yield from self._read_write(state, read_write, locked)
         yield from self._scatters(state, scatters, locked)
+        yield from self._gathers(state, gathers, locked)
+
+    def _gathers(self, state, gathers, locked):
+        for load, store, aliased in gathers:
+            if id(load.node) in locked or id(store.node) in locked:
+                continue
+            target, _ = named(state, load)
+            through = (f" (the launch passes `{aliased}` as both `{load.ptr.base}` and `{store.ptr.base}`)"
+                       if aliased else "")
+            for finding in reported_once(self, state, load,
+                    f"possible race through loaded indices: this load reads `{target}` at a place computed from "
+                    f"values loaded from memory, and the store on line {access_line(state, store)} writes the same "
+                    f"tensor at places each program id picks{through}: a program reads what another may be writing. "
+                    "Read from a copy (`.clone()`) unless no loaded index reaches a place another program writes",
+                    pointer=target, gather=True, store_line=access_line(state, store), aliased=aliased):
+                finding.level = Level.WARNING  # whether an index reaches another program's place is the data's
+                yield finding
 
     def _scatters(self, state, stores, locked):
         for store in stores:

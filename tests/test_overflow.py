@@ -182,3 +182,36 @@ def test_a_product_in_a_helper_is_reported_once_where_it_is_written():
     (line 7 of the module), named after the helper, once, not at each kernel's ``def`` line."""
     found = _findings(SHARED_HELPER)
     assert [(f.span.line, f.kernel) for f in found] == [(7, "row_offset")]
+
+
+REDUCED = '''
+@triton.jit
+def pick(x_ptr, idx_ptr, out_ptr, stride, {idx_dtype}BLOCK: tl.constexpr):
+    lanes = tl.arange(0, BLOCK)
+    ids = tl.load(idx_ptr + lanes){cast}
+    i = tl.sum(tl.where(lanes == 3, ids, 0))
+    tl.store(out_ptr, tl.load(x_ptr + i * stride))
+'''
+
+
+@pytest.mark.parametrize("cast, reported", [("", False), (".to(tl.int32)", True)])
+def test_a_reduction_is_as_wide_as_what_it_reduces(cast, reported):
+    # the sum of a block to one value is a scalar of the block's type: int64 where nothing narrows it
+    found = _findings(REDUCED.format(idx_dtype="", cast=cast))
+    assert bool(found) == reported
+    if reported:
+        assert "`i * stride`" in found[0].message
+
+
+ARGMAX = '''
+@triton.jit
+def best_row(x_ptr, scores_ptr, out_ptr, BLOCK: tl.constexpr):
+    pos = tl.argmax(tl.load(scores_ptr + tl.arange(0, BLOCK)), axis=0)
+    tl.store(out_ptr, tl.load(x_ptr + pos * {stride}))
+'''
+
+
+@pytest.mark.parametrize("stride, reported", [("2047", False), ("4096", True)])
+def test_a_position_in_a_block_is_below_the_largest_block(stride, reported):
+    # Triton's blocks hold at most 2**20 elements: an argmax times 2047 stays below 2**31
+    assert bool(_findings(ARGMAX.format(stride=stride))) == reported

@@ -37,6 +37,10 @@ DATA_CALLS = frozenset(TL + n for n in (
 ACROSS_LANES = frozenset(TL + n for n in (
     "sum", "max", "min", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "dot", "softmax", "histogram",
     "sort", "flip", "associative_scan"))
+#: the data calls that reduce a block along an axis (or all of it)
+REDUCING = frozenset(TL + n for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"))
+#: Triton's largest block (``TRITON_MAX_TENSOR_NUMEL``)
+MAX_BLOCK_NUMEL = 1 << 20
 #: the data calls whose result is a position in a block (never negative)
 POSITIONS = frozenset(("argmax", "argmin"))
 #: the data calls whose result, over elements that are each 0 or 1 (a test, cast or not), is never negative
@@ -909,6 +913,10 @@ class Evaluator:
                 rank = max(rank, rank_of(a))
             if name in (TL + "zeros", TL + "full") and args and isinstance(args[0], Tup):
                 rank = len(args[0].items)  # a block of the shape given
+            elif name in REDUCING and not self._keeps_dims(positional, keywords):
+                # ``tl.sum(x, axis=0)`` drops the axis it reduces; without an axis, every axis
+                axis = positional[1] if len(positional) > 1 else keywords.get("axis")
+                rank = 0 if axis is None or (isinstance(axis, cst.Name) and axis.value == "None") else max(rank - 1, 0)
             loaded = any(isinstance(a, Num) and a.loaded for a in args)
             given = [a for a in args if a is not NONE and not isinstance(a, Tup)]
             aligned = name not in ACROSS_LANES and all(getattr(a, "aligned", False) for a in given)
@@ -916,11 +924,21 @@ class Evaluator:
             value = self.sym.fresh("data", f"the value of `{short}`")
             if short in POSITIONS or (short in OF_ELEMENTS and args and isinstance(args[0], Num) and args[0].is_bool):
                 self.sym.domain.append(at_least(value, 0))
-            return Num(value, rank, data=True, loaded=loaded, reads=reads_of(*given), aligned=aligned)
+            if short in POSITIONS:
+                # a position in a block: below Triton's largest number of elements in one
+                self.sym.domain.append(value < int_val(MAX_BLOCK_NUMEL))
+            # (a reduction or element-wise function of integers is as wide as the widest of them)
+            widths = [a.bits for a in given if isinstance(a, Num) and not a.is_bool]
+            bits = max(widths) if widths and short not in POSITIONS else 32
+            return Num(value, rank, data=True, loaded=loaded, reads=reads_of(*given), aligned=aligned, bits=bits)
         helper = self._helper(node, name)
         if helper is not None:
             return self.inline(helper, args, kwargs)
         return UNKNOWN
+
+    def _keeps_dims(self, positional: list, keywords: dict) -> bool:
+        keep = keywords.get("keep_dims")
+        return keep is not None and not (isinstance(keep, cst.Name) and keep.value == "False")
 
     def _const_arg(self, node) -> int | None:
         v = self.expr(node) if node is not None else const(0)

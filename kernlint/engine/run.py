@@ -301,6 +301,44 @@ def scatter_stores(state) -> list[Access]:
         return out
 
 
+def gathered_reads(state) -> list[tuple]:
+    """(load, store, the host name a launch passes as both pointers or None) of each plain load whose
+    address is computed from values loaded from memory in place of a program id, from a tensor a plain
+    store of the kernel writes at places that program id moves (the same pointer, or one a launch
+    binds to the same tensor): a program reads at a loaded index what another program may be writing
+    (an in-place gather, ``x[perm[i]]`` read while row ``i`` is written). None in a kernel with atomics."""
+    with _ENGINE_LOCK:
+        engine = _engine(state)
+        if engine is None:
+            return []
+        model = engine[0]
+        if any(a.kind == "atomic" for a in model.accesses):
+            return []
+        aliases = _aliases(state)
+        stores = [a for a in model.accesses if a.kind == "store" and isinstance(a.ptr, Ptr) and not a.ptr.offset.data
+                  and any(n.startswith("pid!") for n in free_vars(a.ptr.offset.term))]
+        out = []
+        for load in model.accesses:
+            if load.kind != "load" or not isinstance(load.ptr, Ptr) or not load.ptr.offset.data:
+                continue
+            if argument(load.node, "volatile") is not None:
+                continue
+            names = set(free_vars(load.ptr.offset.term))
+            tables = {model.loaded_from.get(n) for n in names if n.startswith("data!")}
+            if not tables or None in tables:
+                continue  # (a value the engine does not model, not one loaded from a tensor)
+            for store in stores:
+                shared = aliases.get(frozenset((load.ptr.base, store.ptr.base)), {})
+                # the loaded index stands where the store has a program id (``x[perm[i]]`` beside
+                # ``x[i]``): an index beside the program's own id (``x[row, y[row]]``) stays in its place
+                if not {n for n in free_vars(store.ptr.offset.term) if n.startswith("pid!")} - names:
+                    continue
+                if store.ptr.base == load.ptr.base or shared:
+                    out.append((load, store, next(iter(shared.values()), None)))
+                    break
+        return out
+
+
 def _index_add(model, loads: list[Access], store: Access, names: set[str]) -> bool:
     """Whether ``store`` writes back what the program loaded (``loads``: its plain loads) at the same
     address, at a place a scalar it loaded decides (a program id or loop counter beside it moves along
@@ -321,6 +359,10 @@ def _index_add(model, loads: list[Access], store: Access, names: set[str]) -> bo
     return True
 
 
+#: methods whose result is the storage of the tensor they are called on, all of it, in its order
+_WHOLE = {"view", "reshape", "flatten", "ravel", "unsqueeze", "squeeze", "contiguous"}
+
+
 def _aliases(state) -> dict:
     """``{frozenset((a, b)): {launch offset: host name}}`` for the pointer parameters ``a`` and ``b``
     that a launch of the kernel binds to one host tensor (the same plain name)."""
@@ -330,8 +372,9 @@ def _aliases(state) -> dict:
         for param, arg in launch.args.items():
             text = arg.text.strip()
             if text.isidentifier() and arg.tensor is not None:
-                # a name bound to another tensor's name (``out = x``) is that tensor
-                same = arg.tensor.root if arg.tensor.root and not arg.tensor.derived else text
+                # a name bound to another tensor's name (``out = x``) is that tensor, and so is a view
+                # of all of it or its ``.contiguous()`` (the tensor itself where it is contiguous)
+                same = arg.tensor.root if arg.tensor.root and set(arg.tensor.derived) <= _WHOLE else text
                 by_text.setdefault(same, []).append(param)
         for text, params in by_text.items():
             for i, a in enumerate(params):
