@@ -403,13 +403,16 @@ def run(k, cache, table, lens):  # cache: [num_blocks, block_size, D]
         # counter, the loaded index where it is loaded) is the same for every product of one kind. The
         # product asked first is the one most likely to be large: not part of a larger product, feeding
         # a block (not one element), by a factor not wrapped with `%`, with a stride (the address
-        # arithmetic); then the first one met.
+        # arithmetic); then the first one met. A product the kernel widens too late comes before all
+        # of them: its author meant 64 bits there.
+        late = late_casts(state)
+
         def rank(key):
             product, accesses = asked[key]
             scalar = all(isinstance(a.ptr, Ptr) and not a.ptr.offset.lanes for a in accesses)
             wrapped = "(mod " in terms.text(product.walker.term)
             stride = any("stride" in n.lower() for n in free_vars(product.size.term))
-            return (key in inner, scalar, wrapped, not stride, product.order)
+            return (key in inner, product not in late, scalar, wrapped, not stride, product.order)
 
         by_kind: dict[str, list] = {}
         for key in sorted(asked, key=rank):
