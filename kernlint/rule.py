@@ -43,6 +43,9 @@ class Confirmation:
     env: tuple[tuple[str, str], ...] = ()
     fallback: str = ""
     description: str = ""
+    #: whether a run that reaches the line and shows nothing refutes the finding (False where the
+    #: defect may stay inside the tensor, where no checker sees it)
+    refutes: bool = True
 
     def to_dict(self) -> dict:
         return {
@@ -52,6 +55,7 @@ class Confirmation:
             "env": dict(self.env),
             "fallback": self.fallback,
             "description": self.description,
+            "refutes": self.refutes,
         }
 
 

@@ -18,7 +18,8 @@ class ForeignStride(SourceRule):
         fallback="interpreter",
         description="where the stride passed is larger than the tensor's own, the access leaves the tensor: memcheck "
         "(or the interpreter's exact-bounds check) reports it at the line; a smaller one reads the wrong "
-        "elements, which only a reference comparison shows",
+        "elements, which only a reference comparison shows (a clean run does not refute it)",
+        refutes=False,
     )
     summary = "A launch passes one tensor's stride (`idx.stride(0)`) for a parameter the kernel walks another tensor with."
     docs = """
@@ -42,6 +43,11 @@ larger one. It is typical of a wrapper copied from a kernel with a different arg
 generated code passing the strides of the input for the output. The bounds rules (KL101, KL102) see
 it only where the walked tensor's other sizes reach the kernel some other way; here the stride is
 the only place the kernel could have learnt them.
+
+Where the stride passed equals one of the walked tensor's strides for contiguous tensors, but the
+tensor it is taken from may be a view the caller passes (the wrapper neither makes it nor asserts it
+contiguous; `assert x.stride(1) == 1` accepts rows of a wider buffer) while the walked tensor is one
+the wrapper lays out contiguously, the finding is a warning: wrong for such an input only.
 
 ## Example
 ```python
@@ -169,6 +175,16 @@ def add(x, y):
         for f in foreign_strides(state):
             pointer, where = named(state, f.access)
             source, axis = f.source
+            if f.contiguous_only:
+                for finding in reported_once(self, state, f.access,
+                        f"stride of another tensor{where}: `{pointer}` walks `{f.tensor}` by `{f.param}`, which "
+                        f"{f.facts.label} passes as `{source}.stride({axis})`: it is one of `{f.tensor}`'s strides "
+                        f"only while `{source}` is contiguous, which the wrapper does not ensure (a view the caller "
+                        f"passes, rows of a wider buffer, has a stride of its own); pass a stride of `{f.tensor}`",
+                        pointer=pointer, parameter=f.param, passed=f"{source}.stride({axis})", tensor=f.tensor):
+                    finding.level = Level.WARNING  # wrong only for a caller's view: the input decides
+                    yield finding
+                continue
             shown = ", ".join(f"{k}={v}" for k, v in f.witness.items())
             message = (f"stride of another tensor{where}: `{pointer}` walks `{f.tensor}` by `{f.param}`, which "
                        f"{f.facts.label} passes as `{source}.stride({axis})`: laid out contiguously, it is "

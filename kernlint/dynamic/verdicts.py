@@ -45,6 +45,16 @@ def rule_category(code: str) -> str | None:
         return None
 
 
+def _refutes(code: str) -> bool:
+    """Whether a clean run refutes a finding of rule ``code`` (its :class:`~kernlint.rule.Confirmation`)."""
+    try:
+        from kernlint.catalogue import get_rule
+
+        return get_rule(code).confirm.refutes
+    except Exception:
+        return True
+
+
 def _merge(into: dict, measurements: dict) -> None:
     for key, value in measurements.items():
         if key not in into:
@@ -117,7 +127,11 @@ def apply_evidence(
             evidence_list.append({"tool": tool, "note": tool_failed_here if own_words else f"the tool failed: {tool_failed_here}"})
         else:
             ran = executed(f)
-            if ran and cat in CONFIRMED_THROUGH:
+            if ran and not _refutes(f.rule):
+                verdict = Verdict.INCONCLUSIVE
+                evidence_list.append({"tool": tool, "note": "the line ran and the tool saw no violation, which this "
+                                      "rule's defect may not cause (it can stay inside the tensor)"})
+            elif ran and cat in CONFIRMED_THROUGH:
                 # a wrapped offset shows only at the sizes that wrap it (past 2**31 elements): a run at
                 # smaller sizes says nothing about it
                 verdict = Verdict.INCONCLUSIVE

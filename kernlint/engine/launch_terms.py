@@ -74,6 +74,9 @@ class LaunchFacts:
     #: sizes are known), and the names of the tensors it shares its storage or layout with
     layouts: dict[str, tuple] = field(default_factory=dict)
     kin: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: those of them laid out contiguously whatever the caller passes (made by the wrapper, made
+    #: ``.contiguous()``, or asserted ``x.is_contiguous()``)
+    contiguous: set[str] = field(default_factory=set)
 
     def with_grid_choices(self, axes=None) -> dict[str, z3.ExprRef]:
         """``values``, and each constexpr the caller chooses where the grid (on ``axes``) is made of
@@ -965,6 +968,32 @@ class _Wrapper:
         strides = tuple(self.stride(name, i) for i in range(len(dims)))
         return None if any(s is None for s in strides) else strides
 
+    def contiguous(self, name: str) -> bool:
+        """Whether ``name`` is laid out contiguously whatever the caller passes: the wrapper makes it
+        (``torch.empty(...)``, ``x.contiguous()``, ``torch.empty_like`` of such a tensor, a choice of
+        such), or asserts it (``assert x.is_contiguous()``)."""
+        if self.scope is not None and any(_asks_contiguous(t, name) for t in self.scope.asserts):
+            return True
+        node = self.assigned(name)
+        return node is not None and self._made_contiguous(node, {name})
+
+    def _made_contiguous(self, node, seen: set) -> bool:
+        if isinstance(node, cst.IfExp):
+            return all(self._made_contiguous(side, seen) for side in (node.body, node.orelse))
+        if isinstance(node, cst.Name):
+            if node.value in seen:
+                return False
+            seen.add(node.value)
+            inner = self.assigned(node.value)
+            return inner is not None and self._made_contiguous(inner, seen)
+        if _created_kind(node) is not None:
+            return True
+        found = _method(node)
+        if found is not None and found[1] == "contiguous":
+            return True
+        like = _like(node)
+        return like is not None and like not in seen and (seen.add(like) or self.contiguous(like))
+
     def aliases(self, name: str) -> list[str]:
         """``name`` and the tensors it was made like (``out = torch.empty_like(x)``: same size)."""
         out = [name]
@@ -991,6 +1020,14 @@ def _torch_function(node) -> str:
     """``torch.f(...)``: ``f``; "" for any other expression."""
     name = (N.dotted(node.func) or "") if isinstance(node, cst.Call) else ""
     return name[6:] if name.startswith("torch.") else ""
+
+
+def _asks_contiguous(test, name: str) -> bool:
+    """Whether an assert's test states ``name.is_contiguous()`` (alone or in an ``and``)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _asks_contiguous(test.left, name) or _asks_contiguous(test.right, name)
+    found = _method(test)
+    return found is not None and found[0] == name and found[1] == "is_contiguous"
 
 
 def _created_kind(node) -> str | None:
@@ -1359,6 +1396,8 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         for name in {*facts.tensors.values(), *(t for t, _ in facts.stride_args.values())}:
             facts.layouts[name] = wrapper.layout(name)
             facts.kin[name] = frozenset(wrapper.aliases(name))
+            if wrapper.contiguous(name):
+                facts.contiguous.add(name)
         facts.assumptions += _numel_relations(facts.names)
         out.append(facts)
     return out

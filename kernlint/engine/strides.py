@@ -36,8 +36,10 @@ class ForeignStride:
     tensor: str
     #: the sizes of the witness (as the wrapper names them), the stride passed and T's strides there
     witness: dict[str, int]
-    passed: int
+    passed: int | None
     strides: tuple[int, ...]
+    #: the strides agree where the stride's tensor is contiguous, which the wrapper does not ensure
+    contiguous_only: bool = False
 
 
 def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = frozenset()) -> list[ForeignStride]:
@@ -74,6 +76,10 @@ def _differs(prover: Prover, facts: LaunchFacts, param: str, value, source: tupl
     if not layout:
         return None
     result, witness = prover.solving.solve(list(facts.assumptions), z3.And([value != s for s in layout]))
+    if result == z3.unsat and tensor in facts.contiguous and source[0] not in facts.contiguous:
+        # one of the walked tensor's strides while both are laid out contiguously: not where the
+        # caller passes the other as a view (rows of a padded buffer), which the wrapper accepts
+        return ForeignStride(access, param, facts, source, tensor, {}, None, (), contiguous_only=True)
     if result != z3.sat or witness is None:
         return None
 

@@ -62,3 +62,18 @@ def test_an_index_of_minus_one_into_a_small_tensor_is_no_wrap():
     judged, _, _ = apply_evidence([overflow], [far.to_evidence()], tool="interpreter",
                                   categories={"out-of-bounds", "int-overflow"}, executed=lambda f: True)
     assert judged[0].verdict == Verdict.CONFIRMED
+
+
+def test_a_clean_run_leaves_a_foreign_stride_inconclusive_and_an_invalid_access_confirms_it():
+    """KL114's defect leaves the tensor only where the stride passed is the larger one: a run at sizes
+    where it is smaller shows nothing and refutes nothing; an invalid access at its line confirms it."""
+    from kernlint.dynamic.interp_check import InterpRecord
+
+    (clean,), _, _ = apply_evidence([_finding("KL114")], [], tool="interpreter", categories={"out-of-bounds"},
+                                    executed=lambda f: True)
+    assert clean.verdict == Verdict.INCONCLUSIVE and "inside the tensor" in clean.evidence["dynamic"][0]["note"]
+    record = InterpRecord(kind="oob-read", kernel="rows", path="k.py", line=7, lanes=4, tensor="x",
+                          tensor_bytes=48, bytes_past_end=16, program_count=2)
+    (seen,), _, _ = apply_evidence([_finding("KL114")], [record.to_evidence()], tool="interpreter",
+                                   categories={"out-of-bounds"}, executed=lambda f: True)
+    assert seen.verdict == Verdict.CONFIRMED
