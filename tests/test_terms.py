@@ -42,3 +42,14 @@ def test_conjuncts_conjunction_and_summands():
     assert terms.conjunction(flat).eq(z3.And(flat))
     assert sorted(t for t, _ in terms.keyed_conjuncts(parts)) == sorted(f.sexpr() for f in flat)
     assert sorted(terms.summands(x + (y + 4) + x * y)) == ["x", "y"]
+
+
+def test_divisors_lists_what_quotients_and_remainders_divide_by():
+    import z3
+
+    from kernlint.engine import terms
+
+    a, b, c = z3.Ints("a b c")
+    found = {str(d) for d in terms.divisors(a / (b + 1) + (a % c) * 2 + a)}
+    assert found == {"b + 1", "c"}
+    assert terms.divisors(a * b + 3) == ()

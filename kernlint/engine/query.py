@@ -239,17 +239,9 @@ def _lane_domain(*values) -> list:
 
 def _divides_by(term, names: set) -> bool:
     """Whether a quotient or a remainder in ``term`` divides by one of ``names``."""
-    todo, seen = [term], set()
-    while todo:
-        t = todo.pop()
-        if not z3.is_app(t) or t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if t.decl().kind() in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_REM, z3.Z3_OP_DIV) \
-                and names & set(free_vars(t.arg(1))):
-            return True
-        todo.extend(t.children())
-    return False
+    if not names & free_vars(term).keys():
+        return False
+    return any(names & free_vars(d).keys() for d in terms.divisors(term))
 
 
 def _power_of_two(n: int) -> bool:

@@ -18,6 +18,7 @@ _FREE: dict[int, tuple] = {}
 _PARTS: dict[int, frozenset] = {}
 _TEXT: dict[int, str] = {}
 _CHOICES: dict[int, tuple] = {}
+_DIVISORS: dict[int, tuple] = {}
 _HELD: dict[int, object] = {}
 #: id of a formula object -> (the object, its keyed conjuncts)
 _OBJECTS: dict[int, tuple] = {}
@@ -37,7 +38,7 @@ def clear() -> None:
     ctx = z3.main_ctx().ref()
     for a in _HELD.values():
         C.Z3_dec_ref(ctx, a)
-    for table in (_FREE, _PARTS, _TEXT, _CHOICES, _HELD, _LEAF, _OBJECTS, *CACHES):
+    for table in (_FREE, _PARTS, _TEXT, _CHOICES, _DIVISORS, _HELD, _LEAF, _OBJECTS, *CACHES):
         table.clear()
 
 
@@ -178,6 +179,29 @@ def _choices(ctx, a, term) -> tuple:
         n = C.Z3_get_app_num_args(ctx, t)
         if n and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) == z3.Z3_OP_ITE:
             out.append(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 0), term.ctx))
+        todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
+    return tuple(out)
+
+
+def divisors(term) -> tuple:
+    """The divisors of the quotients and remainders under ``term``, each once."""
+    return _remembered(_DIVISORS, term, _divisors)
+
+
+_DIVIDING = (z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_REM, z3.Z3_OP_DIV)
+
+
+def _divisors(ctx, a, term) -> tuple:
+    out, seen, todo = [], set(), [a]
+    while todo:
+        t = todo.pop()
+        tid = C.Z3_get_ast_id(ctx, t)
+        if tid in seen or C.Z3_get_ast_kind(ctx, t) != _APP:
+            continue
+        seen.add(tid)
+        n = C.Z3_get_app_num_args(ctx, t)
+        if n == 2 and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) in _DIVIDING:
+            out.append(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 1), term.ctx))
         todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
     return tuple(out)
 
