@@ -100,3 +100,27 @@ def run(x):
 '''
     assert _bounds(source) == []
     assert _bounds(source.replace("row * D + offs, v", "row * D + offs + 1, v")) == [(12, "KL102")]
+
+
+LOOP_BOUND = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum(x_ptr, starts_ptr, out_ptr, N, B: tl.constexpr):
+    r = tl.program_id(0)
+    start = tl.load(starts_ptr + r)
+    stop = {stop}
+    acc = tl.zeros([B], dtype=tl.float32)
+    for i in range(0, stop, B):
+        acc += tl.load(x_ptr + start + i + tl.arange(0, B))
+    tl.store(out_ptr + r, tl.sum(acc, axis=0))
+'''
+
+
+def test_a_loop_from_a_loaded_start_walks_a_loaded_extent_not_an_unknown_one():
+    # a length loaded from memory is the extent the loop walks: blocks past it are read unmasked
+    assert _bounds(LOOP_BOUND.format(stop="tl.load(starts_ptr + r + 1) - start")) == [(13, "KL101")]
+    # a value the engine does not compute (a rounding to the block it cannot follow) states no extent
+    assert _bounds(LOOP_BOUND.format(stop="tl.math.prev_multiple_of(N, B)")) == []

@@ -526,6 +526,8 @@ class Prover:
             found = self._gathered(access, cond, names)
             if found is not None or (path_vars & self.model.constexprs and not fixed):
                 return found
+            if not self._reads_loads_only(access):
+                return None  # a value the engine does not compute (``prev_multiple_of(N, B)``) is no extent
             # a block the loop moves from a loaded start (``start + i * B + tl.arange(0, B)``) still
             # walks the extent the loop states
             return next(filter(None, (self._walked(access, offset, cond, f) for f in fixed or [None])), None)
@@ -572,6 +574,13 @@ class Prover:
         return all(n.startswith(("pid!", "lane!", "iter_")) or n in self.model.params for n in names) and any(
             stop is not None and self._loaded_length(stop) for _, k, _, _, stop in access.loops
             if k.decl().name() in names)
+
+    def _reads_loads_only(self, access: Access) -> bool:
+        """Whether every value the address and the bounds of its loops read that the engine does not
+        compute is one loaded from a tensor."""
+        terms_read = [access.ptr.offset.term, *(t for _, _, start, step, stop in access.loops
+                                               for t in (start, step, stop) if t is not None)]
+        return all(n in self.model.loaded_from for t in terms_read for n in free_vars(t) if n.startswith("data!"))
 
     def _loaded_length(self, term) -> bool:
         """Whether ``term`` reads loaded values, each loaded from a tensor (a length in memory, not the
