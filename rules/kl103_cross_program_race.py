@@ -272,8 +272,7 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
             if id(load.node) in locked or id(store.node) in locked:
                 continue
             target, _ = named(state, load)
-            through = (f" (the launch passes `{aliased}` as both `{load.ptr.base}` and `{store.ptr.base}`)"
-                       if aliased else "")
+            through = _passed_as_both(aliased, load, store)
             for finding in reported_once(self, state, load,
                     f"possible race through loaded indices: this load reads `{target}` at a place computed from "
                     f"values loaded from memory, and the store on line {access_line(state, store)} writes the same "
@@ -307,8 +306,7 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
             line = access_line(state, store)
             element = f"element {race.address}" if race.address is not None else "an element"
             sizes = f" with {race.text}" if race.text else ""
-            through = (f" (the launch passes `{race.aliased}` as both `{load.ptr.base}` and `{store.ptr.base}`)"
-                       if race.aliased else "")
+            through = _passed_as_both(race.aliased, load, store)
             yield from reported_once(self, state, load,
                 f"cross-program race: this load reads {element} of `{target}` that another program of the "
                 f"launch stores on line {line}{through}, so what it reads depends on which program runs "
@@ -350,3 +348,8 @@ def last_one_finishes(x_ptr, partial_ptr, counter_ptr, out_ptr, BLOCK: tl.conste
                 f"cross-program race: two programs {what} {element} of `{target}` non-atomically{through}, "
                 f"possibly with different values, for every layout of the tensor; witness: {programs}{sizes}",
                 **evidence)
+
+
+def _passed_as_both(aliased: str | None, load, store) -> str:
+    """`` (the launch passes `x` as both `a` and `b`)`` where a launch binds the two pointers to one tensor."""
+    return f" (the launch passes `{aliased}` as both `{load.ptr.base}` and `{store.ptr.base}`)" if aliased else ""

@@ -174,21 +174,19 @@ def add(x, y):
     def check(self, state):
         for f in foreign_strides(state):
             pointer, where = named(state, f.access)
-            source, axis = f.source
+            passed = f"{f.source[0]}.stride({f.source[1]})"
+            head = (f"stride of another tensor{where}: `{pointer}` walks `{f.tensor}` by `{f.param}`, which "
+                    f"{f.facts.label} passes as `{passed}`")
+            evidence = dict(pointer=pointer, parameter=f.param, passed=passed, tensor=f.tensor)
             if f.contiguous_only:
                 for finding in reported_once(self, state, f.access,
-                        f"stride of another tensor{where}: `{pointer}` walks `{f.tensor}` by `{f.param}`, which "
-                        f"{f.facts.label} passes as `{source}.stride({axis})`: it is one of `{f.tensor}`'s strides "
-                        f"only while `{source}` is contiguous, which the wrapper does not ensure (a view the caller "
-                        f"passes, rows of a wider buffer, has a stride of its own); pass a stride of `{f.tensor}`",
-                        pointer=pointer, parameter=f.param, passed=f"{source}.stride({axis})", tensor=f.tensor):
+                        f"{head}: it is one of `{f.tensor}`'s strides only while `{f.source[0]}` is contiguous, "
+                        f"which the wrapper does not ensure (a view the caller passes, rows of a wider buffer, has "
+                        f"a stride of its own); pass a stride of `{f.tensor}`", **evidence):
                     finding.level = Level.WARNING  # wrong only for a caller's view: the input decides
                     yield finding
                 continue
             shown = ", ".join(f"{k}={v}" for k, v in f.witness.items())
-            message = (f"stride of another tensor{where}: `{pointer}` walks `{f.tensor}` by `{f.param}`, which "
-                       f"{f.facts.label} passes as `{source}.stride({axis})`: laid out contiguously, it is "
-                       f"{f.passed} where `{f.tensor}`'s strides are {f.strides}; witness: {shown}; pass a "
-                       f"stride of `{f.tensor}`")
-            yield from reported_once(self, state, f.access, message, pointer=pointer, parameter=f.param,
-                                     passed=f"{source}.stride({axis})", tensor=f.tensor, witness=f.witness)
+            yield from reported_once(self, state, f.access,
+                f"{head}: laid out contiguously, it is {f.passed} where `{f.tensor}`'s strides are {f.strides}; "
+                f"witness: {shown}; pass a stride of `{f.tensor}`", **evidence, witness=f.witness)

@@ -913,7 +913,7 @@ class Evaluator:
                 rank = max(rank, rank_of(a))
             if name in (TL + "zeros", TL + "full") and args and isinstance(args[0], Tup):
                 rank = len(args[0].items)  # a block of the shape given
-            elif name in REDUCING and not self._keeps_dims(positional, keywords):
+            elif name in REDUCING and not _keeps_dims(keywords):
                 # ``tl.sum(x, axis=0)`` drops the axis it reduces; without an axis, every axis
                 axis = positional[1] if len(positional) > 1 else keywords.get("axis")
                 rank = 0 if axis is None or (isinstance(axis, cst.Name) and axis.value == "None") else max(rank - 1, 0)
@@ -935,10 +935,6 @@ class Evaluator:
         if helper is not None:
             return self.inline(helper, args, kwargs)
         return UNKNOWN
-
-    def _keeps_dims(self, positional: list, keywords: dict) -> bool:
-        keep = keywords.get("keep_dims")
-        return keep is not None and not (isinstance(keep, cst.Name) and keep.value == "False")
 
     def _const_arg(self, node) -> int | None:
         v = self.expr(node) if node is not None else const(0)
@@ -1257,6 +1253,12 @@ def _loaded_indices(value: Num, model) -> bool:
 
 
 _MET = itertools.count()
+
+
+def _keeps_dims(keywords: dict) -> bool:
+    """Whether a reduction's ``keep_dims=`` keeps the axis it reduces."""
+    keep = keywords.get("keep_dims")
+    return keep is not None and not (isinstance(keep, cst.Name) and keep.value == "False")
 
 
 def _narrowed(out: Num, a: Num, b: Num, node, path: list, model) -> Num:

@@ -182,6 +182,17 @@ class _Wrapper:
             return self.seen[-1][name]
         return self.scope.binding(name) if self.scope is not None else None
 
+    def _following(self, b, read):
+        """``read()`` as of the binding ``b`` (:meth:`read_as_of`), None where ``b`` is being read
+        already: a binding that reads itself is not followed into itself."""
+        if id(b) in self.resolving:
+            return None
+        self.resolving.add(id(b))
+        try:
+            return self.read_as_of(b, read)
+        finally:
+            self.resolving.discard(id(b))
+
     def read_as_of(self, b, read):
         """``read()`` with the names as ``b`` (a binding) saw them."""
         if b is None:
@@ -323,9 +334,10 @@ class _Wrapper:
         text = f"{source_text(self.state.info.module, view).strip()}.shape[{i}]"
         return dims[:i] + [self.size(text, text)] + dims[i + 1:]
 
-    def _unpacked(self, name: str) -> list | None:
+    def _unpacked(self, name: str, bare: bool = False) -> list | None:
         """``M, N = x.shape`` before the launch, or a rank a test on its path states (``assert
-        x.shape == (M, N)``, ``if x.dim() != 2: raise``): its sizes, each a size of its own."""
+        x.shape == (M, N)``, ``if x.dim() != 2: raise``): its sizes, each a size of its own.
+        ``bare``: a rank stated alone counts too (:meth:`HostScope.stated_rank`)."""
         if self.scope is None or self.inlined is not None:
             return None
         current = self.binding(name)
@@ -333,7 +345,7 @@ class _Wrapper:
         if not rank and (current is None or current.node is None or _keeps_shape_of(current.node, name)):
             # (the checks do not say which binding of a name bound again they read: only a parameter's,
             # or one of the same shape, ``bias = bias.contiguous()``)
-            rank = self.scope.stated_rank(name, tuple(self.under))
+            rank = self.scope.stated_rank(name, tuple(self.under), bare)
         if not rank:
             return None
         return [self.size(f"{name}.shape[{i}]", f"{name}.shape[{i}]") for i in range(rank)]
@@ -657,13 +669,7 @@ class _Wrapper:
             return None
         if b.node is None:
             return z3.Bool(f"`isinstance({node.value}, int)`")
-        if id(b) in self.resolving:
-            return None
-        self.resolving.add(id(b))
-        try:
-            return self.read_as_of(b, lambda: self._is_int(b.node))
-        finally:
-            self.resolving.discard(id(b))
+        return self._following(b, lambda: self._is_int(b.node))
 
     def _bit_length_of(self, node):
         """``e`` of ``e.bit_length()`` (``(n - 1).bit_length()``) as a term, else None."""
@@ -742,11 +748,7 @@ class _Wrapper:
                     self.sequences |= _indexed_names(part)
                 return self.read_as_of(b, lambda: self.node(part)) if part is not None else None
             if not (isinstance(b.node, cst.Name) and b.node.value == name) and id(b) not in self.resolving:
-                self.resolving.add(id(b))  # a binding that reads itself is not followed into itself
-                try:
-                    term = self.read_as_of(b, lambda: self.node(b.node))
-                finally:
-                    self.resolving.discard(id(b))
+                term = self._following(b, lambda: self.node(b.node))
                 if term is None and isinstance(b.value, int) and not isinstance(b.value, bool):
                     # what the host evaluator made of it (``block = block or 256``: a name bound
                     # from its own earlier value, which the scope no longer holds)
@@ -958,13 +960,8 @@ class _Wrapper:
         dims = self.tensor_dims(name)
         if dims is None:
             # a rank the wrapper states alone (``x.dim() == 2``): its sizes, each one of its own
-            current = self.binding(name)
-            rank = self.scope.stated_rank(name, bare=True) if self.scope is not None and (
-                current is None or current.node is None or _keeps_shape_of(current.node, name)) else None
-            if not rank:
-                return None
-            dims = [self.size(f"{name}.shape[{i}]", f"{name}.shape[{i}]") for i in range(rank)]
-            return tuple(_product(dims[i + 1:]) for i in range(rank))
+            dims = self._unpacked(name, bare=True)
+            return None if dims is None else tuple(_product(dims[i + 1:]) for i in range(len(dims)))
         strides = tuple(self.stride(name, i) for i in range(len(dims)))
         return None if any(s is None for s in strides) else strides
 
@@ -1023,11 +1020,9 @@ def _torch_function(node) -> str:
 
 
 def _asks_contiguous(test, name: str) -> bool:
-    """Whether an assert's test states ``name.is_contiguous()`` (alone or in an ``and``)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _asks_contiguous(test.left, name) or _asks_contiguous(test.right, name)
-    found = _method(test)
-    return found is not None and found[0] == name and found[1] == "is_contiguous"
+    """Whether an assert's test states ``name.is_contiguous()`` (as one of its parts, :func:`test_parts`)."""
+    return any(holds and _method(part) is not None and _method(part)[:2] == (name, "is_contiguous")
+               for part, holds in test_parts(test, True))
 
 
 def _created_kind(node) -> str | None:

@@ -315,8 +315,10 @@ def gathered_reads(state) -> list[tuple]:
         if any(a.kind == "atomic" for a in model.accesses):
             return []
         aliases = _aliases(state)
-        stores = [a for a in model.accesses if a.kind == "store" and isinstance(a.ptr, Ptr) and not a.ptr.offset.data
-                  and any(n.startswith("pid!") for n in free_vars(a.ptr.offset.term))]
+        # (each plain store at places program ids pick, with those ids)
+        stores = [(a, {n for n in free_vars(a.ptr.offset.term) if n.startswith("pid!")}) for a in model.accesses
+                  if a.kind == "store" and isinstance(a.ptr, Ptr) and not a.ptr.offset.data]
+        stores = [(a, pids) for a, pids in stores if pids]
         out = []
         for load in model.accesses:
             if load.kind != "load" or not isinstance(load.ptr, Ptr) or not load.ptr.offset.data:
@@ -327,11 +329,11 @@ def gathered_reads(state) -> list[tuple]:
             tables = {model.loaded_from.get(n) for n in names if n.startswith("data!")}
             if not tables or None in tables:
                 continue  # (a value the engine does not model, not one loaded from a tensor)
-            for store in stores:
+            for store, pids in stores:
                 shared = aliases.get(frozenset((load.ptr.base, store.ptr.base)), {})
                 # the loaded index stands where the store has a program id (``x[perm[i]]`` beside
                 # ``x[i]``): an index beside the program's own id (``x[row, y[row]]``) stays in its place
-                if not {n for n in free_vars(store.ptr.offset.term) if n.startswith("pid!")} - names:
+                if not pids - names:
                     continue
                 if store.ptr.base == load.ptr.base or shared:
                     out.append((load, store, next(iter(shared.values()), None)))
@@ -365,7 +367,13 @@ _WHOLE = {"view", "reshape", "flatten", "ravel", "unsqueeze", "squeeze", "contig
 
 def _aliases(state) -> dict:
     """``{frozenset((a, b)): {launch offset: host name}}`` for the pointer parameters ``a`` and ``b``
-    that a launch of the kernel binds to one host tensor (the same plain name)."""
+    that a launch of the kernel binds to one host tensor (the same plain name); found once per state."""
+    if "_aliases" not in state.__dict__:
+        state.__dict__["_aliases"] = _bound_twice(state)
+    return state.__dict__["_aliases"]
+
+
+def _bound_twice(state) -> dict:
     out: dict = {}
     for launch in state.info.facts.launches_of(state.kernel.kernel):
         by_text: dict = {}

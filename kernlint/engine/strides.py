@@ -45,16 +45,15 @@ class ForeignStride:
 def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = frozenset()) -> list[ForeignStride]:
     """``reported``: the ids of accesses the bounds rules already report (their witness shows the
     same step past the tensor: one finding)."""
-    out = []
+    out, walking = [], {}
     for facts in prover.launches:
         for param, (source, axis) in sorted(facts.stride_args.items()):
             value = facts.values.get(param)
             if value is None:
                 continue
-            walked: dict[str, Access] = {}
-            for a in model.accesses:
-                if isinstance(a.ptr, Ptr) and param in free_vars(a.ptr.offset.term):
-                    walked.setdefault(a.ptr.base, a)
+            if param not in walking:  # (the pointers a parameter walks are the kernel's, at every launch)
+                walking[param] = _walked_by(model, param)
+            walked = walking[param]
             tensors = {base: facts.tensors.get(base) for base in walked}
             if not walked or None in tensors.values():
                 continue  # (a pointer to a slice or an expression: which tensor it walks is not known)
@@ -68,6 +67,15 @@ def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = fro
                 if found is not None:
                     out.append(found)
     return out
+
+
+def _walked_by(model: KernelModel, param: str) -> dict[str, Access]:
+    """Pointer -> the first access through it whose address reads ``param``."""
+    walked: dict[str, Access] = {}
+    for a in model.accesses:
+        if isinstance(a.ptr, Ptr) and param in free_vars(a.ptr.offset.term):
+            walked.setdefault(a.ptr.base, a)
+    return walked
 
 
 def _differs(prover: Prover, facts: LaunchFacts, param: str, value, source: tuple, tensor: str,
