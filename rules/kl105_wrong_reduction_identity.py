@@ -1,5 +1,6 @@
 import libcst as cst
 
+from kernlint.engine.findings import once_at
 from kernlint.engine.run import called_names, masks_a_load
 from kernlint.model import Level
 from kernlint.rule import Confirmation
@@ -56,6 +57,9 @@ the padding and silences it, and so does a factor that is 0 on the padding (`dy 
 `tl.exp` of a `-inf` padding is 0 again; `1 / tl.sqrt(var + eps)` is finite. A mask that is true in
 every lane (`tl.arange(0, B) < B`) pads nothing, and padding on an axis the reduction does not reduce
 only affects rows that are not stored.
+A reduction in a `@triton.jit` helper is judged with the values each call passes (the helper
+inlined at the call), and reported once, at the helper's line. `tl.min(x, 10.0)` (a clamp written
+as a reduction, with a float for an axis) is not a reduction.
 A forward `tl.cumsum` over padding that trails the real lanes (a mask `offs < n`) reaches it only
 after every real lane; `reverse=True` adds it to all of them.
 A one-argument function named `exp`, `exp2`, `log`, `log2`, `sqrt` or `rsqrt` (libdevice's, or a
@@ -177,6 +181,10 @@ def norm_bwd(dy_ptr, x_ptr, mean_ptr, var_ptr, dx_ptr, n, eps, BLOCK: tl.constex
                 (a.value for a in red.node.args if a.keyword is not None and a.keyword.value == "axis"), None
             )
             axis = None
+            if isinstance(axis_node, cst.UnaryOperation):
+                axis_node = axis_node.expression if isinstance(axis_node.expression, cst.Float) else axis_node
+            if isinstance(axis_node, cst.Float):
+                continue  # `tl.min(x, 10.0)`: a clamp written as a reduction (Triton takes no such axis)
             if axis_node is not None:
                 try:
                     axis = int(state.code(axis_node))
@@ -190,22 +198,24 @@ def norm_bwd(dy_ptr, x_ptr, mean_ptr, var_ptr, dx_ptr, n, eps, BLOCK: tl.constex
                 continue  # `tl.sum(x, mask=mask)`: the author excludes the padding (not Triton's API)
             if not _padded_axis(arg, axis):
                 continue
+            head = "wrong reduction identity" + (
+                f" (in `{red.helper}`, inlined from `{state.name}`)" if red.helper else "")
             if red.op in ("max", "argmax") and Fact.PAD_NEG_INF in arg.facts:
                 continue  # the padding was forced to -inf
             if red.op in ("max", "min", "argmax", "argmin") and arg.facts & ZERO_PADDED:
                 what = "no `other`" if Fact.PAD_UNDEFINED in arg.facts else "`other=0`"
-                yield self.finding(
-                    state, red.node,
-                    f"wrong reduction identity: `tl.{red.op}` over lanes a mask padded with {what}; pad with "
+                yield from once_at(
+                    self, state, red.node,
+                    f"{head}: `tl.{red.op}` over lanes a mask padded with {what}; pad with "
                     f"{'-inf' if red.op in ('max', 'argmax') else '+inf'} (or `tl.where` the padding away)",
-                    reduction=red.op,
+                    scope=state.refine_padding, reduction=red.op,
                 )
             elif red.op == "cumsum" and _trailing_scan(red.node, arg, axis):
                 continue  # a prefix sum reaches its padding only after every real lane
             elif red.op in ("sum", "cumsum") and Fact.PAD_NONZERO in arg.facts:
-                yield self.finding(
-                    state, red.node,
-                    f"wrong reduction identity: `tl.{red.op}` adds padding lanes of a masked load that are no "
+                yield from once_at(
+                    self, state, red.node,
+                    f"{head}: `tl.{red.op}` adds padding lanes of a masked load that are no "
                     f"longer 0 (shifted, exp/log or divided); reset them with `tl.where(mask, x, 0.0)`",
-                    reduction=red.op,
+                    scope=state.refine_padding, reduction=red.op,
                 )

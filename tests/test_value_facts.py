@@ -105,3 +105,41 @@ def test_no_string_facts_on_the_fixtures(root):
                 moved += bool(sources)
                 seen += bool(val.facts)
     assert seen > 50 and moved > 50
+
+
+HELPERS = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def _peak(v):
+    return tl.max(v, axis=0)
+
+@triton.jit
+def _own_peak(p, n, BLOCK: tl.constexpr):
+    c = tl.arange(0, BLOCK)
+    return tl.max(tl.load(p + c, mask=c < n, other=0.0), axis=0)
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    c = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + c, mask=c < n, other=0.0)
+    tl.store(out_ptr, _peak(x) + _peak(x) + _own_peak(x_ptr, n, BLOCK))
+'''
+
+
+def test_helper_reductions_follow_the_callers_values_and_are_reported_once():
+    from kernlint import catalogue
+    from kernlint.model import Phase
+    from kernlint.source.phase import lint_text
+
+    module = cst.parse_module(HELPERS)
+    info = discover("example.py", HELPERS, module)
+    state = interpret(info, info.discovered("k"))
+    peaks = [r for r in state.reductions if r.helper == "_peak"]
+    assert len(peaks) == 2 and all(PaddedAxis(-1) in r.arg.facts for r in peaks)
+    # (a helper's own reduction judged as its own kernel is not reported again from the caller)
+    rules = [r() for r in catalogue.all_rules().values() if r.phase is Phase.SOURCE and r.code == "KL105"]
+    result, _ = lint_text("example.py", HELPERS, rules)
+    found = sorted((f.span.line, "inlined from `k`" in f.message) for f in result.findings)
+    assert found == [(7, True), (12, False)]

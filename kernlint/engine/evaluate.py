@@ -336,8 +336,10 @@ class Evaluator:
         elif isinstance(small, cst.Expr):
             self.expr(small.value)
         elif isinstance(small, cst.Return):
+            # (evaluated in a helper judged as its own kernel too: a load it returns is an access)
+            value = self.expr(small.value) if small.value is not None else NONE
             if self.returns is not None:
-                self.returns.append((tuple(self.path), self.expr(small.value) if small.value is not None else NONE))
+                self.returns.append((tuple(self.path), value))
             raise _Return()
         elif isinstance(small, (cst.Break, cst.Continue)):
             # the rest of this trip runs only where the ``if`` around it failed, as after a return

@@ -72,11 +72,12 @@ def reported_once(rule, state, access, message, **evidence):
     yield from once_at(rule, state, node, message, key=access.node, **evidence)
 
 
-def once_at(rule, state, node, message, key=None, **evidence):
+def once_at(rule, state, node, message, key=None, scope=None, **evidence):
     """The finding at ``node``, placed in the kernel or helper that holds it (:meth:`SourceRule.finding`),
-    once per ``key`` (the node) however many kernels inline the helper."""
+    once per ``key`` (the node) however many kernels inline the helper (``scope``: once per key in
+    each scope, such as a pass that judges the kernel again)."""
     reported = state.info.__dict__.setdefault("_bounds_reported", set())
-    ident = (rule.code, id(key if key is not None else node))
+    ident = (rule.code, id(key if key is not None else node), scope)
     if ident in reported:
         return
     reported.add(ident)

@@ -72,6 +72,8 @@ class Reduction:
     node: cst.Call
     arg: Val
     arg_node: cst.BaseExpression
+    #: the ``@triton.jit`` helper the reduction is written in, inlined at a call of the kernel's
+    helper: str | None = None
 
 
 @dataclass
@@ -210,8 +212,9 @@ PAD_VALUES = frozenset({Fact.PAD_UNDEFINED, Fact.PAD_ZERO, Fact.PAD_NONZERO, Fac
 def _dot(a: Val, b: Val, joined: Val) -> Val:
     """``tl.dot(a, b)``: the rows of the result are ``a``'s (axis -2), the columns ``b``'s (axis -1);
     the padding of the contracted axis (``a``'s -1, ``b``'s -2) is summed away when one side is 0
-    there. Otherwise (or for operands of unknown shape) every fact of either operand is kept."""
-    if a.rank < 2 or b.rank < 2:
+    there. Otherwise (or for a padded operand of unknown shape) every fact of either operand is
+    kept; an operand of unknown shape without padding (a block pointer's load) pads no axis."""
+    if any(v.rank < 2 and v.facts_of(PaddedAxis) for v in (a, b)) or (a.rank < 2 and b.rank < 2):
         return joined
     a_k, b_k = -1 in _padded_axes(a), -2 in _padded_axes(b)
     if (a_k or b_k) and not (a_k and _zero_padded(a)) and not (b_k and _zero_padded(b)):
@@ -311,6 +314,10 @@ def _walk_kind(index: Val) -> str:
     return "other"
 
 
+#: how deep helpers are followed inlined (deeper calls join their arguments)
+MAX_INLINE = 3
+
+
 class Interpreter:
     def __init__(self, state: KernelState):
         info, kernel = state.info, state.kernel
@@ -330,6 +337,11 @@ class Interpreter:
         #: names in each loop's range() arguments (its block size, e.g. BLOCK_K)
         self.loop_blocks: dict[str, set[str]] = {}
         self.recording = True
+        #: inside an inlined helper: the helpers' names, and whether its reductions are recorded (the
+        #: values it returns are followed; its other events are its own kernel's, judged where it is)
+        self.helpers: list[str] = []
+        self.helper_reductions = False
+        self.returns: list[Val] | None = None
         self.imports = info.imports
         self.params = {p.name for p in kernel.kernel.params}
         self.runtime_params = {p.name for p in kernel.kernel.params if not p.constexpr}
@@ -430,7 +442,9 @@ class Interpreter:
         elif isinstance(small, cst.Expr):
             self.expr(small.value)
         elif isinstance(small, cst.Return) and small.value is not None:
-            self.expr(small.value)
+            value = self.expr(small.value)
+            if self.returns is not None:
+                self.returns.append(value)
 
     def bind(self, target: cst.BaseExpression, val: Val, value_node: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -833,8 +847,9 @@ class Interpreter:
         if fname in REDUCTIONS:
             arg_node = node.args[0].value if node.args else None
             arg = args[0] if args else V.TOP
-            if self.recording and arg_node is not None:
-                self.state.reductions.append(Reduction(REDUCTIONS[fname], node, arg, arg_node))
+            if (self.recording or self.helper_reductions) and arg_node is not None:
+                self.state.reductions.append(Reduction(REDUCTIONS[fname], node, arg, arg_node,
+                                                       self.helpers[-1] if self.helpers else None))
             axis = args[1] if len(args) > 1 else kwargs.get("axis")
             # a reduced value carries no padding lanes of its own (the max of a row padded with -inf is
             # the row's max)
@@ -909,11 +924,53 @@ class Interpreter:
                     facts |= {Fact.PAD_INF}  # log(0) = -inf: not even a zero factor makes it 0 again
                 facts |= {Fact.PAD_NONZERO}
             return out.with_(bounds=(), facts=facts)
+        helper = self._helper(node)
+        if helper is not None:
+            return self.inline(helper, args, kwargs)
         out = V.join(*args, *kwargs.values())
         out = out.with_(bounds=(), index=out.index if fname in ("int", "min", "max") else frozenset())
         if isinstance(node.func, cst.Name) and out.rank == 0 and self._rounds_down(node.func.value):
             out = out.with_(facts=out.facts | {Fact.COUNT})  # a loop bound that stops at the last whole block
         return out
+
+    def _helper(self, node: cst.Call) -> cst.FunctionDef | None:
+        """The ``@triton.jit`` helper of this module a call runs, to follow inlined (not the kernel
+        itself, not one already being followed, at most ``MAX_INLINE`` deep)."""
+        if not isinstance(node.func, cst.Name) or len(self.helpers) >= MAX_INLINE:
+            return None
+        fn = self.info.functions.get(node.func.value)
+        if (fn is None or fn is self.state.kernel.node or fn.name.value in self.helpers
+                or not any("jit" in source_text(self.info.module, d.decorator) for d in fn.decorators)
+                or self._rounds_down(fn.name.value)):
+            return None
+        return fn
+
+    def inline(self, fn: cst.FunctionDef, args: list[Val], kwargs: dict[str, Val]) -> Val:
+        """The value a helper returns for these arguments (its reductions recorded where the call's
+        would be)."""
+        env: dict[str, Val] = {}
+        for i, p in enumerate(fn.params.params):
+            name = p.name.value
+            if i < len(args):
+                env[name] = args[i]
+            elif name in kwargs:
+                env[name] = kwargs[name]
+            else:
+                env[name] = self.expr(p.default) if p.default is not None else V.TOP
+        saved = (self.env, self.returns, self.recording, self.helper_reductions, self.guards, self.loops)
+        self.helper_reductions = self.recording or self.helper_reductions
+        self.env, self.returns, self.recording = env, [], False
+        self.guards, self.loops = list(self.guards), list(self.loops)
+        self.helpers.append(fn.name.value)
+        current = self.current
+        try:
+            self.block(fn.body)
+            returns = self.returns
+        finally:
+            self.helpers.pop()
+            self.env, self.returns, self.recording, self.helper_reductions, self.guards, self.loops = saved
+            self.current = current
+        return V.join(*returns) if returns else V.TOP
 
     def access(self, node: cst.Call, fname: str, args: list[Val], kwargs: dict[str, Val]) -> Val:
         kind = ACCESS.get(fname) or ATOMICS[fname]
