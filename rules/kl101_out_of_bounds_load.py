@@ -34,7 +34,8 @@ hand; an access the engine cannot model or prove either way is not reported. An 
 `if` on a compile-time flag no launch fixes is not judged (the flag may encode what the author
 proved); a flag `@triton.heuristics` computes from the kernel's parameters
 (`"EVEN_M": lambda args: args["M"] % args["BLOCK_M"] == 0`) is no such flag: it is read as that
-relation, at every launch. A string mode (`if MODE == "sum":`) is a compile-time value like any other:
+relation, at every launch, and so is a block size it picks (`min(triton.next_power_of_2(args["N"]),
+1024)`, `4 if args["C"] > 128 else 16`). A string mode (`if MODE == "sum":`) is a compile-time value like any other:
 the launch's string decides which branches are compiled. A wrapper parameter passed on as it is
 (`MODE=mode`) is the caller's choice, except for its default (`mode="gather"`): a call that leaves
 it out is one the wrapper accepts, so the default's branches are judged. An axis counted from the

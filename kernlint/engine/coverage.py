@@ -116,15 +116,18 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
     for a in axes:
         known |= set(free_vars(facts.grid[a]))
     values = facts.with_grid_choices(axes)
-    if any(n not in values for n in params):
+    if any(n not in values for n in prover._defined_through(params)):
         return None  # a size this launch does not pass: unknown
+    # (a value a heuristics decorator defines follows from those its relation reads: bound to the
+    # launch through them)
+    defined, params = params, {n for n in params if n in values}
     given = z3.substitute(bound, *((model.params[n], values[n]) for n in params)) if params else bound
     if known and not set(free_vars(given)) <= _related(_with_sibling_axes(known, facts), facts.assumptions):
         return None  # the bound is a size the grid is not made of (a grid of constants is short of any)
     # each access's lanes apart: two masks may put blocks of different lengths on one axis
     lanes = list(dict.fromkeys(c for _, a in members for c in _lane_domain(a.mask)))
-    bindings = prover._bindings(facts, params) + [model.params[n] == values[n] for n in params
-                                                  if n not in facts.values]
+    bindings = prover._bindings(facts, defined) + [model.params[n] == values[n] for n in params
+                                                   if n not in facts.values]
     domain = prover.base + lanes + bindings
     corners = []
     for index, access in members:
@@ -206,6 +209,11 @@ def _shortfall(prover, access, facts, values, axes, corners, bound, witness) -> 
             relevant |= set(free_vars(values[n]))
     for a in axes:
         relevant |= set(free_vars(facts.grid[a]))
+    # (what a heuristics decorator computes a value from: the sizes that chose it)
+    relevant |= prover._defined_through(relevant & model.defined.keys())
+    for n in list(relevant):
+        if n in values:
+            relevant |= set(free_vars(values[n]))
     shown = []
     for name in sorted(model.params):
         v = witness.eval(model.params[name], model_completion=False)

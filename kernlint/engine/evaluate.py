@@ -18,10 +18,12 @@ import z3
 
 from kernlint.engine.symbols import (
     NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, alike_in_every_program,
-    at_least, combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of, string_code,
+    at_least, combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of,
+    rounded_up_to_power_of_two, string_code,
 )
 from kernlint.engine.heuristics import definitions, readable_body
 from kernlint.engine.terms import conjunction, disjunction, free_vars, int_op, ite, negation, summands
+from kernlint.engine.terms import text as terms_text
 from kernlint.source.names import argument, assigned_names, child_nodes, source_text
 
 TL = "triton.language."
@@ -232,6 +234,8 @@ class Evaluator:
         self.guards: list = []
         self.loops: list = []
         self.helpers: list[str] = []
+        #: each ``next_power_of_2(x)`` made (a heuristics lambda's) -> the names ``x`` reads
+        self.rounded: dict[str, frozenset] = {}
         self.site: cst.CSTNode | None = None
         self.recording = True
         self.returns: list | None = None
@@ -270,7 +274,10 @@ class Evaluator:
             if not isinstance(value, Num) or value.lanes or not _program_independent(value):
                 continue
             self.sym.domain.append(int_op("==", self.model.params[name], _to_int(value)))
-            self.model.defined[name] = frozenset(free_vars(value.term)) & params
+            reads = set(free_vars(value.term))
+            for n in list(reads):
+                reads |= self.rounded.get(n, set())
+            self.model.defined[name] = frozenset(reads) & params
 
     # -- entry ---------------------------------------------------------------------------------
     def run(self) -> KernelModel:
@@ -876,6 +883,13 @@ class Evaluator:
             out = combine((a.term + b.term - 1) / b.term, a, b)
             self.model.ceil_divs[out.term.get_id()] = (a.term, b.term, out.term)
             return out
+        if name in ("triton.next_power_of_2", "next_power_of_2") and len(args) == 1 and isinstance(args[0], Num) \
+                and not args[0].lanes and not args[0].is_bool:
+            # (in a heuristics decorator's lambda: ``BLOCK_N = next_power_of_2(args["N"])``)
+            p = int_var(f"next_power_of_2({terms_text(args[0].term)})")
+            self.sym.domain += rounded_up_to_power_of_two(p, args[0].term)
+            self.rounded[p.decl().name()] = frozenset(free_vars(args[0].term))
+            return combine(p, args[0])
         if name == TL + "where" and len(args) == 3:
             if len(positional) == 3:
                 # an arm the engine does not model that reads nothing a program, lane, iteration or

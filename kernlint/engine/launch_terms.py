@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 import z3
 
-from kernlint.engine.symbols import at_least, at_most, int_val, int_var, string_code
+from kernlint.engine.symbols import at_least, at_most, int_val, int_var, power_of_two, rounded_up_to_power_of_two, string_code
 from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
     ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, OPTIONAL, data_shape, element, front_axis, returned_expression, shape_listed,
@@ -33,9 +33,6 @@ from kernlint.source.names import call_arguments, int_literal, source_text, writ
 MAX_SIZE = 2 ** 31
 
 
-def _power_of_two(p):
-    """``p`` is one of 2**0 ... 2**19 (``z3.Or`` of the equations, made through the C API)."""
-    return disjunction([int_op("==", p, int_val(2 ** k)) for k in range(20)])
 
 
 @dataclass
@@ -249,7 +246,7 @@ class _Wrapper:
         new = name not in self.facts.names
         p = self.size(name, text)
         if new:
-            self.facts.assumptions += [*(relations(p) if relations is not None else ()), _power_of_two(p)]
+            self.facts.assumptions += [*(relations(p) if relations is not None else ()), power_of_two(p)]
         return p
 
     def at_most(self, name: str, most: int):
@@ -642,7 +639,7 @@ class _Wrapper:
                 # named by what it is of: inside a helper, by the term its parameter stands for
                 of = code(args[0]).strip() if self.inlined is None else str(a)
                 return self.power_of_two(f"next_power_of_2({of})", f"triton.next_power_of_2({of})",
-                                         lambda p: [p >= a, z3.Implies(a >= 1, p < 2 * a)])
+                                         lambda p: rounded_up_to_power_of_two(p, a)[:2])
             if isinstance(func, cst.Name):
                 return self._helper(func.value, node)
             return None

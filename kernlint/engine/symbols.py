@@ -143,6 +143,16 @@ def at_least(var: z3.ArithRef, bound: int) -> z3.BoolRef:
     return _bounded(var, ">=", bound)
 
 
+def power_of_two(p) -> z3.BoolRef:
+    """``p`` is one of 2**0 ... 2**19 (``z3.Or`` of the equations, made through the C API)."""
+    return terms.disjunction([int_op("==", p, int_val(2 ** k)) for k in range(20)])
+
+
+def rounded_up_to_power_of_two(p, a) -> list:
+    """``p`` is ``triton.next_power_of_2(a)``: a power of two, at least ``a``, below ``2 * a``."""
+    return [p >= a, z3.Implies(a >= 1, p < 2 * a), power_of_two(p)]
+
+
 def at_most(var: z3.ArithRef, bound: int) -> z3.BoolRef:
     """``var <= bound``, made once per variable."""
     return _bounded(var, "<=", bound)
