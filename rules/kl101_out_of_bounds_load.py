@@ -75,7 +75,11 @@ Accesses the solver proves in range are not reported (a block that spans a whole
 offsets wrapped with `%` or clamped with `tl.minimum`, loops that stop at the last whole block);
 neither are gathers through loaded indices, unless the wrapper states the least and greatest
 index (`assert int(ids.min()) >= 0 and int(ids.max()) < V`, or an `if ...: raise` guard): a loaded
-index then lies between the two, and a witness is an index the check lets through. A load through a `tl.make_block_ptr` is judged with
+index then lies between the two, and a witness is an index the check lets through. Without such a
+statement a gather is still asked with every loaded value 0, an index any table takes: past the end
+of its tensor (the stride of another, wider tensor), and before its start where the mask or a test
+on the path reads the loaded value itself (`pos < window_end` before `pos - window_start`: the kernel
+checks the value against a range, so values outside it are inputs it is written for). A load through a `tl.make_block_ptr` is judged with
 its `boundary_check` dimensions as the mask: a block past the tensor on an unchecked dimension,
 or a `shape` larger than the tensor, is reported here (KL109 reports a moving block without
 `boundary_check` even where the tensor's extent is unknown).

@@ -642,13 +642,17 @@ class Prover:
         of 0 is one any table takes, so an input of zeros is one the kernel is written for
         (``x + offs_m * stride + idx`` with the stride of another, wider tensor passed). Only past
         the end: a loaded value the kernel shifts down (``n - 1``) may be one it never reads as 0;
-        and not where a loaded value divides (0 is then no value it can hold)."""
+        and not where a loaded value divides (0 is then no value it can hold). Before the start too
+        where the mask or a test on the path reads the loaded value (``ids < vocab_end`` before
+        ``ids - vocab_start``): the kernel checks it against a range, so it expects values outside."""
         offset = access.ptr.offset.term
         if any(_divides_by(t, set(loaded)) for t in (offset, *cond)):
             return None
         zeros = [names[n] == 0 for n in loaded]
+        checked = set(loaded) & set(merged_free(cond))
         for facts in self.judged_launches:
-            verdict = self._launch(access, facts, offset, [*cond, *zeros], set(names), path_vars, past_end=True)
+            verdict = self._launch(access, facts, offset, [*cond, *zeros], set(names), path_vars,
+                                   past_end=not checked)
             if isinstance(verdict, Violation):
                 return verdict
         return None
