@@ -36,6 +36,13 @@ access through that pointer. A stride that equals one of the walked tensor's str
 the wrapper accepts (two tensors of one shape, both contiguous) is not reported; neither is a pointer
 to a slice or an expression, whose tensor's layout is not known.
 
+A stride that walks its own tensor too (`x.stride(0)` for `x` and for `residual`) is a layout shared
+on purpose, except where the launch also passes the other tensor's own stride of that axis
+(`residual.stride(0)` as `stride_r`) and the access does not read it: the wrapper hands each tensor
+its stride and the kernel walks one by another's. That is a warning where the two agree while both
+tensors are contiguous (wrong for a caller's view of a wider buffer, which the wrapper accepts; not
+reported where the wrapper makes or asserts both contiguous), an error where they can differ.
+
 ## Why is this bad?
 Each row (or head, or batch) the kernel steps to is found by the stride: with another tensor's, the
 kernel reads or writes the wrong elements, and past the end of the tensor where that stride is the
@@ -178,6 +185,14 @@ def add(x, y):
             head = (f"stride of another tensor{where}: `{pointer}` walks `{f.tensor}` by `{f.param}`, which "
                     f"{f.facts.label} passes as `{passed}`")
             evidence = dict(pointer=pointer, parameter=f.param, passed=passed, tensor=f.tensor)
+            if f.own is not None and f.contiguous_only:
+                for finding in reported_once(self, state, f.access,
+                        f"{head}, while it passes `{f.tensor}`'s own as `{f.own}`: the two differ wherever the "
+                        f"caller's tensors are laid out differently (a view of a wider buffer), which the wrapper "
+                        f"accepts; walk `{f.tensor}` by `{f.own}`", **evidence, own=f.own):
+                    finding.level = Level.WARNING  # wrong only for such an input: the input decides
+                    yield finding
+                continue
             if f.contiguous_only:
                 for finding in reported_once(self, state, f.access,
                         f"{head}: it is one of `{f.tensor}`'s strides only while `{f.source[0]}` is contiguous, "
@@ -186,6 +201,8 @@ def add(x, y):
                     finding.level = Level.WARNING  # wrong only for a caller's view: the input decides
                     yield finding
                 continue
+            if f.own is not None:
+                head += f", while it passes `{f.tensor}`'s own as `{f.own}`"
             shown = ", ".join(f"{k}={v}" for k, v in f.witness.items())
             yield from reported_once(self, state, f.access,
                 f"{head}: laid out contiguously, it is {f.passed} where `{f.tensor}`'s strides are {f.strides}; "

@@ -40,6 +40,10 @@ class ForeignStride:
     strides: tuple[int, ...]
     #: the strides agree where the stride's tensor is contiguous, which the wrapper does not ensure
     contiguous_only: bool = False
+    #: the parameter the launch passes the walked tensor's own stride (of the same axis) as, where the
+    #: stride passed walks its own tensor too: the wrapper hands each tensor its stride, the kernel
+    #: walks this one by another's
+    own: str | None = None
 
 
 def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = frozenset()) -> list[ForeignStride]:
@@ -59,7 +63,20 @@ def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = fro
                 continue  # (a pointer to a slice or an expression: which tensor it walks is not known)
             kin = facts.kin.get(source, frozenset((source,)))
             if any(t in kin or source in facts.kin.get(t, ()) for t in tensors.values()):
-                continue  # the stride walks its own tensor (too): one layout shared on purpose
+                # the stride walks its own tensor too: one layout shared on purpose, unless the launch
+                # passes another of the tensors walked its own stride of that axis as well
+                for base, access in walked.items():
+                    own = _own_stride(facts, tensors[base], axis, kin, access) if id(access) not in reported else None
+                    if own is None:
+                        continue
+                    found = _differs(prover, facts, param, value, (source, axis), tensors[base], access)
+                    if found is None and {source, tensors[base]} <= facts.contiguous:
+                        continue  # both laid out contiguously in sizes where the strides agree
+                    found = found or ForeignStride(access, param, facts, (source, axis), tensors[base], {}, None, (),
+                                                   contiguous_only=True)
+                    found.own = own
+                    out.append(found)
+                continue
             for base, access in walked.items():
                 if id(access) in reported:
                     continue
@@ -67,6 +84,19 @@ def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = fro
                 if found is not None:
                     out.append(found)
     return out
+
+
+def _own_stride(facts: LaunchFacts, tensor: str, axis: int, kin: frozenset, access: Access) -> str | None:
+    """The parameter a launch passes ``tensor``'s own stride of ``axis`` as, where ``access`` (through
+    a pointer bound to ``tensor``, not one of ``kin``) does not read it."""
+    if tensor in kin or any(k in facts.kin.get(tensor, ()) for k in kin):
+        return None
+    mentioned = free_vars(access.ptr.offset.term)
+    own = facts.kin.get(tensor, frozenset((tensor,)))
+    for param, (source, d) in sorted(facts.stride_args.items()):
+        if d == axis and source in own and param not in mentioned:
+            return param
+    return None
 
 
 def _walked_by(model: KernelModel, param: str) -> dict[str, Access]:
