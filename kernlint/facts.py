@@ -667,6 +667,9 @@ class HostEvaluator:
             return self._apply_lambda(env[func.value].value, node, env, d)
         args = [self._value(a.value, env, d) for a in node.args if a.keyword is None]
         if not all(_const(a) for a in args):
+            local = env.get(func.value) if isinstance(func, cst.Name) else None
+            if local is not None and isinstance(local.value, cst.FunctionDef):
+                return _dtypes_only(self._helper(local.value, node, env, d, through_loops=True))
             return UNKNOWN
         if name in ("triton.next_power_of_2", "triton.language.next_power_of_2") and len(args) == 1:
             n = int(args[0])
@@ -692,7 +695,7 @@ class HostEvaluator:
             inner[p] = _Value(self._value(a.value, env, d), "argument")
         return self._value(lam.node.body, inner, d)
 
-    def _helper(self, fn: cst.FunctionDef, call: cst.Call, env: dict, d: int) -> Any:
+    def _helper(self, fn: cst.FunctionDef, call: cst.Call, env: dict, d: int, through_loops: bool = False) -> Any:
         """A module function called with resolvable arguments: run its body as host code."""
         if self._calls >= MAX_CALL_DEPTH or not isinstance(fn.body, cst.IndentedBlock):
             return UNKNOWN
@@ -700,7 +703,7 @@ class HostEvaluator:
         bind_params(self, fn, inner, env, call)
         self._calls += 1
         try:
-            result = run_block(self, fn.body.body, inner, want_return=True)
+            result = run_block(self, fn.body.body, inner, want_return=True, through_loops=through_loops)
         finally:
             self._calls -= 1
         return UNKNOWN if result is None else result
@@ -860,6 +863,17 @@ def _binary(op: str, a: Any, b: Any) -> Any:
 
 
 # -------------------------------------------------------------------- statements
+
+
+def _dtypes_only(value: Any) -> Any:
+    """What a helper called with tensors or unknown sizes returns, less all but the dtypes of the
+    tensors it makes (``return sorted_ids, expert_ids`` of ``torch.zeros(..., dtype=torch.int32)``): its
+    sizes are written in the helper's own names, and its numbers rest on values it was not given."""
+    if isinstance(value, _Tensor):
+        return _Tensor("<returned>", dtype=value.dtype)
+    if isinstance(value, tuple):
+        return tuple(_dtypes_only(v) for v in value)
+    return UNKNOWN
 
 
 def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: dict | None = None,
@@ -1037,9 +1051,11 @@ StatementHook = Callable[[cst.SimpleStatementLine, dict], None]
 
 
 def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook | None = None,
-              want_return: bool = False) -> Any:
+              want_return: bool = False, through_loops: bool = False) -> Any:
     """Run statements over ``env`` in order (loops once, branches merged). With ``want_return``,
-    the value of the first ``return`` reached on the straight path (None when there is none)."""
+    the value of the first ``return`` reached on the straight path (None when there is none;
+    ``through_loops``: past a loop that cannot leave by ``break`` or ``return``, as where only the
+    dtypes of what the helper returns are read)."""
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             if on_statement is not None:
@@ -1071,7 +1087,7 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                         possible.append((None, body))
                     break
             if taken is not None:
-                result = run_block(ev, taken, env, on_statement, want_return)
+                result = run_block(ev, taken, env, on_statement, want_return, through_loops)
                 if want_return and result is not None:
                     return result
                 continue
@@ -1098,7 +1114,7 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
             if guards:
                 env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), *guards), "guard")
         elif isinstance(stmt, (cst.For, cst.While)):
-            if want_return:
+            if want_return and (not through_loops or _breaks(stmt.body)):
                 return None
             looped = dict(env)
             if isinstance(stmt, cst.For):
@@ -1118,7 +1134,7 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), (_truth(stmt.test), False)),
                                     "loop exit")
         elif isinstance(stmt, cst.With):
-            result = run_block(ev, stmt.body.body, env, on_statement, want_return)
+            result = run_block(ev, stmt.body.body, env, on_statement, want_return, through_loops)
             if want_return and result is not None:
                 return result
         elif isinstance(stmt, cst.Try):

@@ -232,9 +232,14 @@ ids, loop counters, the loaded value) is in the message. What bounds the answer:
 - without a launch in the file, the sizes are free: the message says so (it holds for a tensor of
   more than 2**31 elements).
 
-A loaded value counts only once the kernel casts it to int32: a load returns its tensor's dtype,
-which the kernel does not state (index tensors are often int64). Products of blocks (`offs[:, None] *
-stride`) and sums are not asked about.
+A loaded value counts where it is int32: cast so by the kernel, or loaded through a pointer every
+launch binds to a tensor the host code makes or asserts int32 (`torch.empty(..., dtype=torch.int32)`,
+`.int()`, `assert ids.dtype == torch.int32`, or one a helper the wrapper calls returns: `ids, counts =
+route(...)`); otherwise a load returns its tensor's dtype, which the kernel does not state (index
+tensors are often int64). A block of indices as loaded (`stride_cm * offs_token[:, None]`) counts as
+one index does; other products of blocks (`offs[:, None] * stride`) and sums are not asked about. A
+pointer a loop moves by a fixed step keeps the products it started from (`w_ptrs = w + e * stride_we
++ ...`, then `w_ptrs += BLOCK_K * stride_wk`).
 
 A product the address multiplies again is an index, not an offset: `bos = i_n * T`, then `bos * H *
 K`. Where the index stays int32 the outer product is reported (it passes 2**31 first); where it is

@@ -117,6 +117,27 @@ def launch(a, idx, M, N):
     assert fourth.args["a_ptr"].tensor.dtype == "torch.int16" and fourth.args["c_ptr"].tensor.dtype == "torch.int32"
 
 
+def test_a_helper_called_with_tensors_gives_the_dtypes_of_the_tensors_it_returns():
+    """Only the dtypes: its sizes are written in its own names, its loops run on values it was not given."""
+    f = facts('''
+def route(ids, n):
+    order = torch.argsort(ids)
+    firsts = torch.empty((n,), dtype=torch.int32, device=ids.device)
+    for e in range(n):
+        firsts[e] = e
+    return firsts, order, n * 2
+
+def launch(a, ids, M, N):
+    firsts, order, twice = route(ids, N)
+    mm[(M,)](firsts, order, M, twice, 64, 64, 64)
+''')
+    (launch,) = f.launches_of("mm")
+    firsts = launch.args["a_ptr"].tensor
+    assert firsts.dtype == "torch.int32" and firsts.shape is None and firsts.numel is None
+    order = launch.args["c_ptr"].tensor
+    assert (order is None or order.dtype is None) and launch.args["N"].value is None
+
+
 def test_launches_are_found_once_for_many_kernels():
     kernels = "".join(f"@triton.jit\ndef k{i}(x_ptr, B: tl.constexpr):\n    pass\n\n\n" for i in range(50))
     host = "def run(x):\n" + "".join(f"    k{i}[(1,)](x, B={i + 1})\n" for i in range(50))

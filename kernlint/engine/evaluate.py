@@ -164,7 +164,7 @@ def _movable(value, data: bool = False) -> bool:
     if isinstance(value, BlockPtr):
         return True
     if isinstance(value, Ptr):
-        return data or not value.offset.data
+        return True  # (into a row a loaded value chose, it moves by its own step all the same)
     if isinstance(value, Num):
         return not value.is_bool and (data or not value.data)
     return False
@@ -474,7 +474,10 @@ class Evaluator:
             return replace(v0, offsets=tuple(offs))
         if isinstance(v0, Num) and isinstance(v1, Num) and not v0.is_bool and not v1.is_bool:
             delta = z3.simplify(v1.term - v0.term)
-            if not mentions(delta, k) and not v1.data and v1.lanes == v0.lanes:
+            # (a pointer into a row chosen by a loaded value moves by a fixed step all the same:
+            # ``b_ptrs += BLOCK_K`` of ``b_ptrs = b + expert * stride_e + ...``)
+            if not mentions(delta, k) and not _reads_data(delta) and v1.lanes == v0.lanes \
+                    and (not v1.data or v0.data):
                 return replace(v0, term=v0.term + k * delta)
             return self._havoc(v0, "loop-carried value", reads=self._trip_reads(v0))
         return UNKNOWN
@@ -1250,6 +1253,11 @@ def _claim_of(cmp, val) -> object | None:
             and _program_independent(val)):
         return None
     return cmp.term if z3.is_true(z3.simplify(cmp.term != val.term)) else None
+
+
+def _reads_data(term) -> bool:
+    """Whether a term reads a value loaded, returned by an atomic, or not modelled."""
+    return any(n.startswith(("data!", "ticket!", "claim!", "bits!", *UNMODELLED)) for n in free_vars(term))
 
 
 def _walks(value: Num) -> bool:
