@@ -539,7 +539,7 @@ class HostEvaluator:
         if kind is cst.IfExp:
             test = self._value(node.test, env, d)
             if not _const(test):
-                return UNKNOWN
+                return _either_tensor(self._value(node.body, env, d), self._value(node.orelse, env, d))
             return self._value(node.body if test else node.orelse, env, d)
         if kind is cst.Lambda:
             return _Lambda(node, env)
@@ -863,6 +863,21 @@ def _binary(op: str, a: Any, b: Any) -> Any:
 
 
 # -------------------------------------------------------------------- statements
+
+
+#: what a tensor made from all of another is made with (a view of the whole, or its ``.contiguous()``)
+WHOLE = frozenset({"view", "reshape", "flatten", "ravel", "unsqueeze", "squeeze", "contiguous"})
+
+
+def _either_tensor(a: Any, b: Any) -> Any:
+    """``a if test else b`` of two tensors made from all of one (``x.view(n, d) if x.is_contiguous()
+    else x.reshape(n, d)``): that tensor, with what both sides say of it; anything else is unknown."""
+    if not (isinstance(a, _Tensor) and isinstance(b, _Tensor) and a.root == b.root
+            and set(a.derived) <= WHOLE and set(b.derived) <= WHOLE):
+        return UNKNOWN
+    same = lambda x, y: x if x == y else None  # noqa: E731
+    derived = a.derived if a.derived == b.derived else ("reshape",)
+    return _Tensor(a.root, same(a.shape, b.shape), same(a.numel, b.numel), derived, same(a.dtype, b.dtype))
 
 
 def _dtypes_only(value: Any) -> Any:

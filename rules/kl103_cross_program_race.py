@@ -73,7 +73,8 @@ counter that the others add to: an atomic does not order another program's plain
 finding names the other write's line.
 
 It asks the same of every plain `tl.load` and each store through the same pointer (or through
-another pointer parameter that a launch binds to the same tensor, `k[grid](x, x, n)`): can one
+another pointer parameter that a launch binds to the same tensor, `k[grid](x, x, n)`, or to names
+bound to it: `out = x2` of `x2 = x.view(n, d) if x.is_contiguous() else x.reshape(n, d)`): can one
 program read an element another program of the launch writes? What it reads then depends on which
 program runs first (an in-place stencil, a recurrence split over programs). Kernels with atomics
 are left out of this question: their tickets, locks and semaphores order what they guard, and that

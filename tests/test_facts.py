@@ -138,6 +138,21 @@ def launch(a, ids, M, N):
     assert (order is None or order.dtype is None) and launch.args["N"].value is None
 
 
+def test_a_choice_of_two_views_of_one_tensor_is_that_tensor():
+    f = facts('''
+def launch(x, M, N):
+    x2 = x.view(M * N, 4) if x.is_contiguous() else x.reshape(M * N, 4)
+    out = x2
+    part = x2 if M > 1 else x[:1]
+    mm[(M,)](x2, out, M, N, 64, 64, 64)
+    mm[(M,)](part, x, M, N, 64, 64, 64)
+''')
+    first, second = f.launches_of("mm")
+    a, c = first.args["a_ptr"].tensor, first.args["c_ptr"].tensor
+    assert a.root == c.root == "x" and a.shape == c.shape == ("M * N", "4")
+    assert second.args["a_ptr"].tensor is None  # (a view of all of it, or a slice: which one is unknown)
+
+
 def test_launches_are_found_once_for_many_kernels():
     kernels = "".join(f"@triton.jit\ndef k{i}(x_ptr, B: tl.constexpr):\n    pass\n\n\n" for i in range(50))
     host = "def run(x):\n" + "".join(f"    k{i}[(1,)](x, B={i + 1})\n" for i in range(50))

@@ -284,6 +284,11 @@ class _Wrapper:
             kept = _shape_kept(node.body)
             if kept is not None and kept == _shape_kept(node.orelse):
                 return self.tensor_dims(kept)
+            # ``x.view(n, d) if x.is_contiguous() else x.reshape(n, d)``: the sizes both sides give
+            sides = [self._created(side) for side in (node.body, node.orelse)]
+            if None not in sides and len(sides[0]) == len(sides[1]) and all(
+                    a.eq(b) for a, b in zip(*sides)):
+                return sides[0]
             return None
         permuted = _permutation(node)
         if permuted is not None:  # ``torch.empty((G, M)).t()``: the sizes in the new order

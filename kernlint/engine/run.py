@@ -16,6 +16,7 @@ from kernlint.engine.symbols import Num, Ptr
 from kernlint.engine.terms import free_vars
 from kernlint.engine.launch_terms import config_assumptions, launch_facts
 from kernlint.engine.query import Prover, Violation
+from kernlint.facts import WHOLE
 from kernlint.engine.strides import foreign_strides as _foreign_strides
 from kernlint.source.compiles import cannot_compile, unreached
 from kernlint.source.names import argument, source_text
@@ -362,7 +363,6 @@ def _index_add(model, loads: list[Access], store: Access, names: set[str]) -> bo
 
 
 #: methods whose result is the storage of the tensor they are called on, all of it, in its order
-_WHOLE = {"view", "reshape", "flatten", "ravel", "unsqueeze", "squeeze", "contiguous"}
 
 
 def _aliases(state) -> dict:
@@ -382,7 +382,7 @@ def _bound_twice(state) -> dict:
             if text.isidentifier() and arg.tensor is not None:
                 # a name bound to another tensor's name (``out = x``) is that tensor, and so is a view
                 # of all of it or its ``.contiguous()`` (the tensor itself where it is contiguous)
-                same = arg.tensor.root if arg.tensor.root and set(arg.tensor.derived) <= _WHOLE else text
+                same = arg.tensor.root if arg.tensor.root and set(arg.tensor.derived) <= WHOLE else text
                 by_text.setdefault(same, []).append(param)
         for text, params in by_text.items():
             for i, a in enumerate(params):
