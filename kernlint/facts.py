@@ -177,10 +177,16 @@ class HostScope:
             if len(test.comparisons) == 1:
                 # a size bounded by a stated relation (``pos.max() < cache.shape[2]``) is one of its
                 # own, which convicts only where that relation ties it to what the kernel receives
-                for side in (test.left, test.comparisons[0].comparator):
+                sides = (test.left, test.comparisons[0].comparator)
+                for side, other in (sides, sides[::-1]):
                     axis = _axis_of(side)
                     if axis is not None and axis[0] == tensor and not _is_stride(side):
                         sized.add(axis[1])
+                    elif _bounds_values(other):
+                        # (what a stated bound of a tensor's elements compares them with, a product
+                        # of sizes or a name bound to one, ``slots.max() < cache.shape[0] * rows``,
+                        # ties those sizes to what the kernel gathers as much)
+                        sized |= {axis[1] for axis in _axes_in(side, self) if axis[0] == tensor}
             equal = cst.Equal if holds else cst.NotEqual
             stated = _stated_rank(test, equal)
             if stated is not None and stated[0] == tensor:
@@ -356,6 +362,48 @@ def _axis_of(node) -> tuple[str, int] | None:
         i = int_literal(node.args[0].value)
         return (node.func.value.value, i) if i is not None else None
     return None
+
+
+def _bounds_values(node) -> bool:
+    """Whether an expression is a tensor's least or greatest element (``ids.max()``,
+    ``int(slots[:n].max())``, ``ids.max().item()``)."""
+    while isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Name) and func.value == "int" and len(node.args) == 1:
+            node = node.args[0].value
+        elif isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
+            node = func.value
+        else:
+            return isinstance(func, cst.Attribute) and func.attr.value in ("max", "min", "amax", "amin") and not node.args
+    return False
+
+
+def _axes_in(side, scope: "HostScope") -> set[tuple[str, int]]:
+    """The sizes (tensor, axis) an arithmetic expression reads: ``x.shape[i]`` and ``x.size(i)``, in
+    sums and products and through a name bound to one (not strides)."""
+    out, todo = set(), [side]
+    while todo:
+        node = todo.pop()
+        axis = _axis_of(node)
+        if axis is not None:
+            if not _is_stride(node):
+                out.add(axis)
+        elif isinstance(node, cst.BinaryOperation):
+            todo += [node.left, node.right]
+        elif isinstance(node, cst.UnaryOperation):
+            todo.append(node.expression)
+        elif isinstance(node, cst.Name):
+            bound = scope.binding(node.value)
+            if bound is None or not isinstance(bound.node, cst.BaseExpression):
+                continue
+            if bound.index is not None:  # ``rows, cols = x.shape``
+                unpacked = bound.node
+                if (isinstance(unpacked, cst.Attribute) and unpacked.attr.value == "shape"
+                        and isinstance(unpacked.value, cst.Name)):
+                    out.add((unpacked.value.value, bound.index))
+            elif _axis_of(bound.node) is not None and not _is_stride(bound.node):
+                out.add(_axis_of(bound.node))
+    return out
 
 
 def _stated_rank(node, equal: type = cst.Equal, listed: bool = True) -> tuple[str, int] | None:

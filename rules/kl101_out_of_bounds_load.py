@@ -48,7 +48,10 @@ rank and sizes. An optional argument (`bias=None`) is the caller's choice: the w
 (`HAS_BIAS=bias is not None`, `bias if bias is not None else x`) are read as one choice, and an
 `assert` under `if bias is not None:` holds where that test does; a tensor the wrapper makes where the
 caller passes none (`if scale is None: scale = torch.full((H,), ...)`) has that extent where the
-caller passes none, and no known extent otherwise. A mask that lets lanes through up to a value the kernel loads (`offs < end - start`
+caller passes none, and no known extent otherwise. A size a stated bound of a tensor's elements is compared with (`assert int(lens.max()) <=
+pages_per_seq * page` of `pages_per_seq = table.shape[1]`) is related to what the kernel gathers:
+with a stated rank it gives that tensor a layout, and a loaded element of a tensor with a stated
+least or greatest lies within them in a witness. A mask that lets lanes through up to a value the kernel loads (`offs < end - start`
 of two loads of `cu_seqlens`) keeps them inside the tensor by a contract between the host and its
 metadata that the code does not state: such an access is proven where it can be, never convicted,
 since its witness would rest on what memory holds. A `@triton.jit`

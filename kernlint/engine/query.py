@@ -910,6 +910,7 @@ class Prover:
             if n in needed and z3.is_int_value(z3.simplify(values[n])):
                 continue  # a number the launch passes (``ignore_index=-100``) is what it is
             domain.append(at_least(self.model.params[n], 0))
+        domain += self._stated_element_bounds(mentioned, facts)
         outside = offset >= extent if past_end else z3.Or(offset < 0, offset >= extent)
         result, witness = self.solving.solve([*domain, *cond], outside)
         if result == z3.unsat:
@@ -931,6 +932,24 @@ class Prover:
         if result != z3.sat:
             return UNANSWERED
         return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
+
+    def _stated_element_bounds(self, mentioned, facts: LaunchFacts) -> list:
+        """Each value loaded from a tensor whose least or greatest element the launch's wrapper
+        states (``assert int(lens.max()) <= pages * page``) lies within what it states: a witness
+        is an input the wrapper accepts."""
+        stated = set()
+        for a in facts.assumptions:
+            stated |= set(free_vars(a))
+        out = []
+        for n in sorted(mentioned):
+            tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
+            if tensor is None or not n.startswith("data!"):
+                continue
+            least, greatest = value_bounds(tensor)
+            v = int_var(n)
+            out += [least <= v] if str(least) in stated else []
+            out += [v <= greatest] if str(greatest) in stated else []
+        return out
 
     def _at_small_sizes(self, formulas: list, goal, facts: LaunchFacts, needed: set) -> tuple:
         """A question the solver left unknown, asked again with every size the wrapper is given at 1,
