@@ -205,6 +205,20 @@ class HostScope:
             return rank
         return None
 
+    def same_shape_as(self, tensor: str, under: tuple = ()) -> str | None:
+        """The other tensor a test the path guarantees says ``tensor`` has the shape of
+        (``assert v.shape == k.shape``, ``if v.shape != k.shape: raise``)."""
+        for test, holds in held_tests(self, under):
+            if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not (
+                    cst.Equal if holds else cst.NotEqual):
+                continue
+            sides = (test.left, test.comparisons[0].comparator)
+            for side, other in (sides, sides[::-1]):
+                mate = shape_tensor(other)
+                if shape_tensor(side) == tensor and mate is not None and mate != tensor:
+                    return mate
+        return None
+
     def indexed_axes(self, also: tuple = ()) -> dict[str, tuple[int | None, int, int]]:
         """Each tensor's axes as the host code at the launch (its bindings, asserts and ``also``, the
         launch's own expressions) reads them: (the rank an assert states, ``assert x.dim() == 4``;

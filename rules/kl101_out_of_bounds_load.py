@@ -44,7 +44,7 @@ tensor's rank (`assert k.dim() == 4`, or a later axis it reads, `k.stride(3)`). 
 wrapper passes (an `assert`, an `if` it stands in, an `if ...: raise` guard) each part the engine
 reads counts on its own: `if x is None or n % 128: raise` leaves `n % 128 == 0`; a shape written out
 (`assert bias.shape == (N,)`, `if s.ndim != 1 or s.size(0) != M: raise`) gives a parameter tensor its
-rank and sizes. An optional argument (`bias=None`) is the caller's choice: the wrapper's tests of it
+rank and sizes; `assert v.shape == k.shape` gives `v` the sizes of `k`. An optional argument (`bias=None`) is the caller's choice: the wrapper's tests of it
 (`HAS_BIAS=bias is not None`, `bias if bias is not None else x`) are read as one choice, and an
 `assert` under `if bias is not None:` holds where that test does; a tensor the wrapper makes where the
 caller passes none (`if scale is None: scale = torch.full((H,), ...)`) has that extent where the
@@ -77,8 +77,9 @@ x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
 Accesses the solver proves in range are not reported (a block that spans a whole dimension,
 offsets wrapped with `%` or clamped with `tl.minimum`, loops that stop at the last whole block);
 neither are gathers through loaded indices, unless the wrapper states the least and greatest
-index (`assert int(ids.min()) >= 0 and int(ids.max()) < V`, or an `if ...: raise` guard): a loaded
-index then lies between the two, and a witness is an index the check lets through. Without such a
+index (`assert int(ids.min()) >= 0 and int(ids.max()) < V`, or an `if ...: raise` guard; of the
+first elements, `ids[:n].max()`, as of all): a loaded index then lies between the two, and a witness
+is an index the check lets through. Without such a
 statement a gather is still asked with every loaded value 0, an index any table takes: past the end
 of its tensor (the stride of another, wider tensor), and before its start where the mask or a test
 on the path reads the loaded value itself (`pos < window_end` before `pos - window_start`: the kernel

@@ -153,6 +153,19 @@ def launch(x, M, N):
     assert second.args["a_ptr"].tensor is None  # (a view of all of it, or a slice: which one is unknown)
 
 
+def test_a_shape_stated_as_another_tensors_names_that_tensor():
+    f = facts('''
+def launch(k, v, M, N):
+    assert v.shape == k.shape
+    if k.shape != v.shape:
+        raise ValueError("shapes")
+    mm[(M,)](k, v, M, N, 64, 64, 64)
+''')
+    (launch,) = f.launches_of("mm")
+    assert launch.scope.same_shape_as("v") == "k" and launch.scope.same_shape_as("k") == "v"
+    assert launch.scope.same_shape_as("M") is None
+
+
 def test_launches_are_found_once_for_many_kernels():
     kernels = "".join(f"@triton.jit\ndef k{i}(x_ptr, B: tl.constexpr):\n    pass\n\n\n" for i in range(50))
     host = "def run(x):\n" + "".join(f"    k{i}[(1,)](x, B={i + 1})\n" for i in range(50))

@@ -349,7 +349,9 @@ class _Wrapper:
             # or one of the same shape, ``bias = bias.contiguous()``)
             rank = self.scope.stated_rank(name, tuple(self.under), bare)
         if not rank:
-            return None
+            # ``assert v.shape == k.shape``: the sizes of the other, where they are known
+            mate = self.scope.same_shape_as(name, tuple(self.under))
+            return self.tensor_dims(mate) if mate is not None else None
         return [self.size(f"{name}.shape[{i}]", f"{name}.shape[{i}]") for i in range(rank)]
 
     def dim(self, tensor: str, i: int) -> z3.ArithRef:
@@ -610,6 +612,11 @@ class _Wrapper:
                     return self.stride(obj, int_literal(args[0]))
                 if method in VALUE_BOUNDS and not args:  # ``ids.max()``: what the wrapper states of it
                     return self.value_bound(obj, VALUE_BOUNDS[method])
+            if (isinstance(func, cst.Attribute) and func.attr.value in VALUE_BOUNDS and not args
+                    and self.inlined is None and _leading_slice(func.value) is not None):
+                # ``slots[:n].max()``: a bound the first elements meet; an input whose other elements
+                # meet it too is one the wrapper accepts (a witness's loaded values are chosen within it)
+                return self.value_bound(_leading_slice(func.value), VALUE_BOUNDS[func.attr.value])
             if isinstance(func, cst.Attribute) and func.attr.value == "item" and not args:
                 return self.node(func.value)  # ``ids.max().item()``: the same number
             if fname in ("triton.cdiv", "cdiv") and len(args) == 2:
@@ -1233,6 +1240,16 @@ def size_caps(var) -> list:
 def value_bounds(tensor: str) -> tuple[z3.ArithRef, z3.ArithRef]:
     """(least, greatest) element of ``tensor``, as :meth:`_Wrapper.value_bound` names them."""
     return int_var(f"{tensor}.min()"), int_var(f"{tensor}.max()")
+
+
+def _leading_slice(node) -> str | None:
+    """``x`` of ``x[:n]`` (or ``x[0:n]``): the first elements of a tensor named plainly."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1):
+        return None
+    part = node.slice[0].slice
+    if isinstance(part, cst.Slice) and part.step is None and (part.lower is None or int_literal(part.lower) == 0):
+        return node.value.value
+    return None
 
 
 def _is_none(node) -> bool:
