@@ -26,7 +26,10 @@ def _check_file(path, text, rules):
         products = [p.node for p in int32_products(state)]  # where KL104 reports
         nodes = [a.node for a in state.accesses] + [r.node for r in state.reductions] + products
         for node in nodes:
-            span = kernel.locator.span(node, state.anchors.get(id(node)))
+            # (a node of a helper the kernel inlines is placed in the helper, as SourceRule.finding does)
+            owner = info.owner(node)
+            span = (owner.locator.span(node) if owner is not None and owner is not kernel
+                    else kernel.locator.span(node, state.anchors.get(id(node))))
             positions = positions or _truth(module)
             pos = positions[node]
             assert (span.line, span.col, span.end_line, span.end_col) == (
