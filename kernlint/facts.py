@@ -378,6 +378,10 @@ def _axis_of(node) -> tuple[str, int] | None:
     return None
 
 
+#: the tensor methods that give its least or greatest element (``ids.max()``): which of the two
+VALUE_BOUNDS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}
+
+
 def _bounds_values(node) -> bool:
     """Whether an expression is a tensor's least or greatest element (``ids.max()``,
     ``int(slots[:n].max())``, ``ids.max().item()``)."""
@@ -388,7 +392,7 @@ def _bounds_values(node) -> bool:
         elif isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
             node = func.value
         else:
-            return isinstance(func, cst.Attribute) and func.attr.value in ("max", "min", "amax", "amin") and not node.args
+            return isinstance(func, cst.Attribute) and func.attr.value in VALUE_BOUNDS and not node.args
     return False
 
 
@@ -415,8 +419,8 @@ def _axes_in(side, scope: "HostScope") -> set[tuple[str, int]]:
                 if (isinstance(unpacked, cst.Attribute) and unpacked.attr.value == "shape"
                         and isinstance(unpacked.value, cst.Name)):
                     out.add((unpacked.value.value, bound.index))
-            elif _axis_of(bound.node) is not None and not _is_stride(bound.node):
-                out.add(_axis_of(bound.node))
+            elif (found := _axis_of(bound.node)) is not None and not _is_stride(bound.node):
+                out.add(found)
     return out
 
 

@@ -185,9 +185,11 @@ def add(x, y):
             head = (f"stride of another tensor{where}: `{pointer}` walks `{f.tensor}` by `{f.param}`, which "
                     f"{f.facts.label} passes as `{passed}`")
             evidence = dict(pointer=pointer, parameter=f.param, passed=passed, tensor=f.tensor)
+            if f.own is not None:
+                head += f", while it passes `{f.tensor}`'s own as `{f.own}`"
             if f.own is not None and f.contiguous_only:
                 for finding in reported_once(self, state, f.access,
-                        f"{head}, while it passes `{f.tensor}`'s own as `{f.own}`: the two differ wherever the "
+                        f"{head}: the two differ wherever the "
                         f"caller's tensors are laid out differently (a view of a wider buffer), which the wrapper "
                         f"accepts; walk `{f.tensor}` by `{f.own}`", **evidence, own=f.own):
                     finding.level = Level.WARNING  # wrong only for such an input: the input decides
@@ -201,8 +203,6 @@ def add(x, y):
                     finding.level = Level.WARNING  # wrong only for a caller's view: the input decides
                     yield finding
                 continue
-            if f.own is not None:
-                head += f", while it passes `{f.tensor}`'s own as `{f.own}`"
             shown = ", ".join(f"{k}={v}" for k, v in f.witness.items())
             yield from reported_once(self, state, f.access,
                 f"{head}: laid out contiguously, it is {f.passed} where `{f.tensor}`'s strides are {f.strides}; "

@@ -19,12 +19,12 @@ import z3
 from kernlint.engine.symbols import (
     NONE, PER_PROGRAM, UNKNOWN, UNMODELLED, WALKING, BlockPtr, Lane, Narrow, Num, Ptr, Symbols, Tup, alike_in_every_program,
     at_least, combine, const, int_val, int_var, mentions, move_axes, position, rank_of, reads_of,
-    rounded_up_to_power_of_two, string_code,
+    power_of_two, rounding_up, string_code,
 )
 from kernlint.engine.heuristics import definitions, readable_body
 from kernlint.engine.terms import conjunction, disjunction, free_vars, int_op, ite, negation, summands
 from kernlint.engine.terms import text as terms_text
-from kernlint.source.names import argument, assigned_names, child_nodes, source_text
+from kernlint.source.names import argument, assigned_names, bound_parameters, child_nodes, source_text
 
 TL = "triton.language."
 ATOMICS = frozenset(TL + n for n in (
@@ -890,7 +890,7 @@ class Evaluator:
                 and not args[0].lanes and not args[0].is_bool:
             # (in a heuristics decorator's lambda: ``BLOCK_N = next_power_of_2(args["N"])``)
             p = int_var(f"next_power_of_2({terms_text(args[0].term)})")
-            self.sym.domain += rounded_up_to_power_of_two(p, args[0].term)
+            self.sym.domain += [*rounding_up(p, args[0].term), power_of_two(p)]
             self.rounded[p.decl().name()] = frozenset(free_vars(args[0].term))
             return combine(p, args[0])
         if name == TL + "where" and len(args) == 3:
@@ -1141,18 +1141,7 @@ class Evaluator:
         return fn
 
     def inline(self, fn: cst.FunctionDef, args, kwargs):
-        params = fn.params.params
-        env = {}
-        for i, p in enumerate(params):
-            name = p.name.value
-            if i < len(args):
-                env[name] = args[i]
-            elif name in kwargs:
-                env[name] = kwargs[name]
-            elif p.default is not None:
-                env[name] = self.expr(p.default)
-            else:
-                env[name] = UNKNOWN
+        env = bound_parameters(fn, args, kwargs, lambda p: self.expr(p.default) if p.default is not None else UNKNOWN)
         saved = (self.env, self.returns, len(self.path))
         self.env, self.returns = env, []
         self.helpers.append(fn.name.value)

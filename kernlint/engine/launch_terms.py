@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, replace
 import libcst as cst
 import z3
 
-from kernlint.engine.symbols import at_least, at_most, int_val, int_var, power_of_two, rounded_up_to_power_of_two, string_code
+from kernlint.engine.symbols import at_least, at_most, int_val, int_var, power_of_two, rounding_up, string_code
 from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
     ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, OPTIONAL, data_shape, element, front_axis, returned_expression, shape_listed,
-    shape_slice, shape_tensor, size_arguments, test_parts, unpacked_part,
+    VALUE_BOUNDS, shape_slice, shape_tensor, size_arguments, test_parts, unpacked_part,
 )
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
@@ -613,10 +613,10 @@ class _Wrapper:
                 if method in VALUE_BOUNDS and not args:  # ``ids.max()``: what the wrapper states of it
                     return self.value_bound(obj, VALUE_BOUNDS[method])
             if (isinstance(func, cst.Attribute) and func.attr.value in VALUE_BOUNDS and not args
-                    and self.inlined is None and _leading_slice(func.value) is not None):
+                    and self.inlined is None and (sliced := _leading_slice(func.value)) is not None):
                 # ``slots[:n].max()``: a bound the first elements meet; an input whose other elements
                 # meet it too is one the wrapper accepts (a witness's loaded values are chosen within it)
-                return self.value_bound(_leading_slice(func.value), VALUE_BOUNDS[func.attr.value])
+                return self.value_bound(sliced, VALUE_BOUNDS[func.attr.value])
             if isinstance(func, cst.Attribute) and func.attr.value == "item" and not args:
                 return self.node(func.value)  # ``ids.max().item()``: the same number
             if fname in ("triton.cdiv", "cdiv") and len(args) == 2:
@@ -651,7 +651,7 @@ class _Wrapper:
                 # named by what it is of: inside a helper, by the term its parameter stands for
                 of = code(args[0]).strip() if self.inlined is None else str(a)
                 return self.power_of_two(f"next_power_of_2({of})", f"triton.next_power_of_2({of})",
-                                         lambda p: rounded_up_to_power_of_two(p, a)[:2])
+                                         lambda p: rounding_up(p, a))
             if isinstance(func, cst.Name):
                 return self._helper(func.value, node)
             return None
@@ -1222,7 +1222,6 @@ def _slice_length(piece: cst.Slice) -> int | None:
 
 
 #: a tensor's methods that give its least or greatest element
-VALUE_BOUNDS = {"max": "max", "amax": "max", "min": "min", "amin": "min"}
 
 
 def _indexed_names(node) -> set[str]:

@@ -244,6 +244,11 @@ def _divides_by(term, names: set) -> bool:
     return any(names & free_vars(d).keys() for d in terms.divisors(term))
 
 
+def _stated_names(facts: LaunchFacts) -> set[str]:
+    """The names what a launch's wrapper states reads (its assumptions)."""
+    return set(merged_free(facts.assumptions))
+
+
 def _power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
@@ -603,9 +608,7 @@ class Prover:
             return None
         path_vars, _ = self._flag_launches(access)
         for facts in self.judged_launches:
-            stated = set()
-            for a in facts.assumptions:
-                stated |= set(free_vars(a))
+            stated = _stated_names(facts)
             bounds, bounded, read = [], set(), set()
             for n in loaded:
                 tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
@@ -937,14 +940,14 @@ class Prover:
         """Each value loaded from a tensor whose least or greatest element the launch's wrapper
         states (``assert int(lens.max()) <= pages * page``) lies within what it states: a witness
         is an input the wrapper accepts."""
-        stated = set()
-        for a in facts.assumptions:
-            stated |= set(free_vars(a))
+        tables = {n: facts.tensors.get(self.model.loaded_from.get(n, "")) for n in sorted(mentioned)
+                  if n.startswith("data!")}
+        tables = {n: t for n, t in tables.items() if t is not None}
+        if not tables:
+            return []  # (most addresses read no loaded value: the wrapper's facts need not be read)
+        stated = _stated_names(facts)
         out = []
-        for n in sorted(mentioned):
-            tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
-            if tensor is None or not n.startswith("data!"):
-                continue
+        for n, tensor in tables.items():
             least, greatest = value_bounds(tensor)
             v = int_var(n)
             out += [least <= v] if str(least) in stated else []

@@ -148,9 +148,10 @@ def power_of_two(p) -> z3.BoolRef:
     return terms.disjunction([int_op("==", p, int_val(2 ** k)) for k in range(20)])
 
 
-def rounded_up_to_power_of_two(p, a) -> list:
-    """``p`` is ``triton.next_power_of_2(a)``: a power of two, at least ``a``, below ``2 * a``."""
-    return [p >= a, z3.Implies(a >= 1, p < 2 * a), power_of_two(p)]
+def rounding_up(p, a) -> list:
+    """``p`` rounds ``a`` up to a power of two (``triton.next_power_of_2(a)``, with
+    :func:`power_of_two`): at least ``a``, below ``2 * a``."""
+    return [p >= a, z3.Implies(a >= 1, p < 2 * a)]
 
 
 def at_most(var: z3.ArithRef, bound: int) -> z3.BoolRef:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from kernlint.source import values as V
 from kernlint.source.discover import DiscoveredKernel, ModuleInfo
-from kernlint.source.names import argument, assigned_names, source_text
+from kernlint.source.names import argument, assigned_names, bound_parameters, source_text
 from kernlint.source.values import (
     ZERO_PADDED, BlockShape, Bound, Elected, Fact, Lane, LoopCounter, PaddedAxis, PaddingSide,
     ProgramAxis, ScalarLoad, Val,
@@ -948,15 +948,7 @@ class Interpreter:
     def inline(self, fn: cst.FunctionDef, args: list[Val], kwargs: dict[str, Val]) -> Val:
         """The value a helper returns for these arguments (its reductions recorded where the call's
         would be)."""
-        env: dict[str, Val] = {}
-        for i, p in enumerate(fn.params.params):
-            name = p.name.value
-            if i < len(args):
-                env[name] = args[i]
-            elif name in kwargs:
-                env[name] = kwargs[name]
-            else:
-                env[name] = self.expr(p.default) if p.default is not None else V.TOP
+        env = bound_parameters(fn, args, kwargs, lambda p: self.expr(p.default) if p.default is not None else V.TOP)
         saved = (self.env, self.returns, self.recording, self.helper_reductions, self.guards, self.loops)
         self.helper_reductions = self.recording or self.helper_reductions
         self.env, self.returns, self.recording = env, [], False

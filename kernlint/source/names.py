@@ -402,6 +402,16 @@ def call_arguments(fn: cst.FunctionDef, call: cst.Call) -> tuple[dict[str, cst.B
     return bound, extra
 
 
+def bound_parameters(fn: cst.FunctionDef, positional: list, keywords: dict, missing) -> dict:
+    """Each of ``fn``'s parameters -> what a call passes it, evaluated (``positional`` in order, then
+    ``keywords`` by name), else ``missing(param)`` (its default's value, or an unknown)."""
+    out = {}
+    for i, p in enumerate(fn.params.params):
+        name = p.name.value
+        out[name] = positional[i] if i < len(positional) else keywords[name] if name in keywords else missing(p)
+    return out
+
+
 def assigned_names(body) -> set[str]:
     """Names a block assigns (statements only: a walk without a libcst visitor)."""
     return {name for name, node in bindings(body) if type(node) not in (cst.FunctionDef, cst.ClassDef)}
