@@ -611,9 +611,8 @@ class Prover:
             stated = _stated_names(facts)
             bounds, bounded, read = [], set(), set()
             for n in loaded:
-                tensor = facts.tensors.get(self.model.loaded_from.get(n, ""))
-                least, greatest = value_bounds(tensor) if tensor is not None else (None, None)
-                if greatest is None or str(greatest) not in stated:
+                least, greatest = self._stated_element_bounds_of(n, facts, stated)
+                if greatest is None:
                     expected = self._sentinels(n, facts)
                     if not expected:
                         bounds = None
@@ -623,7 +622,7 @@ class Prover:
                     bounds.append(z3.Or([names[n] == v for v in expected]))
                     read |= set(merged_free(expected))
                     continue
-                if str(least) not in stated:
+                if least is None:
                     # only the greatest stated (``assert int(pos.max()) < cache.shape[2]``): elements
                     # from 0 up to it are an input the check lets through
                     least = int_val(0)
@@ -940,19 +939,30 @@ class Prover:
         """Each value loaded from a tensor whose least or greatest element the launch's wrapper
         states (``assert int(lens.max()) <= pages * page``) lies within what it states: a witness
         is an input the wrapper accepts."""
-        tables = {n: facts.tensors.get(self.model.loaded_from.get(n, "")) for n in sorted(mentioned)
-                  if n.startswith("data!")}
-        tables = {n: t for n, t in tables.items() if t is not None}
-        if not tables:
+        loaded = [n for n in sorted(mentioned) if n.startswith("data!") and self._loaded_tensor(n, facts)]
+        if not loaded:
             return []  # (most addresses read no loaded value: the wrapper's facts need not be read)
         stated = _stated_names(facts)
         out = []
-        for n, tensor in tables.items():
-            least, greatest = value_bounds(tensor)
+        for n in loaded:
+            least, greatest = self._stated_element_bounds_of(n, facts, stated)
             v = int_var(n)
-            out += [least <= v] if str(least) in stated else []
-            out += [v <= greatest] if str(greatest) in stated else []
+            out += [least <= v] if least is not None else []
+            out += [v <= greatest] if greatest is not None else []
         return out
+
+    def _loaded_tensor(self, name: str, facts: LaunchFacts) -> str | None:
+        """The wrapper's name of the tensor the loaded value ``name`` comes from, where the launch passes it whole."""
+        return facts.tensors.get(self.model.loaded_from.get(name, ""))
+
+    def _stated_element_bounds_of(self, name: str, facts: LaunchFacts, stated: set[str]) -> tuple:
+        """(least, greatest) element of the tensor the loaded value ``name`` comes from, each where
+        the launch's wrapper states it (``stated``: :func:`_stated_names`), else None."""
+        tensor = self._loaded_tensor(name, facts)
+        if tensor is None:
+            return None, None
+        least, greatest = value_bounds(tensor)
+        return (least if str(least) in stated else None), (greatest if str(greatest) in stated else None)
 
     def _at_small_sizes(self, formulas: list, goal, facts: LaunchFacts, needed: set) -> tuple:
         """A question the solver left unknown, asked again with every size the wrapper is given at 1,
