@@ -1731,6 +1731,11 @@ def _bound(ev: HostEvaluator, param: str, node: cst.BaseExpression, env: dict, w
         return BoundArg(param, text, None, tensor, node)
     if _const(value) and not isinstance(value, (dict, list)) or isinstance(value, tuple):
         return BoundArg(param, text, HostValue(value, how), node=node)
+    # a name the host cannot follow (an optional argument the wrapper fills in on one path) whose
+    # dtype the path to the launch states (``assert ids.dtype == torch.int32``): a tensor of that dtype
+    stated = _stated_dtype(HostScope(env), node.value, ev) if isinstance(node, cst.Name) else None
+    if stated is not None:
+        return BoundArg(param, text, None, TensorExtent(text, node.value, dtype=stated), node)
     return BoundArg(param, text, node=node)
 
 
