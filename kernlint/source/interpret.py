@@ -197,6 +197,15 @@ def _kept_padding(arg: Val, reduced: int, facts: frozenset) -> frozenset:
     return (facts - set(arg.facts_of(PaddingSide))) | kept | (arg.facts & ZERO_PADDED)
 
 
+def _broadcast_rank(node: cst.Call) -> int | None:
+    """The rank ``tl.broadcast_to(x, (a, b))`` (or ``tl.broadcast_to(x, a, b)``) gives, where written out."""
+    shape = [a.value for a in node.args[1:] if a.keyword is None and not a.star]
+    if len(shape) == 1 and isinstance(shape[0], (cst.Tuple, cst.List)):
+        elements = shape[0].elements
+        return None if any(isinstance(e, cst.StarredElement) for e in elements) else len(elements)
+    return len(shape) if shape and len(shape) == len(node.args) - 1 else None
+
+
 def _transposed(v: Val) -> Val:
     """``x.T`` / ``tl.trans(x)`` of a 2-D block: lanes and padded axes swap."""
     on_axes = v.facts_of(PaddedAxis) + v.facts_of(PaddingSide)
@@ -865,6 +874,12 @@ class Interpreter:
             return args[0] if args else V.TOP
         if fname == TL + "trans" and len(args) == 1 and args[0].rank == 2:
             return _transposed(args[0])
+        if fname == TL + "broadcast_to" and args:
+            rank = _broadcast_rank(node)
+            if rank is not None and args[0].rank <= rank:
+                # the new axes come first: a mask's bounds and padding stay on the axes they were on
+                return V.subscript(args[0], ["None"] * (rank - args[0].rank) + [":"] * args[0].rank) \
+                    if args[0].rank < rank else args[0]
         if fname == TL + "dot" and len(args) >= 2:
             return _dot(args[0], args[1], V.join(*args, *kwargs.values()).with_(bounds=(), index=frozenset()))
         if fname == TL + "maximum" and len(args) == 2:
