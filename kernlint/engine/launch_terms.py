@@ -407,11 +407,26 @@ class _Wrapper:
             return self.read_as_of(self.binding(tensor), lambda: self._permuted_stride(*permuted, i))
         dims = self.tensor_dims(tensor)
         if dims is None:
-            return self._sliced_stride(tensor, i)
+            sliced = self._sliced_stride(tensor, i)
+            if sliced is not None:
+                return sliced
+            # the last axis of a tensor the wrapper makes is contiguous, whatever sizes it is made with
+            rank = self._made_rank(tensor)
+            return int_val(1) if rank and i in (-1, rank - 1) else None
         if not -len(dims) <= i < len(dims):
             return None
         i %= len(dims)
         return _product(dims[i + 1:])
+
+    def _made_rank(self, tensor: str) -> int:
+        """The rank of the tensor an allocator makes under this name (``torch.empty((rows, n))``: 2),
+        also where the sizes it is made with are not known; 0 where it is not made so."""
+        node = self.assigned(tensor)
+        kind = _created_kind(node) if node is not None else None
+        if kind is None or kind in FROM_DATA or self.inlined is not None:
+            return 0
+        parts = size_arguments(kind, node)
+        return 0 if not parts or len(parts) == 1 and shape_tensor(parts[0]) is not None else len(parts)
 
     def _permuted_stride(self, base, order: tuple, i: int):
         dims = self._created(base)
