@@ -53,7 +53,7 @@ def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = fro
     for facts in prover.launches:
         for param, (source, axis) in sorted(facts.stride_args.items()):
             value = facts.values.get(param)
-            if value is None:
+            if value is None and source in facts.contiguous:
                 continue
             if param not in walking:  # (the pointers a parameter walks are the kernel's, at every launch)
                 walking[param] = _walked_by(model, param)
@@ -63,6 +63,8 @@ def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = fro
                 continue  # (a pointer to a slice or an expression: which tensor it walks is not known)
             kin = facts.kin.get(source, frozenset((source,)))
             if any(t in kin or source in facts.kin.get(t, ()) for t in tensors.values()):
+                if value is None:
+                    continue  # (whether the two layouts agree is the caller's, as far as the engine reads)
                 # the stride walks its own tensor too: one layout shared on purpose, unless the launch
                 # passes another of the tensors walked its own stride of that axis as well
                 for base, access in walked.items():
@@ -113,6 +115,12 @@ def _differs(prover: Prover, facts: LaunchFacts, param: str, value, source: tupl
     layout = facts.layouts.get(tensor)
     if not layout:
         return None
+    if value is None:
+        # a stride of a tensor whose layout the wrapper leaves to the caller (``y = x.reshape(-1, n)``,
+        # made contiguous on one path only), walking one the wrapper lays out itself: the two agree
+        # only for some of the inputs it accepts
+        return ForeignStride(access, param, facts, source, tensor, {}, None, (), contiguous_only=True) \
+            if tensor in facts.contiguous else None
     result, witness = prover.solving.solve(list(facts.assumptions), z3.And([value != s for s in layout]))
     if result == z3.unsat and tensor in facts.contiguous and source[0] not in facts.contiguous:
         # one of the walked tensor's strides while both are laid out contiguously: not where the
