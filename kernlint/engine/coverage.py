@@ -143,13 +143,32 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
     if any(monotone.refutes(few, g) for g in goals):
         return None  # one index reaches the last element, shown without a solver
     goal = z3.And(goals) if len(goals) > 1 else goals[0]
+    beyond = None
+    if len(members) == 1:
+        # one index: an element of its own form below the bound (``2 * b`` reaches even elements
+        # only: the odd ones are no program's), not merely ``bound - 1``
+        index, access = members[0]
+        beyond, far = _beyond(model, index, access)
+        goal = z3.And(beyond < bound, beyond > corners[0])
+        domain = domain + far
     # the accesses run only where the ``if`` tests around them that every program reads alike hold
     # (``if SEQUENCE_PARALLEL:`` under a grid of ``cdiv(n, B) if SEQUENCE_PARALLEL else 1``)
     reached = list({text(c): c for _, a in members for c in _reached(a)}.values())
     result, witness = prover.solving.solve([*domain, *reached, bound >= 1], goal)
     if result != z3.sat:
         return None
-    return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness)
+    return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness, beyond)
+
+
+def _beyond(model, index, access: Access) -> tuple:
+    """``index`` at program ids and lane positions of their own, each at least 0 and bounded by
+    neither the grid nor the block (the values its form can take: ``2 * b`` only even ones, ``row *
+    stride + lane`` any), and their domain."""
+    names = set(free_vars(index))
+    pairs = [(pid, int_var(f"pid!{a}@far")) for a, (pid, _) in model.pids.items() if f"pid!{a}" in names]
+    pairs += list({axis: (position(axis), int_var(f"lane!{axis}@far")) for _, axis in access.mask.lanes
+                   if f"lane!{axis}" in names}.values())
+    return z3.substitute(index, *pairs), [far >= 0 for _, far in pairs]
 
 
 def _with_sibling_axes(known: set, facts: LaunchFacts) -> set:
@@ -198,7 +217,7 @@ def _grows(prover: Prover, domain: list, index, v) -> bool:
     return result == z3.unsat
 
 
-def _shortfall(prover, access, facts, values, axes, corners, bound, witness) -> Shortfall:
+def _shortfall(prover, access, facts, values, axes, corners, bound, witness, beyond=None) -> Shortfall:
     model = prover.model
     value = lambda t: witness.eval(t, model_completion=True).as_long()  # noqa: E731
     relevant = set(free_vars(bound))
@@ -226,5 +245,6 @@ def _shortfall(prover, access, facts, values, axes, corners, bound, witness) -> 
     programs = {a: value(model.pids[a][1]) for a in axes}
     shown += [(f"programs on axis {a}", n) for a, n in programs.items()]
     shown = list(dict.fromkeys(shown))
-    return Shortfall(access, facts, axes, bound, value(bound) - 1, max(value(c) for c in corners), programs,
+    missed = value(bound) - 1 if beyond is None else value(beyond)
+    return Shortfall(access, facts, axes, bound, missed, max(value(c) for c in corners), programs,
                      tuple(shown), prover.describe(access), prover.describe(bound))
