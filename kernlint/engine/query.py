@@ -657,6 +657,18 @@ class Prover:
                                    past_end=not checked)
             if isinstance(verdict, Violation):
                 return verdict
+        # before the start, with only the address's loaded values at 0 (a first sequence starting at
+        # 0): the lengths only the mask and the path read are any (a non-empty first sequence), and
+        # an offset below 0 needs none of them large
+        in_address = set(loaded) & set(free_vars(offset))
+        if not checked or not in_address or in_address == set(loaded):
+            return None
+        starts = [names[n] == 0 for n in sorted(in_address)]
+        for facts in self.judged_launches:
+            verdict = self._launch(access, facts, offset, [*cond, *starts], set(names), path_vars,
+                                   before_start=True)
+            if isinstance(verdict, Violation):
+                return verdict
         return None
 
     def _flag_launches(self, access: Access) -> tuple[frozenset, list]:
@@ -868,7 +880,7 @@ class Prover:
         return None
 
     def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars, related=frozenset(),
-                past_end: bool = False):
+                past_end: bool = False, before_start: bool = False):
         """A Violation, True (proven in bounds), UNANSWERED (asked, and the solver did not answer within
         its budget) or None (this launch does not say enough to ask)."""
         base = access.ptr.base
@@ -891,7 +903,7 @@ class Prover:
         sizes = set(free_vars(extent))
         if not sizes <= known:
             known = _related(known, facts.assumptions)  # ``assert s.numel() == triton.cdiv(n, 128)``
-        if sizes and not sizes & known:
+        if sizes and not sizes & known and not before_start:
             return None  # an extent nothing the kernel receives relates to: it says nothing
         # an extent only partly related (``x.numel()`` of an ``x`` whose leading size is passed to
         # nothing): the free sizes, at least 1, can prove the access but not convict it. A size the
@@ -905,7 +917,8 @@ class Prover:
         guard = facts.extent_guards.get(base)
         # (an extent known only where the wrapper makes the tensor can convict, not prove: the caller
         # may pass a tensor of its own)
-        proof_only = not sizes <= known
+        # (an address below 0 is before the tensor whatever its extent)
+        proof_only = not sizes <= known and not before_start
         domain = self.base + _lane_domain(access.ptr.offset, access.mask) + bindings + grids + facts.assumptions
         domain += [guard] if guard is not None else []
         for n in mentioned & self.scalars:
@@ -913,7 +926,7 @@ class Prover:
                 continue  # a number the launch passes (``ignore_index=-100``) is what it is
             domain.append(at_least(self.model.params[n], 0))
         domain += self._stated_element_bounds(mentioned, facts)
-        outside = offset >= extent if past_end else z3.Or(offset < 0, offset >= extent)
+        outside = offset >= extent if past_end else offset < 0 if before_start else z3.Or(offset < 0, offset >= extent)
         result, witness = self.solving.solve([*domain, *cond], outside)
         if result == z3.unsat:
             return True if guard is None else UNANSWERED
