@@ -83,7 +83,10 @@ is an index the check lets through. Without such a
 statement a gather is still asked with every loaded value 0, an index any table takes: past the end
 of its tensor (the stride of another, wider tensor), and before its start where the mask or a test
 on the path reads the loaded value itself (`pos < window_end` before `pos - window_start`: the kernel
-checks the value against a range, so values outside it are inputs it is written for). A load through a `tl.make_block_ptr` is judged with
+checks the value against a range, so values outside it are inputs it is written for); and where the
+mask reads loaded lengths (`t < end - start` of `cu_seqlens`), before its start with only the
+address's loaded values at 0 and the lengths free (a first sequence that starts at row 0 and is not
+empty: `x[start + t - 1]` without `t >= 1`). A load through a `tl.make_block_ptr` is judged with
 its `boundary_check` dimensions as the mask: a block past the tensor on an unchecked dimension,
 or a `shape` larger than the tensor, is reported here (KL109 reports a moving block without
 `boundary_check` even where the tensor's extent is unknown).
