@@ -157,6 +157,10 @@ def _judge(prover: Prover, members, facts: LaunchFacts, axes, bound) -> Shortfal
     result, witness = prover.solving.solve([*domain, *reached, bound >= 1], goal)
     if result != z3.sat:
         return None
+    if beyond is not None:
+        # the witness shown misses the bound's last element where the index reaches it in some run
+        last, at_last = prover.solving.solve([*domain, *reached, bound >= 1], z3.And(goal, beyond == bound - 1))
+        witness = at_last if last == z3.sat else witness
     return _shortfall(prover, members[0][1], facts, values, axes, corners, bound, witness, beyond)
 
 
