@@ -981,6 +981,22 @@ def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: d
             env[name] = _Value(_Tensor(name), "parameter") if call is None else _Value(UNKNOWN, "parameter")
 
 
+def _product_of(loop, env: dict) -> str | None:
+    """The name ``n`` of ``for s in shape: n *= s`` where ``n`` is 1 before the loop (and the loop does
+    nothing else), else None."""
+    if not isinstance(loop, cst.For) or loop.orelse is not None or not isinstance(loop.target, cst.Name):
+        return None
+    body = loop.body.body
+    line = body[0] if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) else None
+    step = line.body[0] if line is not None and len(line.body) == 1 else None
+    if not (isinstance(step, cst.AugAssign) and isinstance(step.operator, cst.MultiplyAssign)
+            and isinstance(step.target, cst.Name) and isinstance(step.value, cst.Name)
+            and step.value.value == loop.target.value):
+        return None
+    before = env.get(step.target.value)
+    return step.target.value if before is not None and before.value == 1 and before.value is not True else None
+
+
 def _seen(node: cst.BaseExpression | None, env: dict) -> dict | None:
     if node is None:
         return None
@@ -1201,6 +1217,7 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
             if isinstance(stmt, cst.For):
                 for name in N.target_names(stmt.target):
                     looped[name] = _Value(UNKNOWN, "loop variable")
+            product = _product_of(stmt, env)
             run_block(ev, stmt.body.body, looped, on_statement)
             exits = isinstance(stmt, cst.While) and not _breaks(stmt.body)
             # ``while kb % g: g //= 2``: a name the test reads that the loop updates is whatever the
@@ -1211,6 +1228,10 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
             for name in carried:
                 if env[name].how == "branches disagree":
                     env[name] = _Value(UNKNOWN, "loop-carried")
+            if product is not None:
+                # ``n = 1; for s in shape: n *= s``: the number of elements of a tensor of that shape,
+                # read as ``torch.empty(shape)``'s is (one size named by what it multiplies)
+                env[product] = _Value(UNKNOWN, "product of a shape", stmt.iter, seen=_seen(stmt.iter, env))
             if exits:  # what follows runs where the loop's test failed
                 env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), (_truth(stmt.test), False)),
                                     "loop exit")
