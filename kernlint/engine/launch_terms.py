@@ -423,10 +423,16 @@ class _Wrapper:
         also where the sizes it is made with are not known; 0 where it is not made so."""
         node = self.assigned(tensor)
         kind = _created_kind(node) if node is not None else None
-        if kind is None or kind in FROM_DATA or self.inlined is not None:
+        if kind is None or kind in FROM_DATA or kind == "empty_strided" or self.inlined is not None:
             return 0
         parts = size_arguments(kind, node)
-        return 0 if not parts or len(parts) == 1 and shape_tensor(parts[0]) is not None else len(parts)
+        if not parts:
+            return 0
+        # one size written bare may be a whole shape (``torch.empty(shape)``): its rank is not known
+        single = len(parts) == 1 and not isinstance(parts[0], (cst.Integer, cst.BinaryOperation))
+        written = [a.value for a in node.args if a.keyword is None or a.keyword.value == "size"]
+        listed = any(isinstance(w, (cst.Tuple, cst.List)) for w in written)
+        return 0 if single and not listed else len(parts)
 
     def _permuted_stride(self, base, order: tuple, i: int):
         dims = self._created(base)
