@@ -1242,9 +1242,6 @@ def _slice_length(piece: cst.Slice) -> int | None:
     return None
 
 
-#: a tensor's methods that give its least or greatest element
-
-
 def _indexed_names(node) -> set[str]:
     """The names a choice of sequence elements indexes (``k`` of ``k if isinstance(k, int) else k[0]``)."""
     if type(node) is cst.IfExp:

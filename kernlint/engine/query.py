@@ -244,6 +244,10 @@ def _divides_by(term, names: set) -> bool:
     return any(names & free_vars(d).keys() for d in terms.divisors(term))
 
 
+#: the ends of its tensor an address is asked to leave by (:meth:`Prover._launch`)
+EITHER_SIDE, PAST_END, BEFORE_START = "either side", "past the end", "before the start"
+
+
 def _stated_names(facts: LaunchFacts) -> set[str]:
     """The names what a launch's wrapper states reads (its assumptions)."""
     return set(merged_free(facts.assumptions))
@@ -650,25 +654,20 @@ class Prover:
         offset = access.ptr.offset.term
         if any(_divides_by(t, set(loaded)) for t in (offset, *cond)):
             return None
-        zeros = [names[n] == 0 for n in loaded]
         checked = set(loaded) & set(merged_free(cond))
-        for facts in self.judged_launches:
-            verdict = self._launch(access, facts, offset, [*cond, *zeros], set(names), path_vars,
-                                   past_end=not checked)
-            if isinstance(verdict, Violation):
-                return verdict
+        asked = [(loaded, EITHER_SIDE if checked else PAST_END)]
         # before the start, with only the address's loaded values at 0 (a first sequence starting at
         # 0): the lengths only the mask and the path read are any (a non-empty first sequence), and
         # an offset below 0 needs none of them large
-        in_address = set(loaded) & set(free_vars(offset))
-        if not checked or not in_address or in_address == set(loaded):
-            return None
-        starts = [names[n] == 0 for n in sorted(in_address)]
-        for facts in self.judged_launches:
-            verdict = self._launch(access, facts, offset, [*cond, *starts], set(names), path_vars,
-                                   before_start=True)
-            if isinstance(verdict, Violation):
-                return verdict
+        in_address = sorted(set(loaded) & set(free_vars(offset)))
+        if checked and in_address and len(in_address) < len(loaded):
+            asked.append((in_address, BEFORE_START))
+        for zero, side in asked:
+            for facts in self.judged_launches:
+                verdict = self._launch(access, facts, offset, [*cond, *(names[n] == 0 for n in zero)], set(names),
+                                       path_vars, side=side)
+                if isinstance(verdict, Violation):
+                    return verdict
         return None
 
     def _flag_launches(self, access: Access) -> tuple[frozenset, list]:
@@ -880,9 +879,11 @@ class Prover:
         return None
 
     def _launch(self, access, facts: LaunchFacts, offset, cond, mentioned, path_vars, related=frozenset(),
-                past_end: bool = False, before_start: bool = False):
+                side: str = EITHER_SIDE):
         """A Violation, True (proven in bounds), UNANSWERED (asked, and the solver did not answer within
-        its budget) or None (this launch does not say enough to ask)."""
+        its budget) or None (this launch does not say enough to ask). ``side``: which end of the tensor
+        the address is asked to leave by."""
+        before_start = side == BEFORE_START
         base = access.ptr.base
         if base not in facts.extents:
             return None
@@ -926,7 +927,10 @@ class Prover:
                 continue  # a number the launch passes (``ignore_index=-100``) is what it is
             domain.append(at_least(self.model.params[n], 0))
         domain += self._stated_element_bounds(mentioned, facts)
-        outside = offset >= extent if past_end else offset < 0 if before_start else z3.Or(offset < 0, offset >= extent)
+        if side == PAST_END:
+            outside = offset >= extent
+        else:
+            outside = offset < 0 if before_start else z3.Or(offset < 0, offset >= extent)
         result, witness = self.solving.solve([*domain, *cond], outside)
         if result == z3.unsat:
             return True if guard is None else UNANSWERED
