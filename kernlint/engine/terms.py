@@ -24,6 +24,9 @@ _HELD: dict[int, object] = {}
 _OBJECTS: dict[int, tuple] = {}
 #: leaf ast id -> its wrapper (the value of a free-variable map)
 _LEAF: dict[int, z3.ExprRef] = {}
+#: id of a term object -> (the object, its free variables): the evaluation hands the same wrappers to
+#: the rules' questions many times, and reading a wrapper's ast id is itself several calls into z3
+_FREE_OF_OBJECT: dict[int, tuple] = {}
 LIMIT = 200000
 #: other modules' tables of terms (keyed by ast id, or holding what they key): emptied whenever these are
 CACHES: list[dict] = []
@@ -38,7 +41,7 @@ def clear() -> None:
     ctx = z3.main_ctx().ref()
     for a in _HELD.values():
         C.Z3_dec_ref(ctx, a)
-    for table in (_FREE, _PARTS, _TEXT, _CHOICES, _DIVISORS, _HELD, _LEAF, _OBJECTS, *CACHES):
+    for table in (_FREE, _PARTS, _TEXT, _CHOICES, _DIVISORS, _HELD, _LEAF, _OBJECTS, _FREE_OF_OBJECT, *CACHES):
         table.clear()
 
 
@@ -54,14 +57,20 @@ def _main(term) -> bool:
 
 
 def free_vars(term) -> dict[str, z3.ExprRef]:
-    """The uninterpreted constants of a term, in the order a left-to-right walk first meets them."""
+    """The uninterpreted constants of a term, in the order a left-to-right walk first meets them (a
+    table the caller must not change)."""
+    hit = _FREE_OF_OBJECT.get(id(term))
+    if hit is not None and hit[0] is term:
+        return hit[1]
     if not _main(term):
         return _free_slow(term)
-    if len(_HELD) > LIMIT or len(_OBJECTS) > LIMIT:
+    if len(_HELD) > LIMIT or len(_OBJECTS) > LIMIT or len(_FREE_OF_OBJECT) > LIMIT:
         clear()
     ctx = term.ctx.ref()
     names = _free(ctx, term.as_ast(), C.Z3_get_ast_id(ctx, term.as_ast()))
-    return {name: _LEAF[leaf] for name, leaf in names}
+    out = {name: _LEAF[leaf] for name, leaf in names}
+    _FREE_OF_OBJECT[id(term)] = (term, out)
+    return out
 
 
 def _finish(ctx, nid: int, node, out: tuple) -> None:
