@@ -112,7 +112,8 @@ class _Lambda:
 class _Value:
     """A resolved value with how it was found (kept beside the value in the environment), and the
     expression it was assigned from: ``index`` is its position when a name was unpacked from one
-    value (``M, N = x.shape``: ``x.shape`` at 0 and 1, of ``arity`` 2)."""
+    value (``M, N = x.shape``: ``x.shape`` at 0 and 1, of ``arity`` 2; ``*lead, n = x.shape``: ``n``
+    at -1, of ``arity`` 0, a number of names not known)."""
 
     value: Any
     how: str
@@ -232,8 +233,8 @@ class HostScope:
         ``B, T, H, K, V = *k.shape, v.shape[-1]``: 4 of ``k``), where the unpacking read ``current``,
         the binding of ``tensor`` asked about (not one the name had before it was bound again)."""
         for b in self.env.values():
-            if b.index is None or (b.seen or {}).get(tensor) is not current:
-                continue
+            if b.index is None or not b.arity or (b.seen or {}).get(tensor) is not current:
+                continue  # (a name unpacked beside a starred one, ``*lead, n = x.shape``, says no rank)
             if shape_tensor(b.node) == tensor:
                 return b.arity
             spread = _spread_shape(b.node)
@@ -287,6 +288,8 @@ def unpacked_part(node, index: int, arity: int):
     tensor = shape_tensor(node)
     if tensor is not None:
         return tensor, index
+    if index < 0:
+        return None  # counted from the back of a sequence whose length is not known
     if isinstance(node, cst.IfExp):
         # ``h, w = (a, b) if transposed else (b, a)``: each name is the test's choice of its part
         return element(node, index, arity)
@@ -1033,6 +1036,14 @@ def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict
                 for i, el in enumerate(elements):
                     if isinstance(el.value, cst.Name):
                         env[el.value.value] = _Value(UNKNOWN, how, node, i, len(elements), seen)
+            elif node is not None:
+                # ``*lead, n = x.shape``: the names before the star count from the front, those after
+                # it from the back (``n`` is ``x.shape[-1]``); how many the star takes is not known
+                at = next(i for i, el in enumerate(elements) if isinstance(el, cst.StarredElement))
+                for i, el in enumerate(elements):
+                    if i != at and isinstance(el.value, cst.Name):
+                        index = i if i < at else i - len(elements)
+                        env[el.value.value] = _Value(UNKNOWN, how, node, index, 0, seen)
     elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value in env:
         base = env[target.value.value].value
         if isinstance(base, (dict, list)) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
