@@ -38,7 +38,10 @@ Not asked about (no finding): an index that also moves with a loop (grid-stride 
 kernels), one the engine cannot show to grow with each program id and lane (swizzled program
 ids), a grid axis or size the launch does not give, and a bound the grid is not made of (a size the
 wrapper receives apart from the one the grid is computed from: they may be equal), a mask that
-lets an access leave its tensor (KL101/KL102's: its bound is not the data's extent). Two axes of
+lets an access leave its tensor (KL101/KL102's: its bound is not the data's extent), and a
+load's bound looser than that of a store whose index moves with the same program ids and lanes
+and which the grid covers (`x[2 * i]` masked by `2 * i < n`, the stores by `i < n // 2`: the
+odd last input is no output's). Two axes of
 one tensor are not sizes received apart: `M, N = x.shape` holds any pair, so a grid of `cdiv(M, 32)`
 column blocks for a mask `rn < N` (a transpose counting both axes with the rows) is asked about.
 

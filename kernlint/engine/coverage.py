@@ -58,27 +58,48 @@ def shortfalls(prover: Prover, overruns: set[int]) -> list[Shortfall]:
     masked by is not the data's extent, and a bound one of whose indices is not modelled is not
     asked about."""
     groups: dict[str, tuple] = {}
-    seen = set()
+    seen, written = set(), set()
     for index, bound, access, _ in prover.stated:
         # an index that moves with no program id walks another dimension (``k_idx < n_ctx``)
         if reads_program_id(index):
             key = (text(bound), text(index), access.mask.lanes)
+            if access.kind != "load":
+                written.add(key)
             if key not in seen:  # a load and a store under one mask: one index
                 seen.add(key)
                 # (accesses under different compile-time branches run under different launches'
                 # configurations: each branch's grid is asked about its own)
                 branch = tuple(text(c) for c in _reached(access))
                 groups.setdefault((key[0], branch), (bound, []))[1].append((index, access))
-    found, asked = [], set()
+    # a read whose bound lets more through than a write under the same program ids and lanes, the
+    # write's bound reached by the grid, reads input the work never needs (``x[2 * i]`` and ``x[2 * i
+    # + 1]`` masked by ``2 * i < n``, while the writes stop at ``i < n // 2``)
+    judged = []
     for bound, members in groups.values():
         axes = _pid_axes(members, bound)
         if axes is None or any(id(a) in overruns for _, a in members):
             continue
+        writes = any((text(bound), text(i), a.mask.lanes) in written for i, a in members)
+        motion = (axes, frozenset(lane for _, a in members for lane in a.mask.lanes))
+        judged.append((bound, members, axes, writes, motion))
+    answers: dict[tuple, Shortfall | None] = {}
+
+    def judge(g: int, facts: LaunchFacts) -> Shortfall | None:
+        if (g, id(facts)) not in answers:
+            bound, members, axes = judged[g][:3]
+            answers[g, id(facts)] = _judge(prover, members, facts, axes, bound)
+        return answers[g, id(facts)]
+
+    found, asked = [], set()
+    for g, (bound, members, axes, writes, motion) in enumerate(judged):
         for facts in prover.launches:
             key = (id(facts), axes)
             if key in asked or any(a not in facts.grid for a in axes):
                 continue
-            shortfall = _judge(prover, members, facts, axes, bound)
+            shortfall = judge(g, facts)
+            if shortfall is not None and not writes and any(
+                    w[3] and w[4] == motion and judge(h, facts) is None for h, w in enumerate(judged)):
+                shortfall = None
             if shortfall is not None:
                 asked.add(key)
                 found.append(shortfall)
