@@ -54,7 +54,11 @@ with a stated rank it gives that tensor a layout, and a loaded element of a tens
 least or greatest lies within them in a witness. A mask that lets lanes through up to a value the kernel loads (`offs < end - start`
 of two loads of `cu_seqlens`) keeps them inside the tensor by a contract between the host and its
 metadata that the code does not state: such an access is proven where it can be, never convicted,
-since its witness would rest on what memory holds. A `@triton.jit`
+since its witness would rest on what memory holds. A size of the tensor the kernel sees only
+inside a stride (`b.shape[1]` of a batched `b`, in `b.stride(0)`, beside `batch, M, K = a.shape; _,
+_, N = b.shape`) is asked equal to a size of another tensor the mask bounds the access by (`K`): a
+matmul's inner dimensions are a contract the wrapper need not state, and an access that leaves its
+tensor only where a caller breaks it is no finding. A `@triton.jit`
 helper another kernel of the module calls, and nothing launches, is judged inlined at each call, under
 what that call passes (its block sizes are the caller's), not alone.
 

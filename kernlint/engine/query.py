@@ -24,7 +24,7 @@ from typing import Callable
 import z3
 
 from kernlint.engine.evaluate import Access, KernelModel
-from kernlint.engine.launch_terms import LaunchFacts, size_caps, value_bounds
+from kernlint.engine.launch_terms import SHAPE_NAME, LaunchFacts, size_caps, value_bounds
 from kernlint.engine.symbols import UNMODELLED, Num, Ptr, at_least, at_most, int_val, int_var, mentions, position, shown_value
 from kernlint.engine import cpu_cap, monotone, terms
 from kernlint.engine.terms import components as _components, conjunction, conjuncts, free_vars, keyed_conjuncts, merged_free
@@ -950,7 +950,39 @@ class Prover:
             result, witness = self._at_small_sizes([*domain, *cond], outside, facts, needed)
         if result != z3.sat:
             return UNANSWERED
+        kept = None if before_start else self._within_contract(facts, values, cond, sizes, [*domain, *cond], outside)
+        if kept is not None:
+            result, witness = kept
+            if result != z3.sat:
+                return UNANSWERED
         return self._violation(access, "launch", f"`{extent_text}` ({facts.label})", witness, offset, extent, facts)
+
+    def _within_contract(self, facts: LaunchFacts, values: dict, cond: list, sizes: set, formulas: list,
+                         outside) -> tuple | None:
+        """The question asked again with each size of the tensor the kernel sees only inside a stride
+        (the rows of a batched ``b``, in ``b.stride(0)``) equal to a size of another tensor the mask
+        bounds it by (``k < K`` with ``K`` of ``a``): the two sizes of a contract (a matmul's inner
+        dimensions) the wrapper does not state and callers keep. An access that leaves its tensor
+        only where they differ is no finding. None where there are no such sizes."""
+        plain, strided = set(), set()
+        for n, v in values.items():
+            (strided if n in facts.stride_args else plain).update(free_vars(v))
+        for g in facts.grid.values():
+            plain |= set(free_vars(g))
+        plain = _related(plain, facts.assumptions)
+        hidden = sorted(n for n in (sizes & strided) - plain if SHAPE_NAME.fullmatch(n))
+        if not hidden:
+            return None
+        own = {SHAPE_NAME.fullmatch(n).group(1) for n in sizes if SHAPE_NAME.fullmatch(n)}
+        bounding = set()
+        for n in merged_free(cond):
+            if n in values and n not in facts.stride_args:
+                bounding |= set(free_vars(values[n]))
+        others = sorted(n for n in bounding if (m := SHAPE_NAME.fullmatch(n)) is not None and m.group(1) not in own)
+        if not others:
+            return None
+        equal = [z3.Or([int_var(h) == int_var(o) for o in others]) for h in hidden]
+        return self.solving.solve([*formulas, *equal], outside)
 
     def _stated_element_bounds(self, mentioned, facts: LaunchFacts) -> list:
         """Each value loaded from a tensor whose least or greatest element the launch's wrapper
