@@ -189,6 +189,7 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
     # program that add to one element need the atomic as much as two programs do)
     apart = [*pids.values(), *(v for n, v in own.items() if exclusive and n.startswith("lane!"))]
     goal = [z3.Or([v != second(v) for v in apart]), address == second(other_address)]
+    ignored = [] if exclusive or not one_address else _ignored_axis(pids, own, second, [address, *cond, *other_cond])
     # programs that run the same code on an unmodelled value: nothing says that it differs
     alike = values is not None or same and virtual and not exclusive
     if launches is not None:
@@ -216,7 +217,13 @@ def _two_programs(prover: Prover, first: Access, other: Access, single_axes: fro
                                             every_size=True):
                 return None
             continue
-        witness = _for_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs)
+        witness = None
+        if ignored:
+            # programs that differ only on an axis neither the address nor the mask reads (a split-K
+            # store of the whole tile) meet at every element: asked first, its overlap needs no search
+            witness = _for_every_layout(prover, facts, z3.And(*goal, *ignored), layout_address, given, programs)
+        if witness is None:
+            witness = _for_every_layout(prover, facts, z3.And(*goal), layout_address, given, programs)
         if witness is None:
             continue
         if alike:
@@ -644,6 +651,18 @@ def _held_alike(t: tuple, own: tuple, alike: frozenset) -> bool:
             and not any(n.startswith(own) for n in _names(t[2])) and apart.digit_name(t[0], t[1][1], t[2]) in alike):
         return True
     return all(_held_alike(x, own, alike) for x in t[1:])
+
+
+def _ignored_axis(pids: dict, own: dict, second, read: list) -> list:
+    """The second program of a pair at the first program's every per-program value but one program
+    id that none of ``read`` (the address and the conditions it is written under) mentions, which
+    differs: as equations, or none where every program id is read."""
+    mentioned = set(merged_free(read))
+    free = [a for a, pid in pids.items() if pid.decl().name() not in mentioned]
+    if not free:
+        return []
+    moved = pids[free[0]]
+    return [moved != second(moved), *(v == second(v) for n, v in own.items() if not v.eq(moved))]
 
 
 def _race(prover, access, pids, witness, second, symmetric: bool = False, same_value: bool = False) -> Race:
