@@ -41,7 +41,11 @@ on purpose, except where the launch also passes the other tensor's own stride of
 (`residual.stride(0)` as `stride_r`) and the access does not read it: the wrapper hands each tensor
 its stride and the kernel walks one by another's. That is a warning where the two agree while both
 tensors are contiguous (wrong for a caller's view of a wider buffer, which the wrapper accepts; not
-reported where the wrapper makes or asserts both contiguous), an error where they can differ.
+reported where the wrapper makes or asserts both contiguous), an error where they can differ. A
+stride the launch passes twice, for its own tensor (`stride_x=x.stride(0)`) and for another's
+parameter (`stride_r=x.stride(0) if r is not None else 0`), both tensors laid out by the caller, is
+a warning too: the kernel takes the two layouts apart and the launch makes them one. (Of a stride
+written `t.stride(0) if t is not None else 0`, the number is what stands where there is no tensor.)
 
 ## Why is this bad?
 Each row (or head, or batch) the kernel steps to is found by the stride: with another tensor's, the
@@ -192,6 +196,14 @@ def add(x, y):
                         f"{head}: the two differ wherever the "
                         f"caller's tensors are laid out differently (a view of a wider buffer), which the wrapper "
                         f"accepts; walk `{f.tensor}` by `{f.own}`", **evidence, own=f.own):
+                    finding.level = Level.WARNING  # wrong only for such an input: the input decides
+                    yield finding
+                continue
+            if f.twin is not None:
+                for finding in reported_once(self, state, f.access,
+                        f"{head}, and as `{f.twin}` for `{f.source[0]}` itself: the kernel takes the two layouts "
+                        f"apart, and they differ wherever the caller's tensors are laid out differently (a view of a "
+                        f"wider buffer); pass a stride of `{f.tensor}`", **evidence, twin=f.twin):
                     finding.level = Level.WARNING  # wrong only for such an input: the input decides
                     yield finding
                 continue

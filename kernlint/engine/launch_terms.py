@@ -1070,6 +1070,17 @@ def _like(node) -> str | None:
     return None
 
 
+def _present_side(node):
+    """The side of ``r.stride(0) if r is not None else 0`` a present tensor takes (the other, a
+    number, is passed where there is no tensor to walk); any other expression as it is."""
+    if isinstance(node, cst.IfExp):
+        sides = [side for side in (node.body, node.orelse) if int_literal(side) is None
+                 and not (isinstance(side, cst.Name) and side.value == "None")]
+        if len(sides) == 1:
+            return sides[0]
+    return node
+
+
 def _method(node) -> tuple[str, str, list] | None:
     """``x.m(args)``: (x, m, args) for a method of a plain name."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
@@ -1419,7 +1430,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 node = bound[p.name].node
                 if isinstance(node, cst.Name):  # ``stride_x = x.stride(0)`` before the launch
                     node = wrapper.assigned(node.value) or node
-                found = _method(node)
+                found = _method(_present_side(node))
                 if found is not None and found[1] == "stride" and len(found[2]) == 1:
                     axis = int_literal(found[2][0].value)
                     if axis is not None:

@@ -44,6 +44,9 @@ class ForeignStride:
     #: stride passed walks its own tensor too: the wrapper hands each tensor its stride, the kernel
     #: walks this one by another's
     own: str | None = None
+    #: the parameter the launch passes the same stride as to walk its own tensor, where the layouts of
+    #: both tensors are the caller's: the kernel keeps them apart, the launch makes them one
+    twin: str | None = None
 
 
 def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = frozenset()) -> list[ForeignStride]:
@@ -83,9 +86,30 @@ def foreign_strides(prover: Prover, model: KernelModel, reported: set[int] = fro
                 if id(access) in reported:
                     continue
                 found = _differs(prover, facts, param, value, (source, axis), tensors[base], access)
+                if found is None and not {source, tensors[base]} & facts.contiguous:
+                    # (both laid out by the caller: the wrapper neither makes nor asserts them contiguous)
+                    twin = _walking_its_own(model, facts, param, (source, axis), kin, walking)
+                    if twin is not None:
+                        found = ForeignStride(access, param, facts, (source, axis), tensors[base], {}, None, (),
+                                              contiguous_only=True, twin=twin)
                 if found is not None:
                     out.append(found)
     return out
+
+
+def _walking_its_own(model: KernelModel, facts: LaunchFacts, param: str, source: tuple, kin: frozenset,
+                     walking: dict) -> str | None:
+    """Another parameter the launch passes the same stride as, which walks only the tensor the stride
+    is taken from (``stride_x_row=x.stride(0)`` beside ``stride_res_row=x.stride(0)``)."""
+    for other, passed in sorted(facts.stride_args.items()):
+        if other == param or passed != source:
+            continue
+        if other not in walking:
+            walking[other] = _walked_by(model, other)
+        bound = [facts.tensors.get(base) for base in walking[other]]
+        if bound and all(t in kin for t in bound):
+            return other
+    return None
 
 
 def _own_stride(facts: LaunchFacts, tensor: str, axis: int, kin: frozenset, access: Access) -> str | None:
