@@ -116,7 +116,9 @@ What counts as a race:
   them (read from memory the kernel also writes, or drawn from an atomic) races (an error), and so
   does a load of what the store writes; any other store is an overlapping write (a warning);
 - `tl.atomic_add` hands each program a different old value, so `if tl.atomic_add(counter, 1) ==
-  n - 1:` (the last arriver) lets one program through; a store reached through a test of what a
+  n - 1:` (the last arriver) lets one program through, and where every program draws one ticket
+  and `n` is the number of programs, every other draw came before its stores (the last arriver
+  resetting the counter races with none); a store reached through a test of what a
   plain load reads from a tensor the kernel updates atomically (`tl.atomic_add(count, 1)`, then
   `if tl.load(count) == n:`) is the same idiom read back, and what it guards depends on memory
   ordering: not judged; `tl.atomic_cas(flag, c, v)` with `c != v`

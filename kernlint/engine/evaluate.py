@@ -130,6 +130,8 @@ class KernelModel:
     called: set = field(default_factory=set)
     #: the names of the values atomics returned (tickets and claims among them)
     returned: set = field(default_factory=set)
+    #: the name of a ticket -> the ``tl.atomic_add`` that drew it
+    drawn_by: dict = field(default_factory=dict)
     #: ``tl.where`` tests whose other side gives the lanes that fail them a value of their own (not a
     #: constant fill): a bound such a test states splits its axis, it is not the axis's extent
     splits: list = field(default_factory=list)
@@ -1206,6 +1208,8 @@ class Evaluator:
         if name == TL + "atomic_add":  # each program draws a different old value: a ticket
             ticket = self.sym.fresh("ticket", "the value an atomic returned")
             self.model.returned.add(ticket.decl().name())
+            if self.recording:
+                self.model.drawn_by[ticket.decl().name()] = self.model.accesses[-1]
             return Num(ticket, rank, data=True, bits=64, loaded=True)
         if name == TL + "atomic_cas" and not rank:
             claimed = self._claim(given.get("cmp"), value)

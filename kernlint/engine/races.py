@@ -69,7 +69,8 @@ def judge_race(prover: Prover, access: Access, single_axes: frozenset[int] = fro
     for i, other in enumerate(accesses):
         # each pair of stores once (from its first); an atomic from the store, wherever it stands
         if ((other.kind == "atomic" or other.kind == "store" and i > here) and isinstance(other.ptr, Ptr)
-                and other.ptr.base == access.ptr.base and other.node is not access.node):
+                and other.ptr.base == access.ptr.base and other.node is not access.node
+                and not _after_every_draw(prover.model, access, other)):
             found = _two_programs(prover, access, other, single_axes)
             if found is not None:
                 found.partner = other
@@ -535,6 +536,27 @@ def _polls(model, access: Access) -> bool:
     if not counted:
         return False
     return any(model.loaded_from.get(n) in counted for n in merged_free(access.branches))
+
+
+def _after_every_draw(model, store: Access, atomic: Access) -> bool:
+    """Whether ``store`` runs only in the program that drew the last ticket of ``atomic``
+    (``if tl.atomic_add(counter, 1) == tl.num_programs(0) - 1:``, every program drawing one): every
+    other program's draw came before it, so the two never meet (the last arriver resets the counter)."""
+    if atomic.kind != "atomic":
+        return False
+    programs = int_val(1)
+    for _, grid in model.pids.values():
+        programs = programs * grid
+    for test in store.branches:
+        if not z3.is_eq(test):
+            continue
+        for ticket, bound in (test.children(), reversed(test.children())):
+            name = ticket.decl().name() if z3.is_const(ticket) else None
+            drawn = model.drawn_by.get(name)
+            if (drawn is not None and drawn.node is atomic.node and not atomic.loops and not atomic.branches
+                    and z3.simplify(bound + 1 - programs).eq(int_val(0))):
+                return True
+    return False
 
 
 def _loads_what_it_writes(accesses) -> bool:
