@@ -83,7 +83,17 @@ def test_a_module_an_installed_package_no_longer_has_is_an_error(tmp_path):
     assert [(f.rule, f.span.line, f.level) for f in findings] == [("KL300", 2, Level.ERROR)]
 
 
-def test_timeout_becomes_a_finding(tmp_path):
+def test_timeout_becomes_a_finding(tmp_path, monkeypatch):
+    import kernlint.ir.compile as compile_module
+
+    real = compile_module.compile_job
+
+    def slow(job):  # outlasts the timeout however warm Triton's own cache of this kernel is
+        time.sleep(2)
+        return real(job)
+
+    # (the workers are forked: they run the module as the parent left it)
+    monkeypatch.setattr(compile_module, "compile_job", slow)
     path = tmp_path / "k.py"
     path.write_text(SOURCE)
     findings = run_ir_phase([str(path)], cache_dir=None, select=["KL300"], timeout_s=0.01)
