@@ -26,7 +26,8 @@ inlined) and asks a solver, for every `tl.load`, whether some program, lane and 
 where the mask holds reads outside the tensor behind the pointer. The tensor's extent comes from
 a launch in the module (`x.numel()`, `M, N = x.shape`, `torch.empty((M, N))`, the grid, the
 wrapper's asserts); where no launch gives it, only from what the kernel states itself: a mask
-elsewhere in the kernel that bounds an index this address is built from, unless the kernel gives the lanes
+elsewhere in the kernel that bounds an index this address is built from (or that index shifted by
+a number, `(t + 1) * stride` beside `t < T`: the next row), unless the kernel gives the lanes
 past that bound values of their own (`tl.where(d < ROT, rotated, x)`: the bound splits the axis,
 the rotary part of a head, and is no extent; a constant fill, `tl.where(mask, x, 0.0)`, keeps it). The message carries a
 witness (sizes, program ids, lanes, loop counters, the address against the extent) to check by

@@ -201,6 +201,25 @@ def _related(known: set, assumptions) -> set:
     return known
 
 
+def _shifted(offset, index) -> list:
+    """The parts of ``offset`` (through its sums and products) that are ``index`` plus a number other
+    than 0 (``(o_t + 1) * stride``: ``o_t + 1``)."""
+    out, seen, todo = [], set(), [offset]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen or not z3.is_app(t):
+            continue
+        seen.add(t.get_id())
+        if z3.is_add(t):
+            shift = z3.simplify(t - index)
+            if z3.is_int_value(shift) and shift.as_long() != 0:
+                out.append(t)
+                continue
+        if z3.is_add(t) or z3.is_mul(t):
+            todo.extend(t.children())
+    return out
+
+
 def _first_of_data_bounded(cond: list) -> tuple[list, list] | None:
     """Where a test lets lanes (or a loop's iterations) through up to a value the kernel loaded
     (``offs < end - start`` of two loads of ``cu_seqlens``, ``for s in range(0, seq_len, B)``): a
@@ -1114,10 +1133,14 @@ class Prover:
         for t in cond:
             scope |= set(free_vars(t))
         for index, bound, other, used in self.stated:
-            if index.get_id() not in parts or not used <= lengths:
+            if not used <= lengths:
                 continue
-            if index.get_id() in own:
-                continue  # this access bounds the index itself (or a sum it is part of): its own call
+            # the index, or the index shifted by a number (``o_t + 1``: the next row), as a part of
+            # the address: what this access's own mask bounds is its own call
+            reached = [index] if index.get_id() in parts and index.get_id() not in own else []
+            reached += [u for u in _shifted(offset, index) if u.get_id() not in own]
+            if not reached:
+                continue
             if (index.get_id(), bound.get_id()) in self.splits:
                 continue  # the kernel gives the lanes past it values of their own: they are live
             if any("!" in n and not n.startswith(("lane!", "pid!", "grid!")) and n not in scope
@@ -1127,13 +1150,14 @@ class Prover:
                 continue  # a bound that differs from one program to the next is no tensor's extent
             domain = self._stated_domain(_lane_domain(access.ptr.offset, access.mask, other.mask),
                                          (offset, index, bound, *cond), facts)
-            result, witness = self.solving.solve([*domain, *cond], index >= bound)
-            if result != z3.sat:
-                continue
-            where = "this access's mask" if other is access else f"the mask {self.describe(other)}"
-            against = (f"the bound {where} states for that index (no launch in this file gives this "
-                       f"tensor's extent{_under(facts)})")
-            return self._violation(access, "stated", against, witness, index, bound, facts)
+            for term in reached:
+                result, witness = self.solving.solve([*domain, *cond], term >= bound)
+                if result != z3.sat:
+                    continue
+                where = "this access's mask" if other is access else f"the mask {self.describe(other)}"
+                against = (f"the bound {where} states for that index (no launch in this file gives this "
+                           f"tensor's extent{_under(facts)})")
+                return self._violation(access, "stated", against, witness, term, bound, facts)
         return None
 
     def _violation(self, access, how, against, witness, address, bound, facts) -> Violation:
