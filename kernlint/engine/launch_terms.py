@@ -171,6 +171,14 @@ class _Wrapper:
             self.facts.assumptions += size_caps(var)
         return var
 
+    def element_size(self, tensor: str) -> z3.ArithRef:
+        name = f"{tensor}.element_size()"
+        var = int_var(name)
+        if name not in self.facts.names:
+            self.facts.names[name] = name
+            self.facts.assumptions.append(z3.Or([var == n for n in (1, 2, 4, 8)]))
+        return var
+
     def binding(self, name: str):
         """``name``'s binding: as the expression being read saw it when it was assigned (a name bound
         again later, ``x = x.view(B * S)`` after ``B, S = x.shape``, is still the ``x`` before), else
@@ -633,6 +641,9 @@ class _Wrapper:
                     return self.stride(obj, int_literal(args[0]))
                 if method in VALUE_BOUNDS and not args:  # ``ids.max()``: what the wrapper states of it
                     return self.value_bound(obj, VALUE_BOUNDS[method])
+                if method == "element_size" and not args:
+                    # bytes per element: 1, 2, 4 or 8, whichever dtype the caller's tensor has
+                    return self.element_size(obj)
             if (isinstance(func, cst.Attribute) and func.attr.value in VALUE_BOUNDS and not args
                     and self.inlined is None and (sliced := _leading_slice(func.value)) is not None):
                 # ``slots[:n].max()``: a bound the first elements meet; an input whose other elements
