@@ -1081,17 +1081,6 @@ def _like(node) -> str | None:
     return None
 
 
-def _present_side(node):
-    """The side of ``r.stride(0) if r is not None else 0`` a present tensor takes (the other, a
-    number, is passed where there is no tensor to walk); any other expression as it is."""
-    if isinstance(node, cst.IfExp):
-        sides = [side for side in (node.body, node.orelse) if int_literal(side) is None
-                 and not (isinstance(side, cst.Name) and side.value == "None")]
-        if len(sides) == 1:
-            return sides[0]
-    return node
-
-
 def _method(node) -> tuple[str, str, list] | None:
     """``x.m(args)``: (x, m, args) for a method of a plain name."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
@@ -1302,6 +1291,16 @@ def _not_none_side(node: cst.IfExp) -> cst.BaseExpression | None:
     if _is_none(node.body) and not _is_none(node.orelse):
         return node.orelse
     return None
+
+
+def _present_side(node):
+    """The side of ``r.stride(0) if r is not None else 0`` a present tensor takes (the other, a
+    number or None, is passed where there is no tensor to walk); any other expression as it is."""
+    if isinstance(node, cst.IfExp):
+        sides = [side for side in (node.body, node.orelse) if int_literal(side) is None and not _is_none(side)]
+        if len(sides) == 1:
+            return sides[0]
+    return node
 
 
 def _int(term):

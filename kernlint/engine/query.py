@@ -992,7 +992,7 @@ class Prover:
         hidden = sorted(n for n in (sizes & strided) - plain if SHAPE_NAME.fullmatch(n))
         if not hidden:
             return None
-        own = {SHAPE_NAME.fullmatch(n).group(1) for n in sizes if SHAPE_NAME.fullmatch(n)}
+        own = {m.group(1) for m in map(SHAPE_NAME.fullmatch, sizes) if m is not None}
         bounding = set()
         for n in merged_free(cond):
             if n in values and n not in facts.stride_args:

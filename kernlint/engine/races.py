@@ -542,20 +542,19 @@ def _after_every_draw(model, store: Access, atomic: Access) -> bool:
     """Whether ``store`` runs only in the program that drew the last ticket of ``atomic``
     (``if tl.atomic_add(counter, 1) == tl.num_programs(0) - 1:``, every program drawing one): every
     other program's draw came before it, so the two never meet (the last arriver resets the counter)."""
-    if atomic.kind != "atomic":
+    if atomic.kind != "atomic" or atomic.loops or atomic.branches:
         return False
-    programs = int_val(1)
-    for _, grid in model.pids.values():
-        programs = programs * grid
     for test in store.branches:
         if not z3.is_eq(test):
             continue
         for ticket, bound in (test.children(), reversed(test.children())):
-            name = ticket.decl().name() if z3.is_const(ticket) else None
-            drawn = model.drawn_by.get(name)
-            if (drawn is not None and drawn.node is atomic.node and not atomic.loops and not atomic.branches
-                    and z3.simplify(bound + 1 - programs).eq(int_val(0))):
-                return True
+            drawn = model.drawn_by.get(ticket.decl().name()) if z3.is_const(ticket) else None
+            if drawn is not None and drawn.node is atomic.node:
+                programs = int_val(1)
+                for _, grid in model.pids.values():
+                    programs = programs * grid
+                if z3.simplify(bound + 1 - programs).eq(int_val(0)):
+                    return True
     return False
 
 
