@@ -201,25 +201,6 @@ def _related(known: set, assumptions) -> set:
     return known
 
 
-def _shifted(offset, index) -> list:
-    """The parts of ``offset`` (through its sums and products) that are ``index`` plus a number other
-    than 0 (``(o_t + 1) * stride``: ``o_t + 1``)."""
-    out, seen, todo = [], set(), [offset]
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen or not z3.is_app(t):
-            continue
-        seen.add(t.get_id())
-        if z3.is_add(t):
-            shift = z3.simplify(t - index)
-            if z3.is_int_value(shift) and shift.as_long() != 0:
-                out.append(t)
-                continue
-        if z3.is_add(t) or z3.is_mul(t):
-            todo.extend(t.children())
-    return out
-
-
 def _first_of_data_bounded(cond: list) -> tuple[list, list] | None:
     """Where a test lets lanes (or a loop's iterations) through up to a value the kernel loaded
     (``offs < end - start`` of two loads of ``cu_seqlens``, ``for s in range(0, seq_len, B)``): a
@@ -1138,7 +1119,7 @@ class Prover:
             # the index, or the index shifted by a number (``o_t + 1``: the next row), as a part of
             # the address: what this access's own mask bounds is its own call
             reached = [index] if index.get_id() in parts and index.get_id() not in own else []
-            reached += [u for u in _shifted(offset, index) if u.get_id() not in own]
+            reached += [u for u in terms.shifted(offset, index) if u.get_id() not in own]
             if not reached:
                 continue
             if (index.get_id(), bound.get_id()) in self.splits:

@@ -19,6 +19,7 @@ _PARTS: dict[int, frozenset] = {}
 _TEXT: dict[int, str] = {}
 _CHOICES: dict[int, tuple] = {}
 _DIVISORS: dict[int, tuple] = {}
+_SUMS: dict[int, tuple] = {}
 _HELD: dict[int, object] = {}
 #: id of a formula object -> (the object, its keyed conjuncts)
 _OBJECTS: dict[int, tuple] = {}
@@ -41,7 +42,7 @@ def clear() -> None:
     ctx = z3.main_ctx().ref()
     for a in _HELD.values():
         C.Z3_dec_ref(ctx, a)
-    for table in (_FREE, _PARTS, _TEXT, _CHOICES, _DIVISORS, _HELD, _LEAF, _OBJECTS, _FREE_OF_OBJECT, *CACHES):
+    for table in (_FREE, _PARTS, _TEXT, _CHOICES, _DIVISORS, _SUMS, _HELD, _LEAF, _OBJECTS, _FREE_OF_OBJECT, *CACHES):
         table.clear()
 
 
@@ -213,6 +214,52 @@ def _divisors(ctx, a, term) -> tuple:
             out.append(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 1), term.ctx))
         todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
     return tuple(out)
+
+
+def shifted(offset, index) -> list:
+    """The parts of ``offset`` (through its sums and products) that are ``index`` plus a number other
+    than 0 (``(o_t + 1) * stride``: ``o_t + 1``): sums compared by their flattened summands, as z3's
+    rewriter cancels them, without building ``part - index`` for each part."""
+    ctx = offset.ctx.ref()
+    total, rest = _sum_form(ctx, index.as_ast())
+    return [_to_expr_ref(a, offset.ctx) for a, (t, r) in _remembered(_SUMS, offset, _sums)
+            if r == rest and t != total]
+
+
+def _sums(ctx, a, term) -> tuple:
+    """(ast, its sum form) of each sum under ``a`` through sums and products."""
+    out, seen, todo = [], set(), [a]
+    while todo:
+        t = todo.pop()
+        tid = C.Z3_get_ast_id(ctx, t)
+        if tid in seen or C.Z3_get_ast_kind(ctx, t) != _APP:
+            continue
+        seen.add(tid)
+        kind = C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t))
+        if kind == z3.Z3_OP_ADD:
+            out.append((t, _sum_form(ctx, t)))
+        if kind in (z3.Z3_OP_ADD, z3.Z3_OP_MUL):
+            todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(C.Z3_get_app_num_args(ctx, t)))
+    return tuple(out)
+
+
+def _sum_form(ctx, a) -> tuple:
+    """(the numbers' total, the sorted ids of the other summands) of a sum, nested sums flattened."""
+    total, rest, todo = 0, [], [a]
+    while todo:
+        t = todo.pop()
+        kind = C.Z3_get_ast_kind(ctx, t)
+        if kind == _NUMERAL:
+            try:
+                total += int(C.Z3_get_numeral_string(ctx, t))
+                continue
+            except ValueError:
+                pass
+        elif kind == _APP and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) == z3.Z3_OP_ADD:
+            todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(C.Z3_get_app_num_args(ctx, t)))
+            continue
+        rest.append(C.Z3_get_ast_id(ctx, t))
+    return total, tuple(sorted(rest))
 
 
 def keyed_conjuncts(formulas) -> list[tuple[str, z3.BoolRef]]:
