@@ -140,6 +140,9 @@ class KernelModel:
     #: the name of a loaded value -> the values the kernel tests it for equality with (``y ==
     #: ignore_index``): values the kernel expects to read there
     sentinels: dict = field(default_factory=dict)
+    #: the name of a loaded value -> the first value that fails a bound the kernel tests it against
+    #: (``ids < n_valid``: ``n_valid``)
+    tested_bounds: dict = field(default_factory=dict)
     #: the kernel writes memory in a way the engine does not record as an access (a tensor
     #: descriptor's ``store``, a scatter)
     unrecorded_writes: bool = False
@@ -174,6 +177,11 @@ def _movable(value, data: bool = False) -> bool:
 
 _COMPARISONS = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=", "Equal": "==",
                 "NotEqual": "!="}
+#: the comparison with the loaded value on the left -> the shift from the other side to the first
+#: value that fails it (``v < n`` fails at ``n``, ``v <= n`` at ``n + 1``), and each comparison mirrored
+_FIRST_FAILING = {"LessThan": 0, "LessThanEqual": 1, "GreaterThan": 0, "GreaterThanEqual": -1}
+_MIRRORED = {"LessThan": "GreaterThan", "LessThanEqual": "GreaterThanEqual", "GreaterThan": "LessThan",
+             "GreaterThanEqual": "LessThanEqual"}
 
 
 def _to_int(v) -> z3.ArithRef:
@@ -770,21 +778,28 @@ class Evaluator:
             if op in ("Equal", "NotEqual"):
                 self._sentinel(left, right)
                 self._sentinel(right, left)
+            elif op in _FIRST_FAILING:
+                # ``valid = ids < n_valid``: the kernel tests the loaded value against a bound, so it
+                # expects values that fail the test; the first of them is one it is written for
+                self._sentinel(left, right, _FIRST_FAILING[op], self.model.tested_bounds)
+                self._sentinel(right, left, _FIRST_FAILING[_MIRRORED[op]], self.model.tested_bounds)
             term = combine(int_op(_COMPARISONS[op], x, y), left, right)
             out = term if out is None else combine(z3.And(out.term, term.term), out, term)
             left = right
         return out if out is not None else UNKNOWN
 
-    def _sentinel(self, value: Num, other: Num) -> None:
-        """Record ``other`` as a value the loaded ``value`` is tested for, where ``value`` is one
-        loaded value as loaded and ``other`` reads no data and no lane (a parameter, a constant)."""
+    def _sentinel(self, value: Num, other: Num, shift: int = 0, into: dict | None = None) -> None:
+        """Record ``other`` (plus ``shift``) as a value the loaded ``value`` is tested for, where
+        ``value`` is one loaded value as loaded and ``other`` reads no data and no lane (a parameter, a
+        constant); in ``into``, else :attr:`KernelModel.sentinels`."""
         if not (z3.is_const(value.term) and value.term.decl().name() in self.model.loaded_from):
             return
         if other.data or other.lanes or other.is_bool:
             return
         if any(n.startswith(PER_PROGRAM) for n in free_vars(other.term)):
             return
-        self.model.sentinels.setdefault(value.term.decl().name(), []).append(other.term)
+        target = self.model.sentinels if into is None else into
+        target.setdefault(value.term.decl().name(), []).append(other.term + shift if shift else other.term)
 
     def subscript(self, node: cst.Subscript):
         base = self.expr(node.value)

@@ -248,6 +248,12 @@ def _divides_by(term, names: set) -> bool:
 EITHER_SIDE, PAST_END, BEFORE_START = "either side", "past the end", "before the start"
 
 
+def _from_sizes(term) -> bool:
+    """Whether ``term`` reads tensors' sizes only (``x.shape[0] * k.shape[1]``), at least one."""
+    names = free_vars(term)
+    return bool(names) and all(SHAPE_NAME.fullmatch(n) for n in names)
+
+
 def _stated_names(facts: LaunchFacts) -> set[str]:
     """The names what a launch's wrapper states reads (its assumptions)."""
     return set(merged_free(facts.assumptions))
@@ -572,6 +578,12 @@ class Prover:
         for v in self.model.sentinels.get(name, []):
             params = set(free_vars(v))
             if all(p in facts.values and z3.is_int_value(z3.simplify(facts.values[p])) for p in params):
+                out.append(v)
+        # a bound tested, where the launch computes it from its tensors' sizes (``T * top_k``): the
+        # input fixes it, so a value that fails the test is one such an input holds
+        for v in self.model.tested_bounds.get(name, []):
+            params = set(free_vars(v))
+            if params and all(p in facts.values and _from_sizes(facts.values[p]) for p in params):
                 out.append(v)
         return out
 
