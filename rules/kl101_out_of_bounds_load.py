@@ -29,7 +29,10 @@ wrapper's asserts); where no launch gives it, only from what the kernel states i
 elsewhere in the kernel that bounds an index this address is built from (or that index shifted by
 a number, `(t + 1) * stride` beside `t < T`: the next row), unless the kernel gives the lanes
 past that bound values of their own (`tl.where(d < ROT, rotated, x)`: the bound splits the axis,
-the rotary part of a head, and is no extent; a constant fill, `tl.where(mask, x, 0.0)`, keeps it). The message carries a
+the rotary part of a head, and is no extent; a constant fill, `tl.where(mask, x, 0.0)`, keeps it).
+Such a question keeps what every launch says of the grid even where its values cannot be read: a
+grid axis the launch passes to a parameter too (`(tiles, split)` beside `SPLIT=split`, `split` from
+a helper) bounds that axis's program ids by the parameter. The message carries a
 witness (sizes, program ids, lanes, loop counters, the address against the extent) to check by
 hand; an access the engine cannot model or prove either way is not reported. An access under an
 `if` on a compile-time flag no launch fixes is not judged (the flag may encode what the author

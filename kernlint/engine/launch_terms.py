@@ -57,6 +57,9 @@ class LaunchFacts:
     at_default: str = ""
     #: grid axis -> the element as written (axes the grid leaves out are 1, and absent here)
     grid_nodes: dict[int, cst.BaseExpression] = field(default_factory=dict)
+    #: grid axis -> the kernel's parameter the launch passes the same host name as the axis
+    #: (``(tiles, split_k)`` beside ``SPLIT_K=split_k``), whether or not its value can be read
+    grid_params: dict[int, str] = field(default_factory=dict)
     #: the launch (:class:`~kernlint.source.discover.Launch`) these facts are of
     launch: object = None
     #: pointer parameter -> the test under which its extent is the one known (the tensor the wrapper
@@ -1343,6 +1346,17 @@ def config_assumptions(state, model) -> list:
     return [z3.Or(list(configs.values()))] if configs else []
 
 
+def _passed_too(element, bound: dict, model) -> str | None:
+    """The kernel's parameter the launch passes the host name ``element`` to (a grid's axis)."""
+    if not isinstance(element, cst.Name):
+        return None
+    for name, b in bound.items():
+        if isinstance(b.node, cst.Name) and b.node.value == element.value and name in model.params \
+                and name not in model.pointers:
+            return name
+    return None
+
+
 def launch_facts(state, model) -> list[LaunchFacts]:
     """One :class:`LaunchFacts` per launch of the kernel in its module."""
     out = []
@@ -1422,6 +1436,9 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 if g is not None:
                     facts.grid[axis] = g
                     facts.grid_nodes[axis] = elements[axis]
+                passed = _passed_too(elements[axis], bound, model)
+                if passed is not None:
+                    facts.grid_params[axis] = passed
         for p in kernel.params:
             if p.name in model.pointers and p.name in bound:
                 whole = _whole(bound[p.name].node) if bound[p.name].node is not None else None

@@ -1067,7 +1067,21 @@ class Prover:
             mentioned |= set(free_vars(t))
         for n in mentioned & self.scalars:
             domain.append(at_least(self.model.params[n], 1))
-        return domain + self._bindings(facts, mentioned & set(self.model.params))
+        return domain + self._grid_ties() + self._bindings(facts, mentioned & set(self.model.params))
+
+    def _grid_ties(self) -> list:
+        """Each program id below the parameter every launch passes the name of its grid axis to
+        (``pid_k < SPLIT_K`` of a grid ``(tiles, split_k)`` beside ``SPLIT_K=split_k``), where the
+        value itself cannot be read: true of every run, so a question asked without the launch's
+        values keeps it."""
+        if not self.launches:
+            return []
+        out = []
+        for axis, (pid, _) in self.model.pids.items():
+            tied = {f.grid_params.get(axis) for f in self.launches}
+            if len(tied) == 1 and None not in tied:
+                out.append(pid < self.model.params[tied.pop()])
+        return out
 
     def _bindings(self, facts: LaunchFacts | None, names) -> list:
         """What a launch fixes of the named parameters, and its grid; a constexpr the caller
