@@ -429,7 +429,8 @@ def _layouts(prover, facts: list, goal, address, given: dict, shapes_as_sizes: b
     # stand-in, which would contradict it)
     names = sorted(n for n in found if not n.startswith((*PER_PROGRAM, "grid!")) and SECOND not in n
                    and n not in block_names and n not in model.pointers and n not in given
-                   and n not in launched_blocks and n not in tied and n not in model.defined)
+                   and n not in launched_blocks and n not in tied and n not in model.defined
+                   and z3.is_int(found[n]))  # (a host test the reader cannot follow is no size)
     strides = _strides(address, names)
     for param in _strides(address, sorted(given)):  # a stride the launch passes: the names it is made of
         strides |= {n for n in free_vars(given[param]) if n in names and not (shapes_as_sizes and _is_shape(n))}
