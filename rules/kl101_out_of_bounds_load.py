@@ -96,9 +96,11 @@ mask reads loaded lengths (`t < end - start` of `cu_seqlens`), before its start 
 address's loaded values at 0 and the lengths free (a first sequence that starts at row 0 and is not
 empty: `x[start + t - 1]` without `t >= 1`). A loaded index the kernel tests for a value (`lab !=
 pad_id` of a number the launch passes) or against a bound the launch computes from its tensors'
-sizes (`real = ids < n_real` of `n_real = T * k`, `T, k = topk_ids.shape`) is also asked at the
+size (`real = ids < n_real` of `n_real = T * k`, `T = x.shape[0]`) is also asked at the
 first value that fails the test: the kernel expects it, so a gather that does not mask with the
-test reads it (a padded slot's id). A load through a `tl.make_block_ptr` is judged with
+test reads it (a padded slot's id); a value loaded only into the mask (a slot count read from
+memory, `slots < tl.load(n_used_ptr)`) needs no stated bound then: the lanes it lets through are
+asked at their first. A load through a `tl.make_block_ptr` is judged with
 its `boundary_check` dimensions as the mask: a block past the tensor on an unchecked dimension,
 or a `shape` larger than the tensor, is reported here (KL109 reports a moving block without
 `boundary_check` even where the tensor's extent is unknown).

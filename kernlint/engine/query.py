@@ -249,9 +249,9 @@ EITHER_SIDE, PAST_END, BEFORE_START = "either side", "past the end", "before the
 
 
 def _from_sizes(term) -> bool:
-    """Whether ``term`` reads tensors' sizes only (``x.shape[0] * k.shape[1]``), at least one."""
-    names = free_vars(term)
-    return bool(names) and all(SHAPE_NAME.fullmatch(n) for n in names)
+    """Whether ``term`` reads a tensor's size (``x.shape[0] * top_k``, ``ids.numel()``): a value the
+    input fixes, not one the caller may set anywhere (``eos_id``)."""
+    return any(SHAPE_NAME.fullmatch(n) or n.endswith(".numel()") for n in free_vars(term))
 
 
 def _stated_names(facts: LaunchFacts) -> set[str]:
@@ -579,7 +579,7 @@ class Prover:
             params = set(free_vars(v))
             if all(p in facts.values and z3.is_int_value(z3.simplify(facts.values[p])) for p in params):
                 out.append(v)
-        # a bound tested, where the launch computes it from its tensors' sizes (``T * top_k``): the
+        # a bound tested, where the launch computes it from a tensor's size (``T * top_k``): the
         # input fixes it, so a value that fails the test is one such an input holds
         for v in self.model.tested_bounds.get(name, []):
             params = set(free_vars(v))
@@ -623,6 +623,7 @@ class Prover:
                 for n in names):
             return None
         path_vars, _ = self._flag_launches(access)
+        addressed = set(free_vars(access.ptr.offset.term))
         for facts in self.judged_launches:
             stated = _stated_names(facts)
             bounds, bounded, read = [], set(), set()
@@ -630,6 +631,10 @@ class Prover:
                 least, greatest = self._stated_element_bounds_of(n, facts, stated)
                 if greatest is None:
                     expected = self._sentinels(n, facts)
+                    if not expected and n not in addressed:
+                        # a length the mask reads (``offs < tl.load(n_ptr)``), not an index: a witness
+                        # asks the lanes it lets through at their first (:meth:`_launch`)
+                        continue
                     if not expected:
                         bounds = None
                         break
