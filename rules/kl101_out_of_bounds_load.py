@@ -32,7 +32,10 @@ past that bound values of their own (`tl.where(d < ROT, rotated, x)`: the bound 
 the rotary part of a head, and is no extent; a constant fill, `tl.where(mask, x, 0.0)`, keeps it).
 Such a question keeps what every launch says of the grid even where its values cannot be read: a
 grid axis the launch passes to a parameter too (`(tiles, split)` beside `SPLIT=split`, `split` from
-a helper) bounds that axis's program ids by the parameter. The message carries a
+a helper) bounds that axis's program ids by the parameter. A number a function of the module
+computes (`ids, n_pad = _align(...)`) that the launch passes to runtime sizes only is one value
+wherever the wrapper reads it (the grid's `cdiv(n_pad, B)`, the argument, `torch.empty((n_pad, D))`),
+a size of its own; a block size or a flag a helper picks stays unread. The message carries a
 witness (sizes, program ids, lanes, loop counters, the address against the extent) to check by
 hand; an access the engine cannot model or prove either way is not reported. An access under an
 `if` on a compile-time flag no launch fixes is not judged (the flag may encode what the author
@@ -95,7 +98,7 @@ checks the value against a range, so values outside it are inputs it is written 
 mask reads loaded lengths (`t < end - start` of `cu_seqlens`), before its start with only the
 address's loaded values at 0 and the lengths free (a first sequence that starts at row 0 and is not
 empty: `x[start + t - 1]` without `t >= 1`). A loaded index the kernel tests for a value (`lab !=
-pad_id` of a number the launch passes) or against a bound the launch computes from its tensors'
+pad_id` of a number the launch passes) or against a bound the launch computes from a tensor's
 size (`real = ids < n_real` of `n_real = T * k`, `T = x.shape[0]`) is also asked at the
 first value that fails the test: the kernel expects it, so a gather that does not mask with the
 test reads it (a padded slot's id); a value loaded only into the mask (a slot count read from

@@ -148,6 +148,8 @@ class _Wrapper:
         self.dims: dict[tuple, list | None] = {}
         #: wrapper parameters passed on as they are (their value is the caller's)
         self.forwarded: set[str] = set()
+        #: the wrapper's names the launch passes to runtime sizes only (never to a compile-time value)
+        self.runtime_only: set[str] = set()
         #: forwarded parameters' mode or flag defaults (``mode="gather"``, ``causal=False``): (term, text)
         self.defaults: dict[str, tuple] = {}
         #: the grid axis being read, as written (where a bound alone says how many programs there are;
@@ -790,14 +792,16 @@ class _Wrapper:
                     return self.read_as_of(b, lambda: self.dim(*part))
                 if type(part) is cst.IfExp:
                     self.sequences |= _indexed_names(part)
-                return self.read_as_of(b, lambda: self.node(part)) if part is not None else None
+                if part is None:
+                    return self._helper_result(name, b)
+                return self.read_as_of(b, lambda: self.node(part))
             if not (isinstance(b.node, cst.Name) and b.node.value == name) and id(b) not in self.resolving:
                 term = self._following(b, lambda: self.node(b.node))
                 if term is None and isinstance(b.value, int) and not isinstance(b.value, bool):
                     # what the host evaluator made of it (``block = block or 256``: a name bound
                     # from its own earlier value, which the scope no longer holds)
                     return int_val(b.value)
-                return term
+                return term if term is not None else self._helper_result(name, b)
         if b.how == "default" and isinstance(b.value, int) and not isinstance(b.value, bool):
             return int_val(b.value)  # the wrapper's default
         # (an optional parameter read as a number is one the caller passed: ``stride = kernel_size
@@ -816,6 +820,15 @@ class _Wrapper:
             # test relates to the rest (:meth:`branch_conditions`)
             return self.size(f"{name} after its loop", name)
         return None
+
+    def _helper_result(self, name: str, b):
+        """A size of its own for a name a function of the module computes (``n_pad = _pad(n)``, ``ids,
+        n_pad = _align(...)``), which the launch passes to runtime sizes only: one value wherever it
+        is read (a grid ``cdiv(n_pad, B)`` and the argument alike); None for any other name (a block
+        size or a flag a helper picks is a choice whose values the reader cannot bound)."""
+        if name not in self.runtime_only or not _computed_by_helper(b.node, self.state.info):
+            return None
+        return self.size(f"{name} = {source_text(self.state.info.module, b.node).strip()}", name)
 
     def branch_conditions(self) -> list:
         """The wrapper's ``if``/``elif``/``else`` branches the launch sits in, the tests of the
@@ -1357,6 +1370,12 @@ def _passed_too(element, bound: dict, model) -> str | None:
     return None
 
 
+def _computed_by_helper(node, info) -> bool:
+    """Whether ``node`` calls a function the module defines."""
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+            and any(isinstance(s, cst.FunctionDef) and s.name.value == node.func.value for s in info.module.body))
+
+
 def launch_facts(state, model) -> list[LaunchFacts]:
     """One :class:`LaunchFacts` per launch of the kernel in its module."""
     out = []
@@ -1374,6 +1393,11 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                     if arg.resolved and isinstance(arg.value.value, int) and not isinstance(arg.value.value, bool)}
         constexpr_values: dict = {}
         wrapper = _Wrapper(state, host.scope, facts, constexpr_values, host)
+        passed = {p.name: bound[p.name].node.value for p in kernel.params
+                  if p.name in bound and isinstance(bound[p.name].node, cst.Name)}
+        compiled = {passed[p.name] for p in kernel.params if p.constexpr and p.name in passed}
+        wrapper.runtime_only = {passed[p.name] for p in kernel.params
+                                if not p.constexpr and p.name in passed and p.name not in model.pointers} - compiled
         tuned: set[str] = set()
         configured = tuned_names(kernel)
         for p in kernel.params:
