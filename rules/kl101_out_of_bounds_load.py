@@ -24,7 +24,8 @@ class OutOfBoundsLoad(SourceRule):
 Evaluates the kernel symbolically (program ids, `tl.arange` lanes, loop iterations, sizes; helpers
 inlined) and asks a solver, for every `tl.load`, whether some program, lane and loop iteration
 where the mask holds reads outside the tensor behind the pointer. The tensor's extent comes from
-a launch in the module (`x.numel()`, `M, N = x.shape`, `torch.empty((M, N))`, the grid, the
+a launch in the module (`x.numel()`, `M, N = x.shape`, `torch.empty((M, N))`, a row's
+`x[0, 0].numel()` as the count over the leading sizes, the grid, the
 wrapper's asserts); where no launch gives it, only from what the kernel states itself: a mask
 elsewhere in the kernel that bounds an index this address is built from (or that index shifted by
 a number, `(t + 1) * stride` beside `t < T`: the next row), unless the kernel gives the lanes

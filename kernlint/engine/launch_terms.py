@@ -471,6 +471,24 @@ class _Wrapper:
         factor = 1 if step is None else int_literal(step)
         return None if factor is None or factor < 1 else base * factor
 
+    def row_numel(self, tensor: str, leading: int):
+        """The element count of ``tensor[0, ..., 0]`` (``leading`` indices): the tensor's count over
+        its first ``leading`` sizes, a whole number of elements per row."""
+        dims = self.tensor_dims(tensor)
+        if dims is not None:
+            return _product(dims[leading:]) if leading <= len(dims) else None
+        sizes = [f"{tensor}.shape[{i}]" for i in range(leading)]
+        for n in sizes:
+            self.size(n, n)
+        total = self.numel(tensor)
+        if not (z3.is_const(total) and str(total) == f"{tensor}.numel()"):
+            return None
+        relation = _whole_rows(tensor, sizes)
+        self.facts.assumptions += [r for r in relation if not any(r.eq(a) for a in self.facts.assumptions)]
+        rows = relation[1].arg(1).arg(1)
+        self.facts.names.setdefault(str(rows), f"{tensor}[{', '.join('0' * leading)}].numel()")
+        return rows
+
     def numel(self, tensor: str):
         dims = self.tensor_dims(tensor)
         if dims is not None:
@@ -654,6 +672,10 @@ class _Wrapper:
                 # ``slots[:n].max()``: a bound the first elements meet; an input whose other elements
                 # meet it too is one the wrapper accepts (a witness's loaded values are chosen within it)
                 return self.value_bound(sliced, VALUE_BOUNDS[func.attr.value])
+            if isinstance(func, cst.Attribute) and func.attr.value == "numel" and not args and self.inlined is None:
+                inner = _leading_elements(func.value)  # ``x[0, 0].numel()``: the elements of one row
+                if inner is not None:
+                    return self.row_numel(*inner)
             if isinstance(func, cst.Attribute) and func.attr.value == "item" and not args:
                 return self.node(func.value)  # ``ids.max().item()``: the same number
             if fname in ("triton.cdiv", "cdiv") and len(args) == 2:
@@ -1497,6 +1519,16 @@ def launch_facts(state, model) -> list[LaunchFacts]:
 
 
 SHAPE_NAME = re.compile(r"(.+)\.shape\[-?\d+\]")
+
+
+def _leading_elements(node) -> tuple[str, int] | None:
+    """(tensor, how many) of ``x[0, 0]``: a tensor indexed by integers on its first axes."""
+    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name)):
+        return None
+    for el in node.slice:
+        if not isinstance(el.slice, cst.Index) or int_literal(el.slice.value) is None:
+            return None
+    return node.value.value, len(node.slice)
 
 
 def _numel_relations(names: dict) -> list:
