@@ -104,7 +104,10 @@ size (`real = ids < n_real` of `n_real = T * k`, `T = x.shape[0]`) is also asked
 first value that fails the test: the kernel expects it, so a gather that does not mask with the
 test reads it (a padded slot's id); a value loaded only into the mask (a slot count read from
 memory, `slots < tl.load(n_used_ptr)`) needs no stated bound then: the lanes it lets through are
-asked at their first. A load through a `tl.make_block_ptr` is judged with
+asked at their first. And a gather through a scalar a program loads (`pos = tl.load(pos_ptr +
+tok)`) into a tensor whose sizes the launch gives is asked with its first lane inside the tensor:
+any start inside it is an input the kernel is written for, so lanes that run on past the end (a
+row read `offs < D` wide from a table of `D // 2`-wide rows, at the last position) are a bug. A load through a `tl.make_block_ptr` is judged with
 its `boundary_check` dimensions as the mask: a block past the tensor on an unchecked dimension,
 or a `shape` larger than the tensor, is reported here (KL109 reports a moving block without
 `boundary_check` even where the tensor's extent is unknown).

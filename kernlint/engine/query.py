@@ -685,6 +685,29 @@ class Prover:
                                        path_vars, side=side)
                 if isinstance(verdict, Violation):
                     return verdict
+        return self._past_from_first_lane(access, cond, names, path_vars)
+
+    def _past_from_first_lane(self, access: Access, cond: list, names: dict, path_vars) -> Violation | None:
+        """A gather whose first lane's address lies inside its tensor while another lane's runs past
+        its end (``cos + pos * stride + offs_d`` masked by ``offs_d < D`` over rows of ``D // 2``): the
+        loaded values only pick where the block starts, and any start inside the tensor is an input the
+        kernel is written for (the last row's, ``pos`` at the last position), so the lanes overrun."""
+        offset = access.ptr.offset.term
+        lanes = [v for n, v in free_vars(offset).items() if n.startswith("lane!")]
+        if not lanes or any(n in self.model.lane_data for n in names):
+            return None  # (a block of loaded values is one stand-in for every lane: not where it starts)
+        first = z3.substitute(offset, *((v, int_val(0)) for v in lanes))
+        for facts in self.judged_launches:
+            if access.ptr.base not in facts.extents:
+                continue
+            extent = facts.extents[access.ptr.base][0]
+            if any(not SHAPE_NAME.fullmatch(n) for n in free_vars(extent)):
+                continue  # (an element count alone need not be whole rows: a start inside it says little)
+            # (the extent's sizes are related by the start's own bound: the start lies inside it)
+            verdict = self._launch(access, facts, offset, [*cond, first >= 0, first < extent], set(names),
+                                   path_vars, frozenset(free_vars(extent)), side=PAST_END)
+            if isinstance(verdict, Violation):
+                return verdict
         return None
 
     def _flag_launches(self, access: Access) -> tuple[frozenset, list]:

@@ -345,7 +345,7 @@ def fallback(ks: _Target) -> Specialization:
         elif p in ks.use.dereferenced or _is_pointer_name(p) or "pointer" in ann:
             signature[p] = _pointer_type(p, p in ks.use.int_pointers, ks.float_type)
             divisible.append(p)
-        elif _FLOAT_NAMES.match(p) or ann in ("float", "tl.float32"):
+        elif _FLOAT_NAMES.match(p) and "stride" not in p.lower() or ann in ("float", "tl.float32"):
             signature[p] = "fp32"
         else:
             signature[p] = "i64" if ann in ("tl.int64",) else "i32"
