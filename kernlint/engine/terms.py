@@ -178,19 +178,26 @@ def choices(term) -> tuple:
     return _remembered(_CHOICES, term, _choices)
 
 
-def _choices(ctx, a, term) -> tuple:
-    out, seen, todo = [], set(), [a]
+def _applications(ctx, a, through: frozenset | None = None):
+    """(ast, its operator's kind, its number of arguments) of each application under ``a`` once,
+    walking into the arguments of every one (or of those whose kind is in ``through``)."""
+    seen, todo = set(), [a]
     while todo:
         t = todo.pop()
         tid = C.Z3_get_ast_id(ctx, t)
         if tid in seen or C.Z3_get_ast_kind(ctx, t) != _APP:
             continue
         seen.add(tid)
+        kind = C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t))
         n = C.Z3_get_app_num_args(ctx, t)
-        if n and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) == z3.Z3_OP_ITE:
-            out.append(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 0), term.ctx))
-        todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
-    return tuple(out)
+        yield t, kind, n
+        if through is None or kind in through:
+            todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
+
+
+def _choices(ctx, a, term) -> tuple:
+    return tuple(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 0), term.ctx)
+                 for t, kind, n in _applications(ctx, a) if n and kind == z3.Z3_OP_ITE)
 
 
 def divisors(term) -> tuple:
@@ -202,18 +209,8 @@ _DIVIDING = (z3.Z3_OP_IDIV, z3.Z3_OP_MOD, z3.Z3_OP_REM, z3.Z3_OP_DIV)
 
 
 def _divisors(ctx, a, term) -> tuple:
-    out, seen, todo = [], set(), [a]
-    while todo:
-        t = todo.pop()
-        tid = C.Z3_get_ast_id(ctx, t)
-        if tid in seen or C.Z3_get_ast_kind(ctx, t) != _APP:
-            continue
-        seen.add(tid)
-        n = C.Z3_get_app_num_args(ctx, t)
-        if n == 2 and C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t)) in _DIVIDING:
-            out.append(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 1), term.ctx))
-        todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(n))
-    return tuple(out)
+    return tuple(_to_expr_ref(C.Z3_get_app_arg(ctx, t, 1), term.ctx)
+                 for t, kind, n in _applications(ctx, a) if n == 2 and kind in _DIVIDING)
 
 
 def shifted(offset, index) -> list:
@@ -226,21 +223,12 @@ def shifted(offset, index) -> list:
             if r == rest and t != total]
 
 
+_ARITHMETIC = frozenset((z3.Z3_OP_ADD, z3.Z3_OP_MUL))
+
+
 def _sums(ctx, a, term) -> tuple:
     """(ast, its sum form) of each sum under ``a`` through sums and products."""
-    out, seen, todo = [], set(), [a]
-    while todo:
-        t = todo.pop()
-        tid = C.Z3_get_ast_id(ctx, t)
-        if tid in seen or C.Z3_get_ast_kind(ctx, t) != _APP:
-            continue
-        seen.add(tid)
-        kind = C.Z3_get_decl_kind(ctx, C.Z3_get_app_decl(ctx, t))
-        if kind == z3.Z3_OP_ADD:
-            out.append((t, _sum_form(ctx, t)))
-        if kind in (z3.Z3_OP_ADD, z3.Z3_OP_MUL):
-            todo.extend(C.Z3_get_app_arg(ctx, t, i) for i in range(C.Z3_get_app_num_args(ctx, t)))
-    return tuple(out)
+    return tuple((t, _sum_form(ctx, t)) for t, kind, _ in _applications(ctx, a, _ARITHMETIC) if kind == z3.Z3_OP_ADD)
 
 
 def _sum_form(ctx, a) -> tuple:
