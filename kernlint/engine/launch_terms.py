@@ -169,20 +169,18 @@ class _Wrapper:
         #: isinstance(k, int) else k``): their elements are sizes the caller chooses
         self.sequences: set[str] = set()
 
-    def size(self, name: str, text: str) -> z3.ArithRef:
+    def size(self, name: str, text: str, held=None) -> z3.ArithRef:
+        """The stand-in ``name`` for what the wrapper writes as ``text``, held where it is first made to
+        ``held(var)``, else to a size's caps."""
         var = int_var(name)
         if name not in self.facts.names:
             self.facts.names[name] = text
-            self.facts.assumptions += size_caps(var)
+            self.facts.assumptions += (held or size_caps)(var)
         return var
 
     def element_size(self, tensor: str) -> z3.ArithRef:
         name = f"{tensor}.element_size()"
-        var = int_var(name)
-        if name not in self.facts.names:
-            self.facts.names[name] = name
-            self.facts.assumptions.append(z3.Or([var == n for n in (1, 2, 4, 8)]))
-        return var
+        return self.size(name, name, lambda var: [z3.Or([var == n for n in (1, 2, 4, 8)])])
 
     def binding(self, name: str):
         """``name``'s binding: as the expression being read saw it when it was assigned (a name bound
@@ -483,9 +481,9 @@ class _Wrapper:
         total = self.numel(tensor)
         if not (z3.is_const(total) and str(total) == f"{tensor}.numel()"):
             return None
-        relation = _whole_rows(tensor, sizes)
-        self.facts.assumptions += [r for r in relation if not any(r.eq(a) for a in self.facts.assumptions)]
-        rows = relation[1].arg(1).arg(1)
+        self.facts.assumptions += [r for r in _whole_rows(tensor, sizes)
+                                   if not any(r.eq(a) for a in self.facts.assumptions)]
+        rows = _rows(tensor, sizes)
         self.facts.names.setdefault(str(rows), f"{tensor}[{', '.join('0' * leading)}].numel()")
         return rows
 
@@ -1381,21 +1379,9 @@ def config_assumptions(state, model) -> list:
     return [z3.Or(list(configs.values()))] if configs else []
 
 
-def _passed_too(element, bound: dict, model) -> str | None:
-    """The kernel's parameter the launch passes the host name ``element`` to (a grid's axis)."""
-    if not isinstance(element, cst.Name):
-        return None
-    for name, b in bound.items():
-        if isinstance(b.node, cst.Name) and b.node.value == element.value and name in model.params \
-                and name not in model.pointers:
-            return name
-    return None
-
-
 def _computed_by_helper(node, info) -> bool:
     """Whether ``node`` calls a function the module defines."""
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
-            and any(isinstance(s, cst.FunctionDef) and s.name.value == node.func.value for s in info.module.body))
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in info.functions
 
 
 def launch_facts(state, model) -> list[LaunchFacts]:
@@ -1415,11 +1401,16 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                     if arg.resolved and isinstance(arg.value.value, int) and not isinstance(arg.value.value, bool)}
         constexpr_values: dict = {}
         wrapper = _Wrapper(state, host.scope, facts, constexpr_values, host)
-        passed = {p.name: bound[p.name].node.value for p in kernel.params
-                  if p.name in bound and isinstance(bound[p.name].node, cst.Name)}
+        # kernel parameter -> the host name the launch passes it as it is
+        passed = {p: arg.node.value for p, arg in bound.items() if isinstance(arg.node, cst.Name)}
         compiled = {passed[p.name] for p in kernel.params if p.constexpr and p.name in passed}
         wrapper.runtime_only = {passed[p.name] for p in kernel.params
                                 if not p.constexpr and p.name in passed and p.name not in model.pointers} - compiled
+        # host name -> the first parameter (not a pointer) passed it: where a grid's axis of that name goes
+        receiver: dict[str, str] = {}
+        for p, host_name in passed.items():
+            if p in model.params and p not in model.pointers:
+                receiver.setdefault(host_name, p)
         tuned: set[str] = set()
         configured = tuned_names(kernel)
         for p in kernel.params:
@@ -1482,9 +1473,8 @@ def launch_facts(state, model) -> list[LaunchFacts]:
                 if g is not None:
                     facts.grid[axis] = g
                     facts.grid_nodes[axis] = elements[axis]
-                passed = _passed_too(elements[axis], bound, model)
-                if passed is not None:
-                    facts.grid_params[axis] = passed
+                if isinstance(elements[axis], cst.Name) and elements[axis].value in receiver:
+                    facts.grid_params[axis] = receiver[elements[axis].value]
         for p in kernel.params:
             if p.name in model.pointers and p.name in bound:
                 whole = _whole(bound[p.name].node) if bound[p.name].node is not None else None
@@ -1553,5 +1543,10 @@ def _numel_relations(names: dict) -> list:
 
 
 def _whole_rows(tensor: str, sizes: list[str]) -> list:
-    rows = int_var(f"{tensor}.numel() / {sizes[0]}" if len(sizes) == 1 else f"{tensor}.numel() / ({' * '.join(sizes)})")
+    rows = _rows(tensor, sizes)
     return [at_least(rows, 1), int_var(f"{tensor}.numel()") == _product([int_var(n) for n in sizes]) * rows]
+
+
+def _rows(tensor: str, sizes: list[str]) -> z3.ArithRef:
+    """The stand-in for ``tensor``'s element count over its ``sizes`` (the elements of one row)."""
+    return int_var(f"{tensor}.numel() / {sizes[0]}" if len(sizes) == 1 else f"{tensor}.numel() / ({' * '.join(sizes)})")
