@@ -36,6 +36,9 @@ versions are named in the message). It reads:
   the kernel);
 - a launch from inside a `@triton.jit` function (`helper[grid](...)`), a program axis other than
   0, 1 and 2 (`tl.program_id(3)`);
+- a reduction or scan (`tl.min`, `tl.max`, `tl.sum`, `tl.cumsum`, `tl.reduce`, ...) of a number, a
+  literal or a `tl.constexpr` parameter (`tl.min(BLOCK_K, K - k)`, meant as `tl.minimum`): it reads
+  its argument's dtype and shape, which a number has none of;
 - a `**meta` parameter (Triton 1.0's way of passing block sizes): Triton 3.9 rejects it where the
   function is defined, earlier releases bind it as one required parameter that no launch fills;
 - a block shape (`tl.zeros`, `tl.full`, `tl.reshape`, `tl.broadcast_to`, the `block_shape` of

@@ -25,6 +25,9 @@ BLOCK_RESULTS = frozenset({
 #: methods of a block that return a block
 BLOCK_METHODS = frozenset({"to", "trans", "reshape", "view", "broadcast_to", "expand_dims", "permute", "cast",
                            "sum", "max", "min", "exp", "abs"})
+#: ``triton.language`` reductions and scans: each reads its argument's dtype and shape
+REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "xor_sum", "cumsum", "cumprod", "reduce",
+                        "associative_scan"})
 #: (function, the position and keyword of its shape argument) for the blocks whose shape is compile-time
 SHAPED = {"zeros": (0, "shape"), "full": (0, "shape"), "reshape": (1, "shape"), "broadcast_to": (1, "shape"),
           "view": (1, "shape"), "make_block_ptr": (4, "block_shape")}
@@ -127,9 +130,13 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
     resolve = info.imports.resolve
     bindings = _bindings(fn, nodes)
     # (a helper's parameters are what its callers pass, constexprs included: not asked)
-    runtime = set() if fn.name.value in info.inlined_kernels else {
+    helper = fn.name.value in info.inlined_kernels
+    runtime = set() if helper else {
         p.name for k in info.kernels if k.node is fn for p in k.kernel.params
         if not p.constexpr and p.name not in bindings}
+    numbers = set() if helper else {
+        p.name for k in info.kernels if k.node is fn for p in k.kernel.params
+        if p.constexpr and p.name not in bindings}
     # subscripts written to (``x[i] = v``, ``x[i] += v``): item assignment, which Triton has none of
     targets = {id(t.target) for n in nodes if type(n) is cst.Assign for t in n.targets}
     targets |= {id(n.target) for n in nodes if type(n) is cst.AugAssign}
@@ -151,7 +158,7 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
                                          f"`triton.language` ({_versions()}): Triton rejects the kernel when it "
                                          "compiles it"))
         elif kind is cst.Call:
-            out += _call_blockers(info, node, resolve, bindings, runtime)
+            out += _call_blockers(info, node, resolve, bindings, runtime, numbers)
         elif kind is cst.Subscript and not _shape_index(node) and _is_block(node.value, bindings, resolve):
             text = " ".join(N.source_text(info.module, node).split())
             if id(node) in targets:
@@ -180,7 +187,8 @@ def _shape_index(node: cst.Subscript) -> bool:
     return True
 
 
-def _call_blockers(info, call: cst.Call, resolve, bindings: dict, runtime: set[str]) -> list[Blocker]:
+def _call_blockers(info, call: cst.Call, resolve, bindings: dict, runtime: set[str], numbers: set[str]
+                   ) -> list[Blocker]:
     table = api()
     text = " ".join(N.source_text(info.module, call.func).split())
     func = resolve(call.func)
@@ -211,6 +219,7 @@ def _call_blockers(info, call: cst.Call, resolve, bindings: dict, runtime: set[s
                 out.append(Blocker(call, f"`{text}(...)` {problem} ({_versions()}): Triton rejects the kernel "
                                          "when it compiles it"))
         out += _runtime_shape(info, call, short, runtime)
+        out += _reduced_number(info, call, short, numbers)
     elif isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
         receiver, method = call.func.value.value, call.func.attr.value
         if method not in table.tensor_methods and _is_block(call.func.value, bindings, resolve):
@@ -219,6 +228,28 @@ def _call_blockers(info, call: cst.Call, resolve, bindings: dict, runtime: set[s
         if method in ("reshape", "view", "broadcast_to") and _is_block(call.func.value, bindings, resolve):
             out += _runtime_shape(info, call, method, runtime, method=True)
     return out
+
+
+def _reduced_number(info, call: cst.Call, short: str, numbers: set[str]) -> list[Blocker]:
+    """A reduction or scan over a number (``tl.min(BLOCK_K, K - k)``, a literal or a ``tl.constexpr``
+    parameter) rather than a block: the function reads the argument's dtype, which a Python number
+    has none of."""
+    if short not in REDUCTIONS:
+        return []
+    first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else next(
+        (a for a in call.args if a.keyword is not None and a.keyword.value == "input"), None)
+    if first is None:
+        return []
+    value = first.value
+    if not (type(value) in (cst.Integer, cst.Float) or type(value) is cst.Name and value.value in numbers):
+        return []
+    text = " ".join(N.source_text(info.module, call).split())
+    text = text if len(text) <= 60 else text[:57] + "..."
+    shown = N.source_text(info.module, value).strip()
+    return [Blocker(call, f"`{text}` reduces `{shown}`, a number, not a block: `tl.{short}` reads its "
+                          "argument's dtype and shape, which a Python number has none of, so Triton rejects the "
+                          f"kernel when it compiles it ({_versions()}); for the smaller or larger of two values use "
+                          "`tl.minimum`/`tl.maximum`")]
 
 
 def _literal_axis(call: cst.Call) -> int | None:
