@@ -123,6 +123,8 @@ class _Value:
     #: the bindings of the names ``node`` reads, as they were when it was assigned (``S`` of ``B, S =
     #: x.shape`` reads the ``x`` before a later ``x = x.view(B * S)``)
     seen: dict | None = None
+    #: a parameter the module's callers pass other values than its default: the default's value
+    default: Any = None
 
 
 #: a name's binding in the host code at a launch (:class:`HostScope`)
@@ -542,6 +544,30 @@ class HostEvaluator:
         self._calls = 0
         #: while a ``backward`` runs: what its ``forward`` saved on the context
         self.saved: _Saved | None = None
+        self._calls_by_name: dict[str, list[cst.Call]] | None = None
+
+    def passed_by_callers(self, fn: cst.FunctionDef) -> set[str]:
+        """The parameters of ``fn`` with a default that some call in the module passes a value the
+        module does not fix (``conv2d(x, w, self.stride, self.padding)`` of ``def conv2d(x, w,
+        stride=(1, 1), padding=(0, 0))``): the default is then one value of many. (Where every such
+        value is a constant of the module, the default stays the value read.)"""
+        if self._calls_by_name is None:
+            self._calls_by_name = {}
+            for node in N.all_nodes(self.module):
+                if type(node) is cst.Call:
+                    callee = node.func.value if type(node.func) is cst.Name else (
+                        node.func.attr.value if type(node.func) is cst.Attribute else None)
+                    if callee is not None:
+                        self._calls_by_name.setdefault(callee, []).append(node)
+        defaults = {p.name.value: p.default for p in (*fn.params.posonly_params, *fn.params.params,
+                                                      *fn.params.kwonly_params) if p.default is not None}
+        out = set()
+        for call in self._calls_by_name.get(fn.name.value, ()):
+            found = N.call_arguments(fn, call)
+            for name, arg in (found[0].items() if found is not None else ()):
+                if name in defaults and self.value(arg, self.module_env) is UNKNOWN:
+                    out.add(name)
+        return out
 
     def code(self, node: cst.CSTNode) -> str:
         return source_text(self.module, node).strip()
@@ -979,9 +1005,21 @@ def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: d
             # so the wrapper's tests of it take both ways
             env[name] = _Value(UNKNOWN, OPTIONAL)
         elif p.default is not None:
-            env[name] = _Value(ev.value(p.default, env), "default")
+            default = ev.value(p.default, env)
+            if call is None and _sizes_only(default) and name in ev.passed_by_callers(fn):
+                # a size with a default the module's callers override: a size the caller passes
+                env[name] = _Value(UNKNOWN, "parameter", default=default)
+            else:
+                env[name] = _Value(default, "default")
         else:
             env[name] = _Value(_Tensor(name), "parameter") if call is None else _Value(UNKNOWN, "parameter")
+
+
+def _sizes_only(value: Any) -> bool:
+    """A number, or a tuple of numbers (``padding=(0, 0)``), not a flag."""
+    if isinstance(value, tuple):
+        return bool(value) and all(_sizes_only(v) for v in value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _product_of(loop, env: dict) -> str | None:

@@ -813,7 +813,8 @@ class _Wrapper:
                 if type(part) is cst.IfExp:
                     self.sequences |= _indexed_names(part)
                 if part is None:
-                    return self._helper_result(name, b)
+                    whole = self._parameter_part(b)
+                    return whole if whole is not None else self._helper_result(name, b)
                 return self.read_as_of(b, lambda: self.node(part))
             if not (isinstance(b.node, cst.Name) and b.node.value == name) and id(b) not in self.resolving:
                 term = self._following(b, lambda: self.node(b.node))
@@ -834,12 +835,25 @@ class _Wrapper:
                 self.defaults[name] = (value, f"`{name}={b.value!r}`")
                 self.facts.names.setdefault(name, name)
                 return int_var(name)
-            return self.size(name, name)  # a size the wrapper is given
+            return self.size(name, name, _passed_over(b.default))  # a size the wrapper is given
         if b.how == "loop-carried":
             # what a loop left (``while kb % g: g //= 2``): a size of its own, which the loop's exit
             # test relates to the rest (:meth:`branch_conditions`)
             return self.size(f"{name} after its loop", name)
         return None
+
+    def _parameter_part(self, b):
+        """One of the sizes unpacked from a parameter (``ph, pw = padding``): a size the caller
+        passes, at least 0 where the default holds a 0; None for anything else."""
+        if type(b.node) is not cst.Name or b.index < 0 or not b.arity:
+            return None
+        whole = self.binding(b.node.value)
+        if whole is None or whole.how != "parameter" or whole.node is not None:
+            return None
+        default = whole.default[b.index] if isinstance(whole.default, tuple) and len(whole.default) == b.arity else None
+        part = f"{b.node.value}[{b.index}]"
+        self.forwarded.add(part)
+        return self.size(part, part, _passed_over(default))
 
     def _helper_result(self, name: str, b):
         """A size of its own for a name a function of the module computes (``n_pad = _pad(n)``, ``ids,
@@ -1294,6 +1308,14 @@ def _indexed_names(node) -> set[str]:
     if type(node) is cst.IfExp:
         return _indexed_names(node.body) | _indexed_names(node.orelse)
     return {node.value.value} if type(node) is cst.Subscript and type(node.value) is cst.Name else set()
+
+
+def _passed_over(default):
+    """What a size with a default the callers pass over is held to: at least the default where that is
+    below 1 (a padding of 0), else a size's caps."""
+    if not isinstance(default, int) or isinstance(default, bool) or default >= 1:
+        return None
+    return lambda var: [at_least(var, default), at_most(var, MAX_SIZE)]
 
 
 def size_caps(var) -> list:

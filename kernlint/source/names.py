@@ -47,11 +47,20 @@ _NESTED = (cst.FunctionDef, cst.ClassDef)
 def body_nodes(fn: cst.FunctionDef) -> list:
     """Every node of ``fn``'s body but layout (not of functions or classes nested in it),
     iteratively. (Exact types, not ``isinstance``: libcst's classes are abstract, and that check is slow.)"""
-    out, todo = [], [fn.body]
+    return _walked(fn.body, _NESTED)
+
+
+def all_nodes(root: cst.CSTNode) -> list:
+    """Every node under ``root`` but layout, those of nested functions and classes too."""
+    return _walked(root, ())
+
+
+def _walked(root: cst.CSTNode, skipped: tuple) -> list:
+    out, todo = [], [root]
     while todo:
         node = todo.pop()
         out.append(node)
-        todo.extend(c for c in child_nodes(node) if type(c) not in _NESTED)
+        todo.extend(c for c in child_nodes(node) if type(c) not in skipped)
     return out
 
 
