@@ -436,7 +436,7 @@ def _layouts(prover, facts: list, goal, address, given: dict, shapes_as_sizes: b
         strides |= {n for n in free_vars(given[param]) if n in names and not (shapes_as_sizes and _is_shape(n))}
         # (a wrapper's own name spelled as the parameter, ``stride_cm=stride_cm``, is that name: left
         # free, it let two rows of a layout no tensor has meet)
-        if param not in block_names and z3.is_const(given[param]) and str(given[param]) == param:
+        if param not in block_names and param not in tied and z3.is_const(given[param]) and str(given[param]) == param:
             strides.add(param)
     strides = sorted(strides)
     # a launch caps each size of its tensors at 2**31 elements; a stride's stand-in lies above every
