@@ -310,6 +310,9 @@ class _Wrapper:
         if same is not None:
             base = self.tensor_dims(same[0])
             return None if base is None else ([_product(base)] if same[1] else base)
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args
+                and _SAME_METHODS.get(node.func.attr.value) is False):
+            return self._created(node.func.value)  # ``x.reshape(-1, D).contiguous()``: the reshape's sizes
         if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
                 and node.func.attr.value in ("reshape", "view") and node.args):
             parts = [a.value for a in node.args]
@@ -621,6 +624,11 @@ class _Wrapper:
             if isinstance(value, cst.Attribute) and value.attr.value == "shape" and isinstance(value.value, cst.Name):
                 i = int_literal(index)
                 return None if i is None else self.dim(value.value.value, i)
+            shape = self.binding(value.value) if isinstance(value, cst.Name) else None
+            whole = shape_tensor(shape.node) if shape is not None and shape.index is None else None
+            if whole is not None:  # ``shape[-1]`` of ``shape = x.shape``
+                i = int_literal(index)
+                return None if i is None else self.read_as_of(shape, lambda: self.dim(whole, i))
             if isinstance(index, cst.SimpleString) and isinstance(value, cst.Name):
                 key = index.evaluated_value
                 return self.constexpr_values.get(key)
