@@ -28,8 +28,12 @@ versions are named in the message). It reads:
   `tl.make_block_ptr` without `order`, a keyword it does not take, too many positional arguments);
 - a method no Triton tensor has, called on a block a `triton.language` function returned
   (`k.transpose(1, 0)` of `k = tl.load(...)`; Triton's is `tl.trans` / `k.trans()`);
-- a block indexed by position (`x[i]`, `x[0::2]`, `x[i, :]`): a block takes only `None` and `:`;
-  an assignment into a block (`x[i] = v`): Triton has no item assignment;
+- a name nothing binds (`alpha_` beside a parameter `alpha`): no parameter or assignment of the
+  function, no name of its module (assignments, imports, functions, classes), no builtin; Triton
+  looks names up in those three places (not asked where a star import hides the module's names);
+- a block indexed by position (`x[i]`, `x[0::2]`, `x[i, :]`, `mask[:, :k]` of `mask = offs[:, None]
+  < M`): a block takes only `None` and `:`; an assignment into a block (`x[i] = v`): Triton has no
+  item assignment;
 - a load or store through a pointer to one element with a block for a mask (from the bounds
   engine's shapes);
 - `float(n)`, `int(n)`, `math.sqrt(n)` of a parameter that is not `tl.constexpr` (a tensor inside

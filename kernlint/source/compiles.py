@@ -6,6 +6,7 @@ once: a ``triton.language`` name no release has (``tl.eye``), a call its functio
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
 import libcst as cst
@@ -149,6 +150,7 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
                                  f"support **{name} parameters`), earlier releases bind it as one required "
                                  f"parameter `{name}`, which a launch's keywords do not fill; take each value as a "
                                  "`tl.constexpr` parameter"))
+    out += _undefined(info, fn, nodes, bindings)
     for node in nodes:
         kind = type(node)
         if kind is cst.Attribute:
@@ -172,6 +174,66 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
                                          "it: `unsupported tensor index`); select with a mask and "
                                          "`tl.where`/`tl.sum`, or load the element through its own pointer"))
     return out
+
+
+def _undefined(info, fn: cst.FunctionDef, nodes: list, bindings: dict) -> list[Blocker]:
+    """The names ``fn`` reads that nothing binds: no parameter or assignment of its own, no name of
+    the module, no builtin. Triton looks a name up in the function, then the module's globals, then
+    the builtins, and rejects the function when all three miss (``NameError``)."""
+    known, top = _module_names(info)
+    if known is None or id(fn) not in top:
+        return []  # a star import binds names the module does not show; a nested function sees its encloser's
+    spared = set()  # names in positions that read no variable: ``x.attr``, ``f(key=...)``, parameters
+    local = set(bindings) | {p.name.value for p in _parameters(fn.params)}
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Attribute:
+            spared.add(id(node.attr))
+        elif kind is cst.Arg and node.keyword is not None:
+            spared.add(id(node.keyword))
+        elif kind is cst.Param:
+            spared.add(id(node.name))
+            local.add(node.name.value)
+        elif kind in (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal):
+            return []  # (not in a kernel Triton compiles; what it binds is not followed here)
+    missing = {node.value for node in nodes if type(node) is cst.Name and id(node) not in spared
+               and node.value not in local and node.value not in known and node.value not in _BUILTINS}
+    if not missing:
+        return []
+    out = []
+    for node in _in_order(fn.body):
+        if type(node) is cst.Name and node.value in missing and id(node) not in spared:
+            missing.discard(node.value)
+            out.append(Blocker(node, f"`{node.value}` is not defined: no parameter, assignment or import "
+                                     f"binds it in `{fn.name.value}` or its module, so Triton rejects the "
+                                     f"function when it compiles it (`NameError`)"))
+    return out
+
+
+def _parameters(params: cst.Parameters) -> list[cst.Param]:
+    star = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return [*params.posonly_params, *params.params, *params.kwonly_params, *star]
+
+
+def _module_names(info) -> tuple[set[str] | None, set[int]]:
+    """(the names the module binds, or None where it cannot tell; the ids of its top-level functions)."""
+    if "_global_names" not in info.__dict__:
+        top = {id(node) for _, node in N.bindings(info.module.body) if type(node) is cst.FunctionDef}
+        info.__dict__["_global_names"] = (N.global_names(info.module, declared="global" in info.source), top)
+    return info.__dict__["_global_names"]
+
+
+def _in_order(root: cst.CSTNode):
+    """The nodes under ``root`` in the order their fields are written (a nested function's too)."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(reversed(N.child_nodes(node)))
+
+
+#: what Python's builtins module holds: Triton's last place to look a name up
+_BUILTINS = frozenset(dir(builtins))
 
 
 def _shape_index(node: cst.Subscript) -> bool:
@@ -332,8 +394,8 @@ def _bindings(fn: cst.FunctionDef, nodes: list) -> dict[str, list]:
 def _is_block(node: cst.BaseExpression, bindings: dict, resolve, seen: frozenset = frozenset(),
               depth: int = 0) -> bool:
     """Whether ``node`` is a block, as far as the function's source shows: what a ``triton.language``
-    function returns, arithmetic with one, a reshape of one (``x[:, None]``), a name every plain
-    assignment binds to one (and that nothing else binds)."""
+    function returns, arithmetic or a comparison with one, a reshape of one (``x[:, None]``), a name
+    every plain assignment binds to one (and that nothing else binds)."""
     if depth > 32:
         return False
     d = depth + 1
@@ -349,6 +411,8 @@ def _is_block(node: cst.BaseExpression, bindings: dict, resolve, seen: frozenset
         return any(_is_block(n, bindings, resolve, seen, d) for n in (node.left, node.right))
     if isinstance(node, cst.UnaryOperation):
         return _is_block(node.expression, bindings, resolve, seen, d)
+    if isinstance(node, cst.Comparison):  # ``offs[:, None] < M``: a block of booleans
+        return any(_is_block(n, bindings, resolve, seen, d) for n in (node.left, *(c.comparator for c in node.comparisons)))
     if isinstance(node, cst.Subscript):
         return _shape_index(node) and _is_block(node.value, bindings, resolve, seen, d)
     if isinstance(node, cst.Name) and node.value not in seen:

@@ -426,11 +426,12 @@ def assigned_names(body) -> set[str]:
     return {name for name, node in bindings(body) if type(node) not in (cst.FunctionDef, cst.ClassDef)}
 
 
-def bindings(body):
+def bindings(body, imports: bool = False):
     """(name, node) of each binding a block makes, by statements only (no libcst visitor, nor the
     bodies of the functions and classes it defines): the node is the small statement that binds it
     (an assignment, a walrus), the ``for``, ``if`` (a walrus in its test), ``with`` or except
-    handler, or the ``def``/``class`` that defines it."""
+    handler, or the ``def``/``class`` that defines it. ``imports``: the names its imports bind too
+    (``*`` for a star import, which binds names the module does not show)."""
     todo = list(body.body if isinstance(body, cst.BaseSuite) else body)
     while todo:
         stmt = todo.pop()
@@ -438,7 +439,9 @@ def bindings(body):
         if kind is cst.SimpleStatementLine:
             for small in stmt.body:
                 small_kind = type(small)
-                if small_kind is cst.Assign:
+                if imports and small_kind in (cst.Import, cst.ImportFrom):
+                    yield from ((n, small) for n in _imported_names(small))
+                elif small_kind is cst.Assign:
                     for t in small.targets:
                         yield from ((n, small) for n in target_names(t.target))
                 elif small_kind in (cst.AugAssign, cst.AnnAssign):
@@ -469,6 +472,29 @@ def bindings(body):
                 todo.append(orelse)
             elif orelse is not None:
                 todo.extend(orelse.body.body)
+
+
+def _imported_names(small: cst.Import | cst.ImportFrom) -> list[str]:
+    if isinstance(small.names, cst.ImportStar):
+        return ["*"]
+    out = []
+    for alias in small.names:
+        if alias.asname is not None:
+            out += target_names(alias.asname.name)
+        else:
+            out.append(_module_name(alias.name).split(".")[0])
+    return out
+
+
+def global_names(module: cst.Module, declared: bool = True) -> set[str] | None:
+    """Every name the module binds at its top level (assignments, imports, functions and classes,
+    also under ``if``/``try``/``with``/loops, and, where ``declared``, what a function declares
+    ``global``), or None where a star import binds names the module does not show."""
+    out = {name for name, _ in bindings(module.body, imports=True)}
+    for node in all_nodes(module) if declared else ():
+        if type(node) is cst.Global:
+            out |= {n.name.value for n in node.names}
+    return None if "*" in out else out
 
 
 def target_names(node) -> set[str]:
