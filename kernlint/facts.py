@@ -54,7 +54,11 @@ _PATH = "<path>"
 _GUARDED = "<guarded asserts>"
 #: the kernels launched on every path to a statement, in order
 _LAUNCHED = "<launched>"
-_PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH, _GUARDED, _LAUNCHED)
+#: id of each test of an assert or a branch on the path -> (the test, the bindings of the names it
+#: reads when it ran): a name bound again later (``w = w.reshape(C, K)`` after ``assert w.shape[1]
+#: == 1``) is read in the test as it was then
+_READ = "<read as of>"
+_PATH_ENTRIES = (_SIZES, _ASSERTS, _PATH, _GUARDED, _LAUNCHED, _READ)
 #: how an optional parameter (``bias=None``) of a function read on its own is bound: either way
 OPTIONAL = "optional parameter"
 #: how a parameter is bound as the caller passed it
@@ -154,6 +158,12 @@ class HostScope:
         bias.shape[0] == N``): what it states holds wherever those tests do."""
         held = self.env.get(_GUARDED)
         return held.value if held is not None else ()
+
+    def seen_at(self, test: cst.BaseExpression) -> dict | None:
+        """The bindings of the names ``test`` (an assert's or a branch's) read when it ran."""
+        held = self.env.get(_READ)
+        entry = held.value.get(id(test)) if held is not None else None
+        return entry[1] if entry is not None and entry[0] is test else None
 
     @property
     def launched_before(self) -> tuple[str, ...]:
@@ -1044,6 +1054,17 @@ def _seen(node: cst.BaseExpression | None, env: dict) -> dict | None:
     return {n: env[n] for n in N.names_in(node) if n in env and n not in _PATH_ENTRIES}
 
 
+def _noting(env: dict, read: dict) -> None:
+    """Add ``read`` (test id -> (test, the bindings it read)) to what the path's tests read."""
+    if read:
+        held = env[_READ].value if _READ in env else {}
+        env[_READ] = _Value({**held, **read}, "read as of")
+
+
+def _read_now(tests, env: dict) -> dict:
+    return {id(t): (t, _seen(t, env)) for t in tests if t is not None}
+
+
 def _assign(ev: HostEvaluator, target: cst.BaseExpression, value: Any, env: dict, how: str,
             node: cst.BaseExpression | None = None, seen: dict | None = None) -> None:
     """``seen``: the bindings ``node`` reads, where they were taken before an assignment of several
@@ -1111,6 +1132,9 @@ def _merge(into: dict, *branches: dict, tests: tuple | None = None) -> None:
         into[_SIZES] = _Value(frozenset.intersection(*(same_size_pairs(b) for b in branches)), "asserts")
     if any(_LAUNCHED in b for b in branches):
         into[_LAUNCHED] = _on_every_path(branches, _LAUNCHED, "launches")
+    for b in branches:
+        if _READ in b and b[_READ] is not into.get(_READ):
+            _noting(into, b[_READ].value)
     if any(_ASSERTS in b for b in branches):
         into[_ASSERTS] = _on_every_path(branches, _ASSERTS, "asserts")
         if tests is not None:  # (an ``if`` chain: each path's own tests say where its asserts ran)
@@ -1241,8 +1265,10 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 return None  # a helper whose result depends on a runtime branch: unknown
             outcomes = []
             path = env[_PATH].value if _PATH in env else ()
+            read = _read_now((t for t, _ in possible), env)  # (the tests run before any branch does)
             for i, (test, body) in enumerate(possible):
                 branch_env = dict(env)
+                _noting(branch_env, read)
                 # the tests before it failed, its own holds (an else, or a test known true: nothing)
                 held = [(t, False) for t, _ in possible[:i] if t is not None]
                 branch_env[_PATH] = _Value((*path, *held, *([(test, True)] if test is not None else [])), "branch")
@@ -1259,6 +1285,7 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 guards.append((test, False))
             if guards:
                 env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), *guards), "guard")
+                _noting(env, read)
         elif isinstance(stmt, (cst.For, cst.While)):
             if want_return and (not through_loops or _breaks(stmt.body)):
                 return None
@@ -1282,8 +1309,9 @@ def run_block(ev: HostEvaluator, stmts, env: dict, on_statement: StatementHook |
                 # read as ``torch.empty(shape)``'s is (one size named by what it multiplies)
                 env[product] = _Value(UNKNOWN, "product of a shape", stmt.iter, seen=_seen(stmt.iter, env))
             if exits:  # what follows runs where the loop's test failed
-                env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), (_truth(stmt.test), False)),
-                                    "loop exit")
+                exit_test = _truth(stmt.test)
+                env[_PATH] = _Value((*(env[_PATH].value if _PATH in env else ()), (exit_test, False)), "loop exit")
+                _noting(env, _read_now([exit_test], env))
         elif isinstance(stmt, cst.With):
             result = run_block(ev, stmt.body.body, env, on_statement, want_return, through_loops)
             if want_return and result is not None:
@@ -1437,6 +1465,7 @@ def _simple(ev: HostEvaluator, small: cst.BaseSmallStatement, env: dict) -> None
         _assert_sizes(ev, small.test, env)
         held = env[_ASSERTS].value if _ASSERTS in env else ()
         env[_ASSERTS] = _Value((*held, small.test), "asserts")
+        _noting(env, _read_now([small.test], env))
 
 
 def _assert_sizes(ev: HostEvaluator, test: cst.BaseExpression, env: dict) -> None:

@@ -893,10 +893,22 @@ class _Wrapper:
                 out.append(z3.Implies(z3.And(where), z3.And(stated)) if where else z3.And(stated))
         return out
 
+    def _as_ran(self, test, read):
+        """``read()`` with the names ``test`` reads as they were bound when it ran (an assert or a
+        branch test before a name was bound again), where the host code's walk noted them."""
+        seen = self.scope.seen_at(test) if self.scope is not None and self.inlined is None else None
+        if seen is None:
+            return read()
+        self.seen.append(seen)
+        try:
+            return read()
+        finally:
+            self.seen.pop()
+
     def _path_test(self, test, holds: bool) -> list:
         """A branch test of a path, whole, as terms ([None] where it cannot be read: a path read in
         part would state its asserts where they did not run)."""
-        term = self.node(test)
+        term = self._as_ran(test, lambda: self.node(test))
         if term is None or not z3.is_bool(term):
             return [None]
         return [term if holds else z3.Not(term)]
@@ -913,6 +925,9 @@ class _Wrapper:
         return self._parts(test, False)
 
     def _parts(self, test, holds: bool) -> list:
+        return self._as_ran(test, lambda: self._read_parts(test, holds))
+
+    def _read_parts(self, test, holds: bool) -> list:
         resolve = (lambda name: self.assigned(name)) if self.inlined is None else None
         out = []
         for part, part_holds in test_parts(test, holds, resolve):
