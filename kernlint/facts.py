@@ -2139,19 +2139,30 @@ def _configs_in(value: Any) -> list[HostConfig] | None:
 
 
 def returned_expression(fn) -> cst.BaseExpression | None:
-    """What a function of one ``return`` statement (after its docstring, if any) returns: a grid
-    function, a helper such as ``def cdiv(a, b): return (a + b - 1) // b``; else None."""
+    """What a function of one ``return`` statement (after its docstring, if any, and assignments of
+    one name each) returns, each name so assigned written as its expression: a grid function, a
+    helper such as ``def cdiv(a, b): return (a + b - 1) // b`` or ``block = min(next_power_of_2(n),
+    1024); return block, 4 if block <= 512 else 8``; else None."""
     if not isinstance(fn, cst.FunctionDef):
         return None
-    body = list(fn.body.body)
-    if len(body) == 2 and isinstance(body[0], cst.SimpleStatementLine) and len(body[0].body) == 1 \
-            and isinstance(body[0].body[0], cst.Expr) and isinstance(body[0].body[0].value, cst.SimpleString):
-        body = body[1:]
-    if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine):
-        body = body[0].body
-    if len(body) == 1 and isinstance(body[0], cst.Return) and body[0].value is not None:
-        return body[0].value
-    return None
+    small = []
+    for i, stmt in enumerate(fn.body.body):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        if i == 0 and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+                and isinstance(stmt.body[0].value, cst.SimpleString):
+            continue  # the docstring
+        small += stmt.body
+    if not small or not isinstance(small[-1], cst.Return) or small[-1].value is None:
+        return None
+    assigned: dict[str, cst.BaseExpression] = {}
+    for step in small[:-1]:
+        if not (isinstance(step, cst.Assign) and len(step.targets) == 1 and isinstance(step.targets[0].target, cst.Name)):
+            return None
+        value = step.value.visit(_Renamed(assigned)) if assigned else step.value
+        assigned[step.targets[0].target.value] = cst.ensure_type(value, cst.BaseExpression)
+    returned = small[-1].value
+    return cst.ensure_type(returned.visit(_Renamed(assigned)), cst.BaseExpression) if assigned else returned
 
 
 def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[str] | None = None

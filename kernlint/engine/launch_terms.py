@@ -752,11 +752,15 @@ class _Wrapper:
             return self.node(node.func.value)
         return None
 
-    def _helper(self, name: str, call: cst.Call):
+    def _helper(self, name: str, call: cst.Call, part: tuple[int, int] | None = None):
         """A call of a module function whose body returns one expression (``def cdiv(a, b): return
-        (a + b - 1) // b``): that expression, each parameter the term the call passes."""
+        (a + b - 1) // b``): that expression, each parameter the term the call passes. ``part``:
+        (index, arity) of a name unpacked from what it returns (``block, warps = _pick(n)`` of a
+        function returning a tuple of ``arity`` elements written out)."""
         fn = self.state.info.functions.get(name)
         returned = returned_expression(fn)
+        if part is not None:
+            returned = element(returned, *part) if returned is not None else None
         params = fn.params if returned is not None else None
         if params is None or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
             return None
@@ -820,6 +824,12 @@ class _Wrapper:
                     return self.read_as_of(b, lambda: self.dim(*part))
                 if type(part) is cst.IfExp:
                     self.sequences |= _indexed_names(part)
+                if part is None and type(b.node) is cst.Call and type(b.node.func) is cst.Name \
+                        and b.index >= 0 and b.arity:
+                    # ``block, warps = _pick(n)``: the helper's tuple, element by element
+                    picked = self.read_as_of(b, lambda: self._helper(b.node.func.value, b.node, (b.index, b.arity)))
+                    if picked is not None:
+                        return picked
                 if part is None:
                     whole = self._parameter_part(b)
                     return whole if whole is not None else self._helper_result(name, b)
