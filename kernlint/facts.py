@@ -2145,8 +2145,8 @@ def returned_expression(fn) -> cst.BaseExpression | None:
     1024); return block, 4 if block <= 512 else 8``; else None."""
     if not isinstance(fn, cst.FunctionDef):
         return None
-    small = []
-    for i, stmt in enumerate(fn.body.body):
+    small = list(fn.body.body) if isinstance(fn.body, cst.SimpleStatementSuite) else []
+    for i, stmt in enumerate(fn.body.body if not small else ()):
         if not isinstance(stmt, cst.SimpleStatementLine):
             return None
         if i == 0 and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
