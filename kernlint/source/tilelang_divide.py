@@ -34,7 +34,11 @@ def _facts(state: TileLangState) -> list[tuple[str, cst.BaseExpression]]:
                 and isinstance(test.comparisons[0].operator, cst.Equal)
                 and isinstance(test.left, cst.BinaryOperation) and isinstance(test.left.operator, cst.Modulo)
                 and state.env.value(test.comparisons[0].comparator) == 0):
-            out.append((_code(state, test.left.left), test.left.right))
+            x = test.left.left
+            out.append((_code(state, x), test.left.right))
+            bound = state.env.lookup(x.value) if isinstance(x, cst.Name) else None
+            if isinstance(bound, cst.BinaryOperation):  # ``assert chunk % B == 0`` of ``chunk = L // P``
+                out.append((_code(state, bound), test.left.right))
     return out
 
 

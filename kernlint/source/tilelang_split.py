@@ -45,7 +45,7 @@ def _split_terms(state: TileLangState, start: cst.BaseExpression):
         if not (isinstance(part, cst.BinaryOperation) and isinstance(part.operator, cst.Multiply)):
             return None
         for a, b in ((part.left, part.right), (part.right, part.left)):
-            b = _resolve(state, b)  # sid = bz
+            a, b = _resolve(state, a), _resolve(state, b)  # sid = bz; split_len = K // split_k
             if isinstance(b, cst.Name) and b.value in launch.block_vars and isinstance(a, cst.BinaryOperation) \
                     and isinstance(a.operator, cst.FloorDivide):
                 split = (a, a.right, b.value)
@@ -57,9 +57,13 @@ def _split_terms(state: TileLangState, start: cst.BaseExpression):
 
 
 def _resolve(state: TileLangState, node: cst.BaseExpression) -> cst.BaseExpression:
-    """A kernel-local scalar name (``kv_start = ...``) replaced by the expression it was assigned."""
+    """A kernel-local scalar name (``kv_start = ...``), or a quotient the factory assigns
+    (``split_len = K // split_k``), replaced by the expression it was assigned."""
     if isinstance(node, cst.Name) and node.value in state.locals:
         return state.locals[node.value]
+    bound = state.env.bindings.get(node.value) if isinstance(node, cst.Name) else None
+    if isinstance(bound, cst.BinaryOperation) and isinstance(bound.operator, cst.FloorDivide):
+        return bound
     return node
 
 
@@ -91,7 +95,7 @@ def split_gaps(state: TileLangState) -> list[SplitGap]:
                 extent = next((e for e in (extent.body, extent.orelse) if isinstance(e, cst.Call)
                                and (canonical_op(state.info, e.func) or "") == "ceildiv"), None)
             if not (isinstance(extent, cst.Call) and (canonical_op(state.info, extent.func) or "") == "ceildiv"
-                    and state.code(extent.args[0].value).strip("()") == state.code(split_len).strip("()")):
+                    and state.code(_resolve(state, extent.args[0].value)).strip("()") == state.code(split_len).strip("()")):
                 continue
             masked = any(
                 svar in set().union(*(state.depends(c) for c in conds))
