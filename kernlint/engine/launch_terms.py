@@ -150,6 +150,8 @@ class _Wrapper:
         self.forwarded: set[str] = set()
         #: the wrapper's names the launch passes to runtime sizes only (never to a compile-time value)
         self.runtime_only: set[str] = set()
+        #: the host names the launch passes as they are to compile-time parameters
+        self.compiled: set[str] = set()
         #: forwarded parameters' mode or flag defaults (``mode="gather"``, ``causal=False``): (term, text)
         self.defaults: dict[str, tuple] = {}
         #: the grid axis being read, as written (where a bound alone says how many programs there are;
@@ -831,7 +833,7 @@ class _Wrapper:
                     if picked is not None:
                         return picked
                 if part is None:
-                    whole = self._parameter_part(b)
+                    whole = self._parameter_part(name, b)
                     return whole if whole is not None else self._helper_result(name, b)
                 return self.read_as_of(b, lambda: self.node(part))
             if not (isinstance(b.node, cst.Name) and b.node.value == name) and id(b) not in self.resolving:
@@ -853,6 +855,8 @@ class _Wrapper:
                 self.defaults[name] = (value, f"`{name}={b.value!r}`")
                 self.facts.names.setdefault(name, name)
                 return int_var(name)
+            if _number(b.default) and name in self.compiled:
+                return int_val(b.default)  # a compile-time choice: the default, as before the callers
             return self.size(name, name, _passed_over(b.default))  # a size the wrapper is given
         if b.how == "loop-carried":
             # what a loop left (``while kb % g: g //= 2``): a size of its own, which the loop's exit
@@ -860,7 +864,7 @@ class _Wrapper:
             return self.size(f"{name} after its loop", name)
         return None
 
-    def _parameter_part(self, b):
+    def _parameter_part(self, name: str, b):
         """One of the sizes unpacked from a parameter (``ph, pw = padding``): a size the caller
         passes, at least 0 where the default holds a 0; None for anything else."""
         if type(b.node) is not cst.Name or b.index < 0 or not b.arity:
@@ -869,6 +873,8 @@ class _Wrapper:
         if whole is None or whole.how != "parameter" or whole.node is not None:
             return None
         default = whole.default[b.index] if isinstance(whole.default, tuple) and len(whole.default) == b.arity else None
+        if _number(default) and name in self.compiled:
+            return int_val(default)  # a compile-time choice (``BM, BN = tile``): the default's part
         part = f"{b.node.value}[{b.index}]"
         self.forwarded.add(part)
         return self.size(part, part, _passed_over(default))
@@ -1343,6 +1349,10 @@ def _indexed_names(node) -> set[str]:
     return {node.value.value} if type(node) is cst.Subscript and type(node.value) is cst.Name else set()
 
 
+def _number(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _passed_over(default):
     """What a size with a default the callers pass over is held to: at least the default where that is
     below 1 (a padding of 0), else a size's caps."""
@@ -1458,7 +1468,7 @@ def launch_facts(state, model) -> list[LaunchFacts]:
         wrapper = _Wrapper(state, host.scope, facts, constexpr_values, host)
         # kernel parameter -> the host name the launch passes it as it is
         passed = {p: arg.node.value for p, arg in bound.items() if isinstance(arg.node, cst.Name)}
-        compiled = {passed[p.name] for p in kernel.params if p.constexpr and p.name in passed}
+        compiled = wrapper.compiled = {passed[p.name] for p in kernel.params if p.constexpr and p.name in passed}
         wrapper.runtime_only = {passed[p.name] for p in kernel.params
                                 if not p.constexpr and p.name in passed and p.name not in model.pointers} - compiled
         # host name -> the first parameter (not a pointer) passed it: where a grid's axis of that name goes
