@@ -1025,11 +1025,16 @@ def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: d
             env[name] = _Value(_Tensor(name), "parameter") if call is None else _Value(UNKNOWN, "parameter")
 
 
+def is_number(value: Any) -> bool:
+    """An integer, not a flag."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _sizes_only(value: Any) -> bool:
-    """A number, or a tuple of numbers (``padding=(0, 0)``), not a flag."""
+    """A number, or a tuple of numbers (``padding=(0, 0)``)."""
     if isinstance(value, tuple):
         return bool(value) and all(_sizes_only(v) for v in value)
-    return isinstance(value, int) and not isinstance(value, bool)
+    return is_number(value)
 
 
 def _product_of(loop, env: dict) -> str | None:

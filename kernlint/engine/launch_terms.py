@@ -24,7 +24,7 @@ from kernlint.engine.symbols import at_least, at_most, int_val, int_var, power_o
 from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
     ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, OPTIONAL, data_shape, element, front_axis, returned_expression, shape_listed,
-    VALUE_BOUNDS, shape_slice, shape_tensor, size_arguments, test_parts, unpacked_part,
+    VALUE_BOUNDS, is_number, shape_slice, shape_tensor, size_arguments, test_parts, unpacked_part,
 )
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
@@ -207,7 +207,10 @@ class _Wrapper:
         """``read()`` with the names as ``b`` (a binding) saw them."""
         if b is None:
             return read()
-        self.seen.append(b.seen or {})  # (a binding that kept none reads the names at the launch)
+        return self._reading_with(b.seen or {}, read)  # (a binding that kept none reads the names at the launch)
+
+    def _reading_with(self, seen: dict, read):
+        self.seen.append(seen)
         try:
             return read()
         finally:
@@ -855,7 +858,7 @@ class _Wrapper:
                 self.defaults[name] = (value, f"`{name}={b.value!r}`")
                 self.facts.names.setdefault(name, name)
                 return int_var(name)
-            if _number(b.default) and name in self.compiled:
+            if is_number(b.default) and name in self.compiled:
                 return int_val(b.default)  # a compile-time choice: the default, as before the callers
             return self.size(name, name, _passed_over(b.default))  # a size the wrapper is given
         if b.how == "loop-carried":
@@ -873,7 +876,7 @@ class _Wrapper:
         if whole is None or whole.how != "parameter" or whole.node is not None:
             return None
         default = whole.default[b.index] if isinstance(whole.default, tuple) and len(whole.default) == b.arity else None
-        if _number(default) and name in self.compiled:
+        if is_number(default) and name in self.compiled:
             return int_val(default)  # a compile-time choice (``BM, BN = tile``): the default's part
         part = f"{b.node.value}[{b.index}]"
         self.forwarded.add(part)
@@ -913,13 +916,7 @@ class _Wrapper:
         """``read()`` with the names ``test`` reads as they were bound when it ran (an assert or a
         branch test before a name was bound again), where the host code's walk noted them."""
         seen = self.scope.seen_at(test) if self.scope is not None and self.inlined is None else None
-        if seen is None:
-            return read()
-        self.seen.append(seen)
-        try:
-            return read()
-        finally:
-            self.seen.pop()
+        return read() if seen is None else self._reading_with(seen, read)
 
     def _path_test(self, test, holds: bool) -> list:
         """A branch test of a path, whole, as terms ([None] where it cannot be read: a path read in
@@ -1349,14 +1346,10 @@ def _indexed_names(node) -> set[str]:
     return {node.value.value} if type(node) is cst.Subscript and type(node.value) is cst.Name else set()
 
 
-def _number(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _passed_over(default):
     """What a size with a default the callers pass over is held to: at least the default where that is
     below 1 (a padding of 0), else a size's caps."""
-    if not isinstance(default, int) or isinstance(default, bool) or default >= 1:
+    if not is_number(default) or default >= 1:
         return None
     return lambda var: [at_least(var, default), at_most(var, MAX_SIZE)]
 
