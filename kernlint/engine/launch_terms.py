@@ -318,7 +318,7 @@ class _Wrapper:
         if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args
                 and _SAME_METHODS.get(node.func.attr.value) is False):
             return self._created(node.func.value)  # ``x.reshape(-1, D).contiguous()``: the reshape's sizes
-        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name)
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                 and node.func.attr.value in ("reshape", "view") and node.args):
             parts = [a.value for a in node.args]
             if len(parts) == 1 and isinstance(parts[0], (cst.Tuple, cst.List)):
