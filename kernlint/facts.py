@@ -2144,10 +2144,11 @@ def _configs_in(value: Any) -> list[HostConfig] | None:
 
 
 def returned_expression(fn) -> cst.BaseExpression | None:
-    """What a function of one ``return`` statement (after its docstring, if any, and assignments of
-    one name each) returns, each name so assigned written as its expression: a grid function, a
-    helper such as ``def cdiv(a, b): return (a + b - 1) // b`` or ``block = min(next_power_of_2(n),
-    1024); return block, 4 if block <= 512 else 8``; else None."""
+    """What a function of one ``return`` statement (after its docstring, if any, its asserts, and
+    assignments of one name each or of a shape's sizes) returns, each name so assigned written as its
+    expression: a grid function, a helper such as ``def cdiv(a, b): return (a + b - 1) // b``,
+    ``block = min(next_power_of_2(n), 1024); return block, 4 if block <= 512 else 8`` or ``B, T, H, D
+    = x.shape; return B, T, H, D``; else None."""
     if not isinstance(fn, cst.FunctionDef):
         return None
     small = list(fn.body.body) if isinstance(fn.body, cst.SimpleStatementSuite) else []
@@ -2162,12 +2163,28 @@ def returned_expression(fn) -> cst.BaseExpression | None:
         return None
     assigned: dict[str, cst.BaseExpression] = {}
     for step in small[:-1]:
-        if not (isinstance(step, cst.Assign) and len(step.targets) == 1 and isinstance(step.targets[0].target, cst.Name)):
+        if isinstance(step, cst.Assert):
+            continue  # (what it checks changes no value)
+        if not (isinstance(step, cst.Assign) and len(step.targets) == 1):
             return None
-        value = step.value.visit(_Renamed(assigned)) if assigned else step.value
-        assigned[step.targets[0].target.value] = cst.ensure_type(value, cst.BaseExpression)
-    returned = small[-1].value
-    return cst.ensure_type(returned.visit(_Renamed(assigned)), cst.BaseExpression) if assigned else returned
+        target = step.targets[0].target
+        value = substituted(step.value, assigned)
+        if isinstance(target, cst.Name):
+            assigned[target.value] = value
+            continue
+        tensor = shape_tensor(step.value)
+        names = [el.value for el in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else None
+        if tensor is None or names is None or not all(isinstance(n, cst.Name) for n in names):
+            return None
+        for i, n in enumerate(names):  # ``B, T, H, D = x.shape``: ``x.shape[i]`` each
+            assigned[n.value] = cst.Subscript(value=cst.Attribute(value=cst.Name(tensor), attr=cst.Name("shape")),
+                                              slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+    return substituted(small[-1].value, assigned)
+
+
+def substituted(node: cst.BaseExpression, names: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
+    """``node`` with each name of ``names`` written as its expression (an attribute's name is none)."""
+    return cst.ensure_type(node.visit(_Renamed(names)), cst.BaseExpression) if names else node
 
 
 def _grid(ev: HostEvaluator, node: cst.BaseExpression, env: dict, written: list[str] | None = None

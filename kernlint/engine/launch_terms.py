@@ -24,7 +24,7 @@ from kernlint.engine.symbols import at_least, at_most, int_val, int_var, power_o
 from kernlint.engine.terms import conjuncts, disjunction, free_vars, int_op
 from kernlint.facts import (
     ALLOCATORS, FROM_DATA, LIKE_ALLOCATORS, OPTIONAL, data_shape, element, front_axis, returned_expression, shape_listed,
-    VALUE_BOUNDS, is_number, shape_slice, shape_tensor, size_arguments, test_parts, unpacked_part,
+    VALUE_BOUNDS, is_number, shape_slice, shape_tensor, substituted, size_arguments, test_parts, unpacked_part,
 )
 from kernlint.source.configs import config_values, int_values, tuned_names
 from kernlint.source import names as N
@@ -772,11 +772,14 @@ class _Wrapper:
         found = call_arguments(fn, call)
         if found is None or found[1]:
             return None
+        tensors = {n.value.value for n in N.all_nodes(returned) if type(n) is cst.Attribute and type(n.value) is cst.Name}
         passed: dict[str, z3.ExprRef] = {}
         for key, value in found[0].items():
-            term = self.node(value)
+            term = self.node(value) if key not in tensors else None
             if term is None:
-                return None
+                # a tensor passed (``_dims(x)`` returning ``x.shape``'s sizes), or a value not read: the
+                # returned expression with each parameter written as the argument, read where the call is
+                return self._written_out(fn, found[0], returned)
             passed[key] = term
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             if p.name.value not in passed:
@@ -793,6 +796,19 @@ class _Wrapper:
             return self.node(returned)
         finally:
             self.inlined = outer
+
+    def _written_out(self, fn: cst.FunctionDef, arguments: dict, returned):
+        """``returned`` (of ``fn``) with each parameter written as the argument a call passes it (or
+        its default), read in the caller's names; None inside a helper, or for a parameter neither."""
+        if self.inlined is not None:
+            return None
+        names = dict(arguments)
+        for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
+            if p.name.value not in names:
+                if p.default is None:
+                    return None
+                names[p.name.value] = p.default
+        return self.node(substituted(returned, names))
 
     def _membership(self, item, collection, inside: bool):
         """``Lk in {16, 32, 64, 128}`` (a set, tuple or list of numbers written out): one of them."""
