@@ -25,7 +25,8 @@ The names and signatures of `triton.language` come from a table made from those 
 versions are named in the message). It reads:
 - a `triton.language` name none of them has (`tl.eye`, `tl.launch`);
 - a call of a `triton.language` function that binds its arguments as none of them accepts (a
-  `tl.make_block_ptr` without `order`, a keyword it does not take, too many positional arguments);
+  `tl.make_block_ptr` without `order`, a keyword it does not take, such as PyTorch's
+  `tl.sum(x, axis=1, keepdim=True)` or `tl.softmax(x, axis=1)`, too many positional arguments);
 - a method no Triton tensor has, called on a block a `triton.language` function returned
   (`k.transpose(1, 0)` of `k = tl.load(...)`; Triton's is `tl.trans` / `k.trans()`);
 - a name nothing binds (`alpha_` beside a parameter `alpha`): no parameter or assignment of the

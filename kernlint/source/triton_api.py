@@ -61,6 +61,7 @@ for name in out["names"]:
     fn = getattr(tl, name)
     if isinstance(fn, type) or not callable(fn) or name.startswith("_"):
         continue
+    fn = getattr(fn, "fn", fn)  # a JITFunction (``tl.softmax``, ``tl.sum``): the function it wraps
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
