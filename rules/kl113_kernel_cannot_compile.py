@@ -41,6 +41,8 @@ versions are named in the message). It reads:
   the kernel);
 - a launch from inside a `@triton.jit` function (`helper[grid](...)`), a program axis other than
   0, 1 and 2 (`tl.program_id(3)`);
+- `with tl.atomic_cas(lock, 0, 1):` (a `with` over a `triton.language` function that returns a
+  tensor, taken for a lock or a context manager);
 - a reduction or scan (`tl.min`, `tl.max`, `tl.sum`, `tl.cumsum`, `tl.reduce`, ...) of a number, a
   literal or a `tl.constexpr` parameter (`tl.min(BLOCK_K, K - k)`, meant as `tl.minimum`): it reads
   its argument's dtype and shape, which a number has none of;

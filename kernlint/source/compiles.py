@@ -23,6 +23,9 @@ BLOCK_RESULTS = frozenset({
     "expand_dims", "cumsum", "cumprod", "sigmoid", "softmax", "cast", "clamp", "fma", "sin", "cos", "erf",
     "floor", "ceil", "argmax", "argmin", "join", "interleave", "flip", "sort",
 })
+#: ``triton.language`` functions whose result is a tensor (a block, or an atomic's old value)
+TENSOR_RESULTS = BLOCK_RESULTS | {"atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
+                                  "atomic_xchg", "atomic_cas", "program_id", "num_programs"}
 #: methods of a block that return a block
 BLOCK_METHODS = frozenset({"to", "trans", "reshape", "view", "broadcast_to", "expand_dims", "permute", "cast",
                            "sum", "max", "min", "exp", "abs"})
@@ -161,6 +164,14 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
                                          "compiles it"))
         elif kind is cst.Call:
             out += _call_blockers(info, node, resolve, bindings, runtime, numbers)
+        elif kind is cst.WithItem and type(node.item) is cst.Call:
+            name = resolve(node.item.func) or ""
+            if name.startswith(_TL) and name[len(_TL):] in TENSOR_RESULTS:
+                text = " ".join(N.source_text(info.module, node.item).split())
+                text = text if len(text) <= 60 else text[:57] + "..."
+                out.append(Blocker(node, f"`with {text}`: `tl.{name[len(_TL):]}` returns a tensor, not a context "
+                                         f"manager (Triton rejects the kernel when it compiles it: `'tensor' object has "
+                                         f"no attribute '__enter__'`; Triton 3.0 takes no `with` at all)"))
         elif kind is cst.Subscript and not _shape_index(node) and _is_block(node.value, bindings, resolve):
             text = " ".join(N.source_text(info.module, node).split())
             if id(node) in targets:
