@@ -564,13 +564,9 @@ class HostEvaluator:
         if self._calls_by_name is None:
             self._calls_by_name = {}
             for node in N.all_nodes(self.module):
-                if type(node) is cst.Call:
-                    callee = node.func.value if type(node.func) is cst.Name else (
-                        node.func.attr.value if type(node.func) is cst.Attribute else None)
-                    if callee is not None:
-                        self._calls_by_name.setdefault(callee, []).append(node)
-        defaults = {p.name.value: p.default for p in (*fn.params.posonly_params, *fn.params.params,
-                                                      *fn.params.kwonly_params) if p.default is not None}
+                if type(node) is cst.Call and N.method_name(node.func):
+                    self._calls_by_name.setdefault(N.method_name(node.func), []).append(node)
+        defaults = {p.name.value: p.default for p in N.parameters(fn.params) if p.default is not None}
         out = set()
         for call in self._calls_by_name.get(fn.name.value, ()):
             found = N.call_arguments(fn, call)
@@ -1000,7 +996,7 @@ def bind_params(ev: HostEvaluator, fn: cst.FunctionDef, env: dict, caller_env: d
                 call: cst.Call | None = None) -> None:
     """Bind ``fn``'s parameters in ``env``: to a call's arguments when given, else to their defaults
     (a parameter without either is a tensor or a size the host passes: unknown, or a tensor)."""
-    params = [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]
+    params = N.parameters(fn.params)
     bound: dict[str, _Value] = {}
     passed = N.call_arguments(fn, call) if call is not None else None
     if passed is not None:  # (a call that spreads its arguments binds none that is known)

@@ -781,7 +781,7 @@ class _Wrapper:
                 # returned expression with each parameter written as the argument, read where the call is
                 return self._written_out(fn, found[0], returned)
             passed[key] = term
-        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+        for p in N.parameters(params):
             if p.name.value not in passed:
                 outer, self.inlined = self.inlined, {}  # a default is read at the module's level
                 try:
@@ -803,7 +803,7 @@ class _Wrapper:
         if self.inlined is not None:
             return None
         names = dict(arguments)
-        for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params):
+        for p in N.parameters(fn.params):
             if p.name.value not in names:
                 if p.default is None:
                     return None

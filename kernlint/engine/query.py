@@ -573,13 +573,13 @@ class Prover:
     def _sentinels(self, name: str, facts) -> list:
         """The values the kernel tests the loaded ``name`` for, each a number in the kernel or one the
         launch passes (``ignore_index=-100``): a parameter the caller leaves free (``eos_id``) may be
-        any value, one past the table among them, which is no input the kernel is written for. A
-        pair (value, where it is asked) for a range's bound the caller passes."""
+        any value, one past the table among them, which is no input the kernel is written for. Each as
+        (the value, where it is asked: None for anywhere)."""
         out = []
         for v in self.model.sentinels.get(name, []):
             params = set(free_vars(v))
             if all(p in facts.values and z3.is_int_value(z3.simplify(facts.values[p])) for p in params):
-                out.append(v)
+                out.append((v, None))
         # a bound tested, where the launch computes it from a tensor's size (``T * top_k``): the
         # input fixes it, so a value that fails the test is one such an input holds; where the caller
         # passes it (``ids >= vocab_start`` of one rank's rows), a value that fails the test and is
@@ -587,7 +587,7 @@ class Prover:
         for v in self.model.tested_bounds.get(name, []):
             params = set(free_vars(v))
             if params and all(p in facts.values and _from_sizes(facts.values[p]) for p in params):
-                out.append(v)
+                out.append((v, None))
             elif params and all(p in facts.values for p in params):
                 out.append((v, v >= 0))
         return out
@@ -645,10 +645,9 @@ class Prover:
                         break
                     # nothing stated, but the kernel tests the value for one it expects to read
                     # (``y == ignore_index``): that value is an input the kernel is written for
-                    # (a pair: a value the caller's bound sets, asked where it is an index, 0 or more)
-                    bounds.append(z3.Or([z3.And(names[n] == v[0], v[1]) if isinstance(v, tuple) else names[n] == v
-                                         for v in expected]))
-                    read |= set(merged_free([v[0] if isinstance(v, tuple) else v for v in expected]))
+                    bounds.append(z3.Or([names[n] == v if where is None else z3.And(names[n] == v, where)
+                                         for v, where in expected]))
+                    read |= set(merged_free([v for v, _ in expected]))
                     continue
                 if least is None:
                     # only the greatest stated (``assert int(pos.max()) < cache.shape[2]``): elements

@@ -134,13 +134,10 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
     resolve = info.imports.resolve
     bindings = _bindings(fn, nodes)
     # (a helper's parameters are what its callers pass, constexprs included: not asked)
-    helper = fn.name.value in info.inlined_kernels
-    runtime = set() if helper else {
-        p.name for k in info.kernels if k.node is fn for p in k.kernel.params
-        if not p.constexpr and p.name not in bindings}
-    numbers = set() if helper else {
-        p.name for k in info.kernels if k.node is fn for p in k.kernel.params
-        if p.constexpr and p.name not in bindings}
+    own = [] if fn.name.value in info.inlined_kernels else [
+        p for k in info.kernels if k.node is fn for p in k.kernel.params if p.name not in bindings]
+    runtime = {p.name for p in own if not p.constexpr}
+    numbers = {p.name for p in own if p.constexpr}
     # subscripts written to (``x[i] = v``, ``x[i] += v``): item assignment, which Triton has none of
     targets = {id(t.target) for n in nodes if type(n) is cst.Assign for t in n.targets}
     targets |= {id(n.target) for n in nodes if type(n) is cst.AugAssign}
@@ -167,9 +164,7 @@ def _blockers(info, fn: cst.FunctionDef, nodes: list) -> list[Blocker]:
         elif kind is cst.WithItem and type(node.item) is cst.Call:
             name = resolve(node.item.func) or ""
             if name.startswith(_TL) and name[len(_TL):] in TENSOR_RESULTS:
-                text = " ".join(N.source_text(info.module, node.item).split())
-                text = text if len(text) <= 60 else text[:57] + "..."
-                out.append(Blocker(node, f"`with {text}`: `tl.{name[len(_TL):]}` returns a tensor, not a context "
+                out.append(Blocker(node, f"`with {_shortened(info, node.item)}`: `tl.{name[len(_TL):]}` returns a tensor, not a context "
                                          f"manager (Triton rejects the kernel when it compiles it: `'tensor' object has "
                                          f"no attribute '__enter__'`; Triton 3.0 takes no `with` at all)"))
         elif kind is cst.Subscript and not _shape_index(node) and _is_block(node.value, bindings, resolve):
@@ -222,8 +217,13 @@ def _undefined(info, fn: cst.FunctionDef, nodes: list, bindings: dict) -> list[B
 
 
 def _parameters(params: cst.Parameters) -> list[cst.Param]:
-    star = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return [*params.posonly_params, *params.params, *params.kwonly_params, *star]
+    return [*N.parameters(params), *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param))]
+
+
+def _shortened(info, node: cst.CSTNode) -> str:
+    """``node``'s code on one line, at most 60 characters."""
+    text = " ".join(N.source_text(info.module, node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _module_names(info) -> tuple[set[str] | None, set[int]]:
@@ -316,10 +316,8 @@ def _reduced_number(info, call: cst.Call, short: str, numbers: set[str]) -> list
     value = first.value
     if not (type(value) in (cst.Integer, cst.Float) or type(value) is cst.Name and value.value in numbers):
         return []
-    text = " ".join(N.source_text(info.module, call).split())
-    text = text if len(text) <= 60 else text[:57] + "..."
     shown = N.source_text(info.module, value).strip()
-    return [Blocker(call, f"`{text}` reduces `{shown}`, a number, not a block: `tl.{short}` reads its "
+    return [Blocker(call, f"`{_shortened(info, call)}` reduces `{shown}`, a number, not a block: `tl.{short}` reads its "
                           "argument's dtype and shape, which a Python number has none of, so Triton rejects the "
                           f"kernel when it compiles it ({_versions()}); for the smaller or larger of two values use "
                           "`tl.minimum`/`tl.maximum`")]
@@ -365,8 +363,7 @@ def _runtime_shape(info, call: cst.Call, short: str, runtime: set[str], method: 
     read = sorted({d.value for d in dims if isinstance(d, cst.Name) and d.value in runtime})
     if not read:
         return []
-    text = " ".join(N.source_text(info.module, call).split())
-    text = text if len(text) <= 60 else text[:57] + "..."
+    text = _shortened(info, call)
     shown = ", ".join(f"`{n}`" for n in read)
     what = "a parameter that is not" if len(read) == 1 else "parameters that are not"
     return [Blocker(call, f"`{text}` takes its block shape from {shown}, {what} `tl.constexpr`: "

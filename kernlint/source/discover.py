@@ -240,7 +240,7 @@ def _code(module: cst.Module, node: cst.CSTNode) -> str:
 
 def _params(module: cst.Module, fn: cst.FunctionDef, imports: N.ImportMap) -> list[Param]:
     out = []
-    for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]:
+    for p in N.parameters(fn.params):
         ann = _code(module, p.annotation.annotation) if p.annotation else None
         constexpr = bool(p.annotation) and _constexpr_annotation(p.annotation.annotation, imports)
         default = _code(module, p.default) if p.default is not None else None
@@ -312,7 +312,7 @@ def scan_launches(info: "ModuleInfo") -> None:
     the kernel they receive (:mod:`kernlint.source.launch_helpers`), as launches of that kernel."""
     kernels = {k.kernel.name for k in info.kernels}
     params = {p.name.value for fn in info.functions.values()
-              for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]} - kernels
+              for p in N.parameters(fn.params)} - kernels
     info.kernel_factories = kernel_factories(info)
     info.kernel_aliases = ModuleAliases.read(info.module, info.source, kernels)
     # one scan for both: the kernels' launches, and the parameters a function calls as ``p[grid](...)``

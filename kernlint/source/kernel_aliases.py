@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from kernlint.source.names import bindings
+from kernlint.source.names import bindings, parameters
 
 
 @dataclass
@@ -66,7 +66,7 @@ def kernel_choices(expr: cst.BaseExpression, kernels: set[str]) -> list[str] | N
 
 def _params(fn: cst.FunctionDef) -> set[str]:
     p = fn.params
-    names = {param.name.value for param in [*p.posonly_params, *p.params, *p.kwonly_params]}
+    names = {param.name.value for param in parameters(p)}
     for star in (p.star_arg, p.star_kwarg):
         if isinstance(star, cst.Param):
             names.add(star.name.value)

@@ -386,6 +386,11 @@ def written_out(node) -> list | None:
     return [e.value for e in node.elements]
 
 
+def parameters(params: cst.Parameters) -> list[cst.Param]:
+    """The parameters a call binds by position or by name, in order (``*args`` and ``**kwargs`` not)."""
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
 def call_arguments(fn: cst.FunctionDef, call: cst.Call) -> tuple[dict[str, cst.BaseExpression], list[cst.Arg]] | None:
     """Each of ``fn``'s parameters the call passes -> the argument's expression, and the keyword
     arguments no parameter of that name takes (``**kwargs``'s); None where the call spreads

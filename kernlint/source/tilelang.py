@@ -403,7 +403,7 @@ class _Walker:
 
     # -- signature
     def params(self, fn: cst.FunctionDef) -> None:
-        for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]:
+        for p in N.parameters(fn.params):
             ann = p.annotation.annotation if p.annotation else None
             if isinstance(ann, cst.Call) and (self.op_name(ann.func) or "") in (
                 "Tensor", "Buffer", "StridedTensor", "FragmentBuffer", "SharedBuffer",
@@ -816,7 +816,7 @@ def _simple_bindings(stmts, out: dict, asserts: list) -> None:
 
 def _param_defaults(fn: cst.FunctionDef, out: dict) -> list[str]:
     names = []
-    for p in [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]:
+    for p in N.parameters(fn.params):
         names.append(p.name.value)
         if p.default is not None:
             out[p.name.value] = p.default
