@@ -544,8 +544,12 @@ class Prover:
             if not self._reads_loads_only(access):
                 return None  # a value the engine does not compute (``prev_multiple_of(N, B)``) is no extent
             # a block the loop moves from a loaded start (``start + i * B + tl.arange(0, B)``) still
-            # walks the extent the loop states
-            return next(filter(None, (self._walked(access, offset, cond, f) for f in fixed or [None])), None)
+            # walks the extent the loop states; where no launch gives the tensor's extent, an index the
+            # kernel bounds elsewhere (``offs_d < head_dim``) is bounded by it here too, whatever row
+            # the loaded values pick
+            extent_known = any(access.ptr.base in f.extents for f in self.judged_launches)
+            return next(filter(None, ((None if extent_known else self._stated(access, offset, cond, f, gathered=True))
+                                      or self._walked(access, offset, cond, f) for f in fixed or [None])), None)
         mentioned = set(names)
         judged_all = bool(self.launches)
         unanswered = False
@@ -1163,7 +1167,7 @@ class Prover:
             self._blocks &= self.model.constexprs
         return self._blocks
 
-    def _stated(self, access, offset, cond, facts):
+    def _stated(self, access, offset, cond, facts, gathered: bool = False):
         parts = _components(offset)
         lengths = _lengths(access.ptr.offset, offset)
         own = set()
@@ -1173,9 +1177,19 @@ class Prover:
         scope = set(free_vars(offset))
         for t in cond:
             scope |= set(free_vars(t))
+        # an address that gathers rows (``cache + slot * stride + d``) takes a bound only from another
+        # access's mask, on lanes its own mask does not test in any way (``d == 1`` beside ``d < 1``
+        # is a split, not an overrun), and one no loaded value moves
+        tested = {n for n in free_vars(access.mask.term) if n.startswith("lane!")} \
+            if gathered and isinstance(access.mask, Num) else set()
         for index, bound, other, used in self.stated:
             if not used <= lengths:
                 continue
+            if gathered:
+                lanes = {n for n in free_vars(index) if n.startswith("lane!")}
+                if other.checked or (lanes and lanes <= tested) or any(
+                        n.startswith("data!") for n in free_vars(bound)):
+                    continue
             # the index, or the index shifted by a number (``o_t + 1``: the next row), as a part of
             # the address: what this access's own mask bounds is its own call
             reached = [index] if index.get_id() in parts and index.get_id() not in own else []
