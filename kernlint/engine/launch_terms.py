@@ -831,11 +831,13 @@ class _Wrapper:
         info = self.state.info
         if self.inlined is not None and name in self.inlined:
             return self.inlined[name]
-        if name in info.constants:
+        b = self.binding(name) if self.inlined is None else None
+        # a module constant, unless the wrapper binds the name itself (``N, M, K = A.shape`` beside a
+        # module-level ``M = 1024``: a name assigned in a function is that function's own)
+        if name in info.constants and (b is None or b is info.host.module_env.get(name)):
             return int_val(info.constants[name])
         if self.inlined is not None:
             return None  # a helper sees its parameters and the module's constants, not the caller's names
-        b = self.binding(name)
         if b is None:
             return None
         if b.node is not None:
