@@ -212,6 +212,12 @@ class HostScope:
                     front, listed = shape_slice(side), shape_listed(other)
                     if front is not None and front[0] == tensor and listed is not None:
                         sized |= set(range(front[1], front[1] + len(listed)))  # ``x.shape[:2] == (B, H)``
+        if rank is not None:
+            # a size the wrapper reads into a name (``hidden = x.shape[1]``) is one the launch can relate
+            for name, b in self.env.items():
+                axis = _axis_of(b.node) if name not in _PATH_ENTRIES and isinstance(b, _Value) else None
+                if axis is not None and axis[0] == tensor and not _is_stride(b.node):
+                    sized.add(axis[1])
         # (the leading size may stay unstated, a table's row count: it is a size of its own, which
         # convicts only where a stated relation ties it to what the kernel receives)
         if rank is not None and (bare or all(i in sized or i - rank in sized for i in range(1, rank))):
