@@ -2068,6 +2068,14 @@ def possible_configs(ev: HostEvaluator, node: cst.BaseExpression, env: dict, dep
             return possible_configs(ev, node.body if test else node.orelse, env, deeper)
         body, orelse = (possible_configs(ev, n, env, deeper) for n in (node.body, node.orelse))
         return body + orelse if body is not None and orelse is not None else None
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+        # ``configs[:1] if interpreting else configs``: the slice of the list, its bounds numbers
+        whole = possible_configs(ev, node.value, env, deeper)
+        cut = node.slice[0].slice
+        bounds = [None if x is None else ev.value(x, env) for x in (cut.lower, cut.upper, cut.step)]
+        if whole is None or any(b is not None and type(b) is not int for b in bounds) or bounds[2] == 0:
+            return None
+        return whole[slice(*bounds)]
     if isinstance(node, cst.Name) and node.value in env:
         bound = env[node.value]
         found = _configs_in(bound.value)
