@@ -2163,6 +2163,10 @@ def returned_expression(fn) -> cst.BaseExpression | None:
         return None
     small = list(fn.body.body) if isinstance(fn.body, cst.SimpleStatementSuite) else []
     for i, stmt in enumerate(fn.body.body if not small else ()):
+        chosen = _branch_assignment(stmt)
+        if chosen is not None:
+            small.append(chosen)
+            continue
         if not isinstance(stmt, cst.SimpleStatementLine):
             return None
         if i == 0 and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
@@ -2190,6 +2194,25 @@ def returned_expression(fn) -> cst.BaseExpression | None:
             assigned[n.value] = cst.Subscript(value=cst.Attribute(value=cst.Name(tensor), attr=cst.Name("shape")),
                                               slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
     return substituted(small[-1].value, assigned)
+
+
+def _branch_assignment(stmt) -> cst.Assign | None:
+    """``if t: n = a`` / ``else: n = b`` as the one assignment ``n = a if t else b``; None for any other
+    statement."""
+    if not (isinstance(stmt, cst.If) and isinstance(stmt.orelse, cst.Else)):
+        return None
+    sides = []
+    for block in (stmt.body, stmt.orelse.body):
+        lines = block.body if isinstance(block, cst.IndentedBlock) else ()
+        step = lines[0].body[0] if len(lines) == 1 and isinstance(lines[0], cst.SimpleStatementLine) \
+            and len(lines[0].body) == 1 else None
+        if not (isinstance(step, cst.Assign) and len(step.targets) == 1 and isinstance(step.targets[0].target, cst.Name)):
+            return None
+        sides.append(step)
+    if sides[0].targets[0].target.value != sides[1].targets[0].target.value:
+        return None
+    return cst.Assign(targets=sides[0].targets, value=cst.IfExp(test=stmt.test, body=sides[0].value,
+                                                                 orelse=sides[1].value))
 
 
 def substituted(node: cst.BaseExpression, names: dict[str, cst.BaseExpression]) -> cst.BaseExpression:

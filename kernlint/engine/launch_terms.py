@@ -538,6 +538,9 @@ class _Wrapper:
             if node.value in ("True", "False"):  # a flag passed as a literal: fixed like any number
                 return z3.BoolVal(node.value == "True")
             return self.name(node.value)
+        if kind is cst.Attribute and node.attr.value == "multi_processor_count":
+            # ``torch.cuda.get_device_properties(d).multi_processor_count``: whatever the device has
+            return self.size("multi_processor_count", "the device's multiprocessor count")
         if kind is cst.Attribute and isinstance(node.value, cst.Name) and self.inlined is None:
             dotted = _dotted(node)  # ``ctx.grid``: what an autograd Function's forward set on its context
             if self.binding(dotted) is not None:
