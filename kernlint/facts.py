@@ -2156,9 +2156,10 @@ def _configs_in(value: Any) -> list[HostConfig] | None:
 def returned_expression(fn) -> cst.BaseExpression | None:
     """What a function of one ``return`` statement (after its docstring, if any, its asserts, and
     assignments of one name each or of a shape's sizes, or of one name on both sides of an if/else,
-    read as ``a if test else b``) returns, each name so assigned written as its expression: a grid function, a helper such as ``def cdiv(a, b): return (a + b - 1) // b``,
-    ``block = min(next_power_of_2(n), 1024); return block, 4 if block <= 512 else 8`` or ``B, T, H, D
-    = x.shape; return B, T, H, D``; else None."""
+    read as ``a if test else b``) returns, each name so assigned written as its expression: a grid
+    function, a helper such as ``def cdiv(a, b): return (a + b - 1) // b``, ``block =
+    min(next_power_of_2(n), 1024); return block, 4 if block <= 512 else 8`` or ``B, T, H, D = x.shape;
+    return B, T, H, D``; else None."""
     if not isinstance(fn, cst.FunctionDef):
         return None
     small = list(fn.body.body) if isinstance(fn.body, cst.SimpleStatementSuite) else []
